@@ -1,0 +1,23 @@
+# Header-only dependencies from Debian packages (libeigen3-dev, nlohmann-json3-dev).
+add_library(prenet_deps INTERFACE)
+if(EMSCRIPTEN)
+  # find_package under emcmake drags /usr/include (glibc headers) into the wasm compile; instead expose a
+  # folder holding only the two libraries (see docs/toolchain.md).
+  set(PRENET_WASM_INCLUDE ${CMAKE_BINARY_DIR}/wasm-include)
+  file(MAKE_DIRECTORY ${PRENET_WASM_INCLUDE})
+  foreach(pair "Eigen=/usr/include/eigen3/Eigen" "nlohmann=/usr/include/nlohmann")
+    string(REPLACE "=" ";" parts ${pair})
+    list(GET parts 0 name)
+    list(GET parts 1 target)
+    if(NOT EXISTS ${PRENET_WASM_INCLUDE}/${name})
+      file(CREATE_LINK ${target} ${PRENET_WASM_INCLUDE}/${name} SYMBOLIC)
+    endif()
+  endforeach()
+  target_include_directories(prenet_deps SYSTEM INTERFACE ${PRENET_WASM_INCLUDE})
+  target_compile_options(prenet_deps INTERFACE -fexceptions)
+  target_link_options(prenet_deps INTERFACE -fexceptions)
+else()
+  find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+  find_package(nlohmann_json 3.2 REQUIRED)
+  target_link_libraries(prenet_deps INTERFACE Eigen3::Eigen nlohmann_json::nlohmann_json)
+endif()

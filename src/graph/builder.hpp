@@ -1,0 +1,32 @@
+#pragma once
+// Builds a Model layer by layer while tracking the current tensor shape, so every layer gets its input shape
+// and is validated (shape inference) as it is added. Branches (residual shortcuts) save and restore the shape.
+#include <string>
+
+#include "graph/model.hpp"
+
+namespace prenet {
+
+class ModelBuilder {
+public:
+    ModelBuilder(std::string name, Shape input);
+
+    // Appends a layer fed by the current shape; the current shape becomes its output. Throws Error on bad attrs.
+    Layer& add(const std::string& kind, const std::string& name, json attrs = json::object());
+    // Later layers go into a new block executed `repeat` times (identical repeated layers stored once).
+    void begin_block(const std::string& name, std::int64_t repeat = 1);
+    void end_block();
+
+    const Shape& shape() const { return shape_; }
+    void set_shape(Shape shape) { shape_ = std::move(shape); }
+
+    Model finish(const std::string& domain, std::int64_t tokens_per_sample);
+
+private:
+    Model model_;
+    Shape shape_;
+    bool first_layer_ = true;
+    bool in_block_ = false;
+};
+
+}  // namespace prenet

@@ -1,0 +1,44 @@
+#pragma once
+// The model graph: a sequence of blocks, each a run of layers repeated `repeat` times (a transformer's N
+// identical blocks are stored once). Every layer carries its input and output shapes, batch first, so the
+// op catalogue can cost it without looking at its neighbours.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace prenet {
+
+using Shape = std::vector<std::int64_t>;
+using json = nlohmann::json;
+
+std::string to_string(const Shape& shape);
+std::int64_t elements(const Shape& shape);  // checked product
+
+struct Layer {
+    std::string kind;   // key into the op catalogue ("linear", "conv2d", "attention", ...)
+    std::string name;   // readable path, e.g. "blocks.attention"
+    json attrs = json::object();
+    Shape input;        // main input (batch first)
+    Shape output;
+    // False for layers whose input is the data itself: no input gradient is computed for them.
+    bool needs_input_grad = true;
+};
+
+struct Block {
+    std::string name;
+    std::int64_t repeat = 1;
+    std::vector<Layer> layers;
+};
+
+struct Model {
+    std::string name;
+    std::string domain = "custom";  // vision | language | speech | custom
+    std::vector<Block> blocks;
+    // What one sample is: tokens per sample for sequence models (0 for images).
+    std::int64_t tokens_per_sample = 0;
+    std::int64_t batch = 1;
+};
+
+}  // namespace prenet

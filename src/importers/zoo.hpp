@@ -1,0 +1,38 @@
+#pragma once
+// The built-in model zoo: named architectures built at the sizes the user asks for.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/model.hpp"
+
+namespace prenet {
+
+// Sizes a model is built at; 0 means "the model's default" (see ZooEntry).
+struct ModelInputs {
+    std::int64_t batch = 1;
+    std::int64_t seq = 0;    // tokens per sample (language, speech)
+    std::int64_t image = 0;  // image side in pixels (vision)
+};
+
+struct ZooEntry {
+    std::string id;
+    std::string domain;       // vision | language | speech
+    std::string description;  // one line, with the source of the architecture
+    std::int64_t default_seq = 0;
+    std::int64_t default_image = 0;
+    std::function<Model(const ModelInputs&)> build;  // inputs already defaulted
+};
+
+const std::vector<ZooEntry>& zoo();
+const ZooEntry& find_zoo_entry(const std::string& id);  // throws Error listing close ids
+// Builds a zoo model, filling 0 sizes with the entry's defaults.
+Model build_zoo_model(const std::string& id, ModelInputs inputs);
+
+// Contributors, one per file.
+std::vector<ZooEntry> cnn_zoo();          // importers/cnn_zoo.cpp
+std::vector<ZooEntry> transformer_zoo();  // importers/transformer_zoo.cpp
+std::vector<ZooEntry> recurrent_zoo();    // importers/recurrent_zoo.cpp
+
+}  // namespace prenet

@@ -1,0 +1,171 @@
+// Multi-head attention (MHA, GQA, MQA; causal or bidirectional; self or cross; optional fused "flash" kernel;
+// rotary, ALiBi or T5 relative position bias) and DeepSeek's multi-head latent attention (MLA).
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+namespace {
+
+struct Heads {
+    std::int64_t hidden, heads, kv_heads, qk_dim, v_dim;
+};
+
+Heads read_heads(const Layer& layer) {
+    Heads h;
+    h.hidden = layer.input.back();
+    h.heads = ops::int_attr(layer, "heads");
+    h.kv_heads = ops::int_attr(layer, "kv_heads", h.heads);
+    if (h.kv_heads == 0 || h.heads % h.kv_heads)
+        ops::fail(layer, "kv_heads " + std::to_string(h.kv_heads) + " must divide heads " + std::to_string(h.heads));
+    std::int64_t default_dim = h.hidden / h.heads;
+    h.qk_dim = ops::int_attr(layer, "head_dim", default_dim);
+    h.v_dim = h.qk_dim;
+    if (h.qk_dim == 0) ops::fail(layer, "head_dim must be positive (hidden smaller than heads?)");
+    return h;
+}
+
+void infer_attention(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    read_heads(layer);
+    std::string pos = ops::string_attr(layer, "position", "none");
+    if (pos != "none" && pos != "rotary" && pos != "alibi" && pos != "relative")
+        ops::fail(layer, "field 'position' must be none, rotary, alibi or relative");
+    ops::bool_attr(layer, "causal", false);
+    ops::bool_attr(layer, "flash", false);
+    ops::int_attr(layer, "kv_tokens", layer.input[1]);
+    layer.output = layer.input;
+}
+
+// The score / softmax / context part shared by every attention variant.
+void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::int64_t batch, std::int64_t q_len,
+                        std::int64_t kv_len, std::int64_t heads, std::int64_t qk_dim, std::int64_t v_dim) {
+    bool causal = ops::bool_attr(layer, "causal", false);
+    bool flash = ops::bool_attr(layer, "flash", false);
+    double dropout = ops::number_attr(layer, "dropout", 0.0);
+    double bh = double(batch) * double(heads), scores = bh * double(q_len) * double(kv_len);
+    double eb = activation_bytes(p);
+    if (flash) {
+        // One fused kernel; causal masking skips about half of the tiles.
+        double useful = causal ? 0.5 : 1.0;
+        Kernel k;
+        k.family = Family::attention;
+        k.op = "flash_attention";
+        k.precision = p == Precision::fp8 ? Precision::bf16 : p;
+        k.batch = batch * heads;
+        k.m = q_len;
+        k.n = kv_len;
+        k.k = qk_dim;
+        k.flops = 2.0 * scores * double(qk_dim + v_dim) * useful;
+        k.bytes = bh * (double(q_len) * (qk_dim + 2.0 * v_dim) + double(kv_len) * (qk_dim + v_dim)) * eb;
+        cost.forward_flops += k.flops;
+        cost.forward_bytes_read += bh * (double(q_len) * qk_dim + double(kv_len) * (qk_dim + v_dim)) * eb;
+        cost.forward_bytes_written += bh * double(q_len) * v_dim * eb;
+        cost.kernels.push_back(k);
+        // FlashAttention-2's backward recomputes the scores: 5 matmuls against the forward's 2.
+        Kernel b = k;
+        b.phase = Phase::backward_input;
+        b.op = "flash_attention_backward";
+        b.flops = k.flops * 2.5;
+        b.bytes = k.bytes * 2.0;
+        cost.backward_input_flops += b.flops;
+        cost.kernels.push_back(b);
+        cost.saved_activation_bytes += bh * double(q_len) * (qk_dim + 2.0 * v_dim) * eb +
+                                       bh * double(kv_len) * (qk_dim + v_dim) * eb + bh * double(q_len) * 4.0;
+        return;
+    }
+    ops::add_gemm(cost, layer, p, "attention_scores", batch * heads, q_len, kv_len, qk_dim, false, true);
+    ops::add_vector(cost, layer, p, Family::softmax, "masked_softmax", scores, 1.0, 1.0, 6.0);
+    if (dropout > 0) {
+        ops::add_vector(cost, layer, p, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
+        cost.saved_activation_bytes += scores;
+    }
+    ops::add_gemm(cost, layer, p, "attention_context", batch * heads, q_len, v_dim, kv_len, false, true);
+    cost.saved_activation_bytes += scores * eb +                                       // softmax output
+                                   bh * (double(q_len) * qk_dim + double(kv_len) * (qk_dim + v_dim)) * eb;  // q,k,v
+}
+
+void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
+    Heads h = read_heads(layer);
+    std::int64_t batch = layer.input[0], q_len = layer.input[1];
+    std::int64_t kv_len = ops::int_attr(layer, "kv_tokens", q_len);
+    bool bias = ops::bool_attr(layer, "bias", true);
+    bool out_bias = ops::bool_attr(layer, "out_bias", bias);
+    std::int64_t q_out = h.heads * h.qk_dim, kv_out = h.kv_heads * (h.qk_dim + h.v_dim);
+    std::int64_t rows = batch * q_len, kv_rows = batch * kv_len;
+    auto params = [&](std::int64_t in, std::int64_t out, bool b) {
+        return checked_add(checked_mul(in, out, "parameter count"), b ? out : 0, "parameter count");
+    };
+    cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.hidden, out_bias),
+                              "parameter count");
+    if (ops::bool_attr(layer, "relative_bias", false))
+        cost.params += ops::int_attr(layer, "relative_buckets", 32) * h.heads;
+    bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
+    if (cross) {
+        // Queries from the decoder, keys and values from the encoder output.
+        ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
+        ops::add_gemm(cost, layer, p, "kv_proj", 1, kv_rows, kv_out, h.hidden, true, true);
+    } else {
+        ops::add_gemm(cost, layer, p, "qkv_proj", 1, rows, q_out + kv_out, h.hidden, true, layer.needs_input_grad);
+    }
+    cost.macs += double(rows) * h.hidden * q_out + double(kv_rows) * h.hidden * kv_out;
+    if (ops::string_attr(layer, "position", "none") == "rotary")
+        ops::add_vector(cost, layer, p, Family::elementwise, "rotary", double(rows) * (q_out + h.kv_heads * h.qk_dim),
+                        1.0, 1.0, 6.0);
+    add_attention_core(cost, layer, p, batch, q_len, kv_len, h.heads, h.qk_dim, h.v_dim);
+    ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
+    cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
+    cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) +         // input
+                                   double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);  // context
+}
+
+// Multi-head latent attention: queries and keys/values go through low-rank bottlenecks with their own norms.
+void infer_mla(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    for (const char* key : {"heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                            "v_head_dim"})
+        ops::int_attr(layer, key);
+    layer.output = layer.input;
+}
+
+void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t hidden = layer.input.back(), heads = ops::int_attr(layer, "heads");
+    std::int64_t q_rank = ops::int_attr(layer, "q_lora_rank"), kv_rank = ops::int_attr(layer, "kv_lora_rank");
+    std::int64_t nope = ops::int_attr(layer, "qk_nope_head_dim"), rope = ops::int_attr(layer, "qk_rope_head_dim");
+    std::int64_t v_dim = ops::int_attr(layer, "v_head_dim");
+    std::int64_t batch = layer.input[0], tokens = layer.input[1], rows = batch * tokens;
+    struct Proj { const char* name; std::int64_t in, out; };
+    const Proj projections[] = {{"q_a_proj", hidden, q_rank},
+                                {"q_b_proj", q_rank, heads * (nope + rope)},
+                                {"kv_a_proj", hidden, kv_rank + rope},
+                                {"kv_b_proj", kv_rank, heads * (nope + v_dim)}};
+    std::int64_t params = q_rank + kv_rank;  // the two bottleneck RMSNorm weights
+    for (const auto& proj : projections) {
+        params = checked_add(params, checked_mul(proj.in, proj.out, "parameter count"), "parameter count");
+        ops::add_gemm(cost, layer, p, proj.name, 1, rows, proj.out, proj.in, true, true);
+        cost.macs += double(rows) * proj.in * proj.out;
+    }
+    ops::add_vector(cost, layer, p, Family::norm, "bottleneck_rmsnorm", double(rows) * (q_rank + kv_rank), 1, 1, 4);
+    add_attention_core(cost, layer, p, batch, tokens, tokens, heads, nope + rope, v_dim);
+    ops::add_gemm(cost, layer, p, "out_proj", 1, rows, hidden, heads * v_dim, true, true);
+    cost.macs += double(rows) * heads * v_dim * hidden;
+    cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
+    cost.saved_activation_bytes += double(rows) * (hidden + q_rank + kv_rank + heads * v_dim) * matmul_input_bytes(p);
+}
+
+}  // namespace
+
+void register_attention_ops(OpCatalogue& c) {
+    c.add({"attention",
+           "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
+           "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
+           "(none | rotary | alibi | relative), relative_bias (false), dropout (0), kv_tokens (cross-attention "
+           "source length)",
+           infer_attention, cost_attention});
+    c.add({"mla_attention",
+           "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
+           "qk_rope_head_dim, v_head_dim, causal, flash",
+           infer_mla, cost_mla});
+}
+
+}  // namespace prenet

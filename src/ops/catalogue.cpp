@@ -1,0 +1,62 @@
+#include "ops/catalogue.hpp"
+
+#include "core/error.hpp"
+
+namespace prenet {
+
+const OpCatalogue& OpCatalogue::instance() {
+    static const OpCatalogue catalogue = [] {
+        OpCatalogue c;
+        register_linear_ops(c);
+        register_conv_ops(c);
+        register_pool_ops(c);
+        register_norm_ops(c);
+        register_embedding_ops(c);
+        register_attention_ops(c);
+        register_mlp_ops(c);
+        register_moe_ops(c);
+        register_rnn_ops(c);
+        register_elementwise_ops(c);
+        register_loss_ops(c);
+        return c;
+    }();
+    return catalogue;
+}
+
+const OpDef& OpCatalogue::find(const std::string& kind) const {
+    auto it = ops_.find(kind);
+    if (it != ops_.end()) return it->second;
+    std::string known;
+    for (const auto& [name, def] : ops_) known += (known.empty() ? "" : ", ") + name;
+    throw Error("unknown layer type '" + kind + "' (known: " + known + ")");
+}
+
+std::vector<std::string> OpCatalogue::kinds() const {
+    std::vector<std::string> out;
+    for (const auto& [name, def] : ops_) out.push_back(name);
+    return out;
+}
+
+void OpCatalogue::add(OpDef def) {
+    std::string kind = def.kind;
+    ops_[kind] = std::move(def);
+}
+
+void infer_shape(Layer& layer) {
+    const OpDef& def = OpCatalogue::instance().find(layer.kind);
+    if (layer.input.empty()) throw Error("layer '" + layer.name + "' (" + layer.kind + ") has no input shape");
+    for (auto d : layer.input)
+        if (d <= 0)
+            throw Error("layer '" + layer.name + "' (" + layer.kind + ") has a non-positive input dimension " +
+                        to_string(layer.input));
+    def.infer(layer);
+    elements(layer.output);  // rejects outputs whose size overflows
+}
+
+LayerCost layer_cost(const Layer& layer, Precision precision) {
+    LayerCost cost;
+    OpCatalogue::instance().find(layer.kind).cost(layer, precision, cost);
+    return cost;
+}
+
+}  // namespace prenet

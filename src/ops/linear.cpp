@@ -1,0 +1,44 @@
+// Linear / dense layers: y = x W^T + b over the last dimension.
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+namespace {
+
+void infer_linear(Layer& layer) {
+    ops::require_rank(layer, 2, 6);
+    std::int64_t out = ops::int_attr(layer, "out_features");
+    if (layer.attrs.contains("in_features") && ops::int_attr(layer, "in_features") != layer.input.back())
+        ops::fail(layer, "in_features " + layer.attrs["in_features"].dump() + " does not match input " +
+                             to_string(layer.input));
+    ops::bool_attr(layer, "bias", true);
+    ops::bool_attr(layer, "tied", false);
+    layer.output = layer.input;
+    layer.output.back() = out;
+}
+
+void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t in = layer.input.back(), out = layer.output.back();
+    std::int64_t rows = ops::leading_elements(layer.input);
+    bool bias = ops::bool_attr(layer, "bias", true);
+    bool tied = ops::bool_attr(layer, "tied", false);
+    // A tied layer reuses another layer's weight (an LM head tied to the token embedding): counted once there.
+    if (!tied) cost.params = checked_add(checked_mul(in, out, "parameter count"), bias ? out : 0, "parameter count");
+    cost.macs += double(rows) * double(in) * double(out);
+    ops::add_gemm(cost, layer, p, "linear", 1, rows, out, in, true, layer.needs_input_grad);
+    if (bias) {
+        cost.forward_flops += double(rows) * double(out);          // fused into the GEMM epilogue
+        cost.backward_weight_flops += double(rows) * double(out);  // bias gradient: a column sum
+    }
+    cost.saved_activation_bytes += double(rows) * double(in) * matmul_input_bytes(p);
+}
+
+}  // namespace
+
+void register_linear_ops(OpCatalogue& c) {
+    c.add({"linear", "dense layer over the last dimension: out_features, bias (true), tied (false)", infer_linear,
+           cost_linear});
+}
+
+}  // namespace prenet

@@ -1,0 +1,67 @@
+// Feed-forward blocks: plain (up, activation, down) and gated (SwiGLU, GeGLU: gate and up, act(gate) * up, down).
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/mlp.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+
+MlpShape read_mlp(const Layer& layer) {
+    MlpShape s;
+    s.hidden = layer.input.back();
+    s.intermediate = ops::int_attr(layer, "intermediate");
+    s.activation = ops::string_attr(layer, "activation", "gelu");
+    s.gated = ops::bool_attr(layer, "gated", false);
+    s.bias = ops::bool_attr(layer, "bias", !s.gated);
+    return s;
+}
+
+std::int64_t mlp_params(const MlpShape& s) {
+    std::int64_t up = s.gated ? 2 * s.intermediate : s.intermediate;
+    std::int64_t p = checked_mul(s.hidden, up, "parameter count");
+    p = checked_add(p, checked_mul(s.intermediate, s.hidden, "parameter count"), "parameter count");
+    return s.bias ? checked_add(p, up + s.hidden, "parameter count") : p;
+}
+
+void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const MlpShape& s, std::int64_t batch,
+                     std::int64_t rows, bool needs_input_grad, const std::string& prefix) {
+    std::int64_t up = s.gated ? 2 * s.intermediate : s.intermediate;
+    ops::add_gemm(cost, layer, p, prefix + "up_proj", batch, rows, up, s.hidden, true, needs_input_grad);
+    double act = double(batch) * double(rows) * double(s.intermediate);
+    double act_flops = s.activation == "relu" ? 1 : (s.activation == "silu" ? 8 : 14);
+    ops::add_vector(cost, layer, p, Family::elementwise, prefix + s.activation, act, s.gated ? 2.0 : 1.0, 1.0,
+                    act_flops + (s.gated ? 1 : 0));
+    ops::add_gemm(cost, layer, p, prefix + "down_proj", batch, rows, s.hidden, s.intermediate, true, true);
+    cost.macs += double(batch) * double(rows) * double(s.hidden) * double(up + s.intermediate);
+    cost.saved_activation_bytes += double(batch) * double(rows) *
+                                   (double(s.hidden) * matmul_input_bytes(p) +            // input of up
+                                    double(up) * activation_bytes(p) +                    // pre-activation
+                                    double(s.intermediate) * matmul_input_bytes(p));      // input of down
+}
+
+namespace {
+
+void infer_mlp(Layer& layer) {
+    ops::require_rank(layer, 2, 3);
+    MlpShape s = read_mlp(layer);
+    if (s.activation != "gelu" && s.activation != "gelu_tanh" && s.activation != "relu" && s.activation != "silu")
+        ops::fail(layer, "field 'activation' must be gelu, gelu_tanh, relu or silu");
+    layer.output = layer.input;
+}
+
+void cost_mlp(const Layer& layer, Precision p, LayerCost& cost) {
+    MlpShape s = read_mlp(layer);
+    cost.params = mlp_params(s);
+    add_mlp_kernels(cost, layer, p, s, 1, ops::leading_elements(layer.input), layer.needs_input_grad, "");
+}
+
+}  // namespace
+
+void register_mlp_ops(OpCatalogue& c) {
+    c.add({"mlp",
+           "feed-forward block: intermediate, activation (gelu | gelu_tanh | relu | silu), gated (false; true with "
+           "silu is SwiGLU, with gelu GeGLU), bias (true unless gated)",
+           infer_mlp, cost_mlp});
+}
+
+}  // namespace prenet

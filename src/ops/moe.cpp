@@ -1,0 +1,58 @@
+// Mixture-of-experts feed-forward: a router, top-k dispatch to `experts` MLPs (processed as a grouped GEMM
+// with each expert's tokens padded to capacity), optional always-on shared experts, and the weighted combine.
+#include <cmath>
+
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/mlp.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+namespace {
+
+void infer_moe(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    read_mlp(layer);
+    std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
+    if (top_k > experts) ops::fail(layer, "top_k must not exceed experts");
+    if (ops::number_attr(layer, "capacity_factor", 1.0) <= 0) ops::fail(layer, "capacity_factor must be positive");
+    layer.output = layer.input;
+}
+
+void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
+    MlpShape s = read_mlp(layer);
+    std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
+    std::int64_t shared = ops::int_attr(layer, "shared_experts", 0);
+    std::int64_t shared_intermediate = ops::int_attr(layer, "shared_intermediate", s.intermediate);
+    double capacity = ops::number_attr(layer, "capacity_factor", 1.0);
+    bool router_bias = ops::bool_attr(layer, "router_bias", false);
+    std::int64_t tokens = ops::leading_elements(layer.input);
+
+    std::int64_t router = checked_add(checked_mul(s.hidden, experts, "parameter count"), router_bias ? experts : 0,
+                                      "parameter count");
+    MlpShape shared_shape = s;
+    shared_shape.intermediate = shared_intermediate;
+    cost.params = checked_add(router, checked_mul(experts, mlp_params(s), "parameter count"), "parameter count");
+    if (shared) cost.params = checked_add(cost.params, checked_mul(shared, mlp_params(shared_shape),
+                                                                   "parameter count"), "parameter count");
+
+    ops::add_gemm(cost, layer, p, "router", 1, tokens, experts, s.hidden, true, layer.needs_input_grad);
+    ops::add_vector(cost, layer, p, Family::softmax, "router_topk", double(tokens) * experts, 1, 1, 6);
+    double dispatched = double(tokens) * double(top_k);
+    ops::add_vector(cost, layer, p, Family::gather, "dispatch", dispatched * s.hidden, 1, 1, 0);
+    auto per_expert = static_cast<std::int64_t>(std::ceil(dispatched * capacity / double(experts)));
+    add_mlp_kernels(cost, layer, p, s, experts, std::max<std::int64_t>(per_expert, 1), true, "expert_");
+    if (shared) add_mlp_kernels(cost, layer, p, shared_shape, shared, tokens, true, "shared_expert_");
+    ops::add_vector(cost, layer, p, Family::gather, "combine", dispatched * s.hidden, 2, 1, 2);
+}
+
+}  // namespace
+
+void register_moe_ops(OpCatalogue& c) {
+    c.add({"moe",
+           "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
+           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false)",
+           infer_moe, cost_moe});
+}
+
+}  // namespace prenet

@@ -1,0 +1,56 @@
+// Normalisation layers. Training-mode batch norm reads its input twice (statistics, then normalise).
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+namespace {
+
+void infer_same(Layer& layer) {
+    if (layer.kind == "batchnorm" || layer.kind == "groupnorm") ops::require_rank(layer, 2, 5);
+    if (layer.kind == "groupnorm") {
+        std::int64_t groups = ops::int_attr(layer, "groups");
+        if (layer.input[1] % groups) ops::fail(layer, "groups must divide the channel count " +
+                                                          std::to_string(layer.input[1]));
+    }
+    ops::bool_attr(layer, "bias", true);
+    layer.output = layer.input;
+}
+
+std::int64_t normalized_features(const Layer& layer) {
+    bool channel_first = layer.kind == "batchnorm" || layer.kind == "groupnorm";
+    return channel_first ? layer.input[1] : layer.input.back();
+}
+
+void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t features = normalized_features(layer);
+    bool affine_bias = layer.kind != "rmsnorm" && ops::bool_attr(layer, "bias", true);
+    cost.params = checked_mul(features, affine_bias ? 2 : 1, "parameter count");
+    double n = double(elements(layer.input));
+    double reads = layer.kind == "batchnorm" ? 2.0 : 1.0;
+    ops::add_vector(cost, layer, p, Family::norm, layer.kind, n, reads, 1.0, layer.kind == "rmsnorm" ? 4.0 : 7.0);
+    // Weight gradient: a reduction over rows of x_hat * dy, one more pass.
+    Kernel dw;
+    dw.family = Family::norm;
+    dw.phase = Phase::backward_weight;
+    dw.op = layer.kind + "_grad_weight";
+    dw.precision = p == Precision::fp8 ? Precision::bf16 : p;
+    dw.elements = static_cast<std::int64_t>(n);
+    dw.flops = 2.0 * n;
+    dw.bytes = 2.0 * n * activation_bytes(p);
+    cost.backward_weight_flops += dw.flops;
+    cost.kernels.push_back(dw);
+    cost.saved_activation_bytes += n * activation_bytes(p);
+}
+
+}  // namespace
+
+void register_norm_ops(OpCatalogue& c) {
+    c.add({"batchnorm", "batch normalisation over channels (dim 1): weight and bias per channel", infer_same,
+           cost_norm});
+    c.add({"layernorm", "layer normalisation over the last dim; bias (true)", infer_same, cost_norm});
+    c.add({"rmsnorm", "RMS normalisation over the last dim, weight only", infer_same, cost_norm});
+    c.add({"groupnorm", "group normalisation over channels: groups", infer_same, cost_norm});
+}
+
+}  // namespace prenet

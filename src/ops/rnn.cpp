@@ -1,0 +1,68 @@
+// Recurrent layers (vanilla RNN, LSTM, GRU), batch first [batch, time, features], stacked and optionally
+// bidirectional, with PyTorch's two bias vectors per gate set.
+#include "core/checked.hpp"
+#include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
+
+namespace prenet {
+namespace {
+
+std::int64_t gates(const Layer& layer) { return layer.kind == "lstm" ? 4 : layer.kind == "gru" ? 3 : 1; }
+
+void infer_rnn(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    std::int64_t hidden = ops::int_attr(layer, "hidden");
+    ops::int_attr(layer, "layers", 1);
+    bool bidirectional = ops::bool_attr(layer, "bidirectional", false);
+    layer.output = {layer.input[0], layer.input[1], hidden * (bidirectional ? 2 : 1)};
+}
+
+void cost_rnn(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t hidden = ops::int_attr(layer, "hidden"), layers = std::max<std::int64_t>(1, ops::int_attr(layer, "layers", 1));
+    std::int64_t dirs = ops::bool_attr(layer, "bidirectional", false) ? 2 : 1, g = gates(layer);
+    bool bias = ops::bool_attr(layer, "bias", true);
+    std::int64_t batch = layer.input[0], steps = layer.input[1], in = layer.input[2];
+    for (std::int64_t l = 0; l < layers; ++l) {
+        std::int64_t layer_in = l == 0 ? in : hidden * dirs;
+        for (std::int64_t d = 0; d < dirs; ++d) {
+            std::int64_t w = checked_mul(g * hidden, layer_in + hidden, "parameter count");
+            cost.params = checked_add(cost.params, checked_add(w, bias ? 2 * g * hidden : 0, "parameter count"),
+                                      "parameter count");
+            // Input projections for every step in one GEMM, then the sequential recurrence.
+            ops::add_gemm(cost, layer, p, "rnn_input_proj", 1, batch * steps, g * hidden, layer_in, true,
+                          l > 0 || layer.needs_input_grad);
+            Kernel rec;
+            rec.family = Family::rnn;
+            rec.op = layer.kind + "_recurrence";
+            rec.precision = p;
+            rec.batch = steps;
+            rec.m = batch;
+            rec.n = g * hidden;
+            rec.k = hidden;
+            rec.flops = 2.0 * steps * batch * double(g * hidden) * hidden + 10.0 * steps * batch * g * hidden;
+            rec.bytes = steps * (double(g * hidden) * hidden * matmul_input_bytes(p) +
+                                 3.0 * batch * g * hidden * activation_bytes(p));
+            cost.forward_flops += rec.flops;
+            cost.macs += double(batch) * steps * g * hidden * double(layer_in + hidden);
+            cost.kernels.push_back(rec);
+            Kernel back = rec;
+            back.phase = Phase::backward_input;
+            back.op = layer.kind + "_recurrence_backward";
+            back.flops = 2.0 * rec.flops;
+            cost.backward_input_flops += rec.flops;
+            cost.backward_weight_flops += rec.flops;
+            cost.kernels.push_back(back);
+            cost.saved_activation_bytes += double(batch) * steps * (g + 2) * hidden * activation_bytes(p);
+        }
+    }
+}
+
+}  // namespace
+
+void register_rnn_ops(OpCatalogue& c) {
+    const char* summary = "recurrent layer on [batch, time, features]: hidden, layers (1), bidirectional (false), "
+                          "bias (true)";
+    for (const char* kind : {"rnn", "lstm", "gru"}) c.add({kind, summary, infer_rnn, cost_rnn});
+}
+
+}  // namespace prenet

@@ -1,5 +1,162 @@
+// Transformer architectures of the zoo, with the published hyper-parameters (papers and the models' Hugging Face
+// config.json files). Parameter counts of most are checked exactly in tests/transformer-zoo-test.cpp.
+#include "importers/transformer.hpp"
 #include "importers/zoo.hpp"
+
 namespace prenet {
-std::vector<ZooEntry> transformer_zoo() { return {}; }
-std::vector<ZooEntry> recurrent_zoo() { return {}; }
+namespace {
+
+TransformerSpec gpt2_like(std::string name, std::int64_t hidden, std::int64_t layers, std::int64_t heads) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.vocab = 50257, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
+    s.activation = "gelu_tanh", s.max_positions = 1024, s.dropout = 0.1, s.default_seq = 1024;
+    return s;
+}
+
+TransformerSpec llama_like(std::string name, std::int64_t vocab, std::int64_t hidden, std::int64_t layers,
+                           std::int64_t heads, std::int64_t kv_heads, std::int64_t ffn, bool tied,
+                           std::int64_t seq) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.vocab = vocab, s.hidden = hidden, s.layers = layers, s.heads = heads, s.kv_heads = kv_heads;
+    s.intermediate = ffn, s.activation = "silu", s.gated = true, s.norm = "rmsnorm", s.norm_bias = false;
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
+    s.position = "rotary", s.tied_embeddings = tied, s.default_seq = seq;
+    return s;
+}
+
+TransformerSpec opt_like(std::string name, std::int64_t hidden, std::int64_t layers, std::int64_t heads) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.vocab = 50272, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
+    s.activation = "relu", s.max_positions = 2048 + 2, s.dropout = 0.1, s.default_seq = 2048;
+    return s;
+}
+
+TransformerSpec bert_like(std::string name, std::int64_t hidden, std::int64_t layers, std::int64_t heads) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.arch = "encoder";
+    s.vocab = 30522, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
+    s.max_positions = 512, s.type_vocab = 2, s.embedding_norm = true, s.post_norm = true, s.final_norm = false;
+    s.pooler = true, s.dropout = 0.1, s.default_seq = 512;
+    return s;
+}
+
+TransformerSpec t5_like(std::string name, std::int64_t hidden, std::int64_t layers, std::int64_t heads,
+                        std::int64_t ffn) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.arch = "encoder_decoder";
+    s.vocab = 32128, s.hidden = hidden, s.layers = layers, s.decoder_layers = layers, s.heads = heads;
+    s.head_dim = 64, s.intermediate = ffn, s.activation = "relu", s.norm = "rmsnorm", s.norm_bias = false;
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = false, s.position = "relative", s.dropout = 0.1;
+    s.default_seq = 512;
+    return s;
+}
+
+ZooEntry entry(TransformerSpec spec, std::string description) {
+    ZooEntry e;
+    e.id = spec.name;
+    e.domain = spec.arch == "vit" ? "vision" : "language";
+    e.description = std::move(description);
+    e.default_seq = spec.arch == "vit" ? 0 : spec.default_seq;
+    e.default_image = spec.arch == "vit" ? spec.image : 0;
+    e.build = [spec](const ModelInputs& in) { return build_transformer(spec, in); };
+    return e;
+}
+
+}  // namespace
+
+std::vector<ZooEntry> transformer_zoo() {
+    std::vector<ZooEntry> z;
+
+    TransformerSpec vit;
+    vit.name = "vit-b16", vit.arch = "vit", vit.hidden = 768, vit.layers = 12, vit.heads = 12;
+    vit.intermediate = 3072;
+    z.push_back(entry(vit, "ViT-B/16 image classifier (Dosovitskiy et al. 2021; torchvision vit_b_16)"));
+
+    z.push_back(entry(bert_like("bert-base", 768, 12, 12), "BERT-base encoder with pooler (Devlin et al. 2019)"));
+    z.push_back(entry(bert_like("bert-large", 1024, 24, 16), "BERT-large encoder with pooler (Devlin et al. 2019)"));
+    z.push_back(entry(t5_like("t5-base", 768, 12, 12, 3072), "T5-base encoder-decoder (Raffel et al. 2020)"));
+
+    z.push_back(entry(gpt2_like("gpt2", 768, 12, 12), "GPT-2 small, 124M (Radford et al. 2019)"));
+    z.push_back(entry(gpt2_like("gpt2-medium", 1024, 24, 16), "GPT-2 medium, 355M"));
+    z.push_back(entry(gpt2_like("gpt2-large", 1280, 36, 20), "GPT-2 large, 774M"));
+    z.push_back(entry(gpt2_like("gpt2-xl", 1600, 48, 25), "GPT-2 XL, 1.5B"));
+
+    TransformerSpec gpt3 = gpt2_like("gpt3-175b", 12288, 96, 96);
+    gpt3.activation = "gelu", gpt3.max_positions = 2048, gpt3.default_seq = 2048;
+    z.push_back(entry(gpt3, "GPT-3 175B (Brown et al. 2020): 96 layers, d_model 12288, dense attention"));
+
+    z.push_back(entry(opt_like("opt-1.3b", 2048, 24, 32), "OPT-1.3B (Zhang et al. 2022)"));
+    z.push_back(entry(opt_like("opt-175b", 12288, 96, 96), "OPT-175B (Zhang et al. 2022)"));
+
+    TransformerSpec bloom;
+    bloom.name = "bloom-176b", bloom.vocab = 250880, bloom.hidden = 14336, bloom.layers = 70, bloom.heads = 112;
+    bloom.intermediate = 4 * 14336, bloom.activation = "gelu_tanh", bloom.position = "alibi";
+    bloom.embedding_norm = true, bloom.default_seq = 2048;
+    z.push_back(entry(bloom, "BLOOM 176B (BigScience 2022): ALiBi, embedding LayerNorm"));
+
+    TransformerSpec pythia;
+    pythia.name = "pythia-12b", pythia.vocab = 50688, pythia.hidden = 5120, pythia.layers = 36, pythia.heads = 40;
+    pythia.intermediate = 20480, pythia.position = "rotary", pythia.parallel_block = true;
+    pythia.parallel_two_norms = true, pythia.tied_embeddings = false, pythia.default_seq = 2048;
+    z.push_back(entry(pythia, "Pythia-12B (Biderman et al. 2023; GPT-NeoX architecture, parallel residual)"));
+
+    z.push_back(entry(llama_like("tinyllama-1.1b", 32000, 2048, 22, 32, 4, 5632, false, 2048),
+                      "TinyLlama 1.1B (Zhang et al. 2024)"));
+    z.push_back(entry(llama_like("llama2-7b", 32000, 4096, 32, 32, 32, 11008, false, 4096), "Llama 2 7B (Touvron et al. 2023)"));
+    z.push_back(entry(llama_like("llama2-13b", 32000, 5120, 40, 40, 40, 13824, false, 4096), "Llama 2 13B"));
+    z.push_back(entry(llama_like("llama2-70b", 32000, 8192, 80, 64, 8, 28672, false, 4096), "Llama 2 70B (GQA)"));
+    z.push_back(entry(llama_like("llama3-8b", 128256, 4096, 32, 32, 8, 14336, false, 8192), "Llama 3 8B (Meta 2024)"));
+    z.push_back(entry(llama_like("llama3-70b", 128256, 8192, 80, 64, 8, 28672, false, 8192), "Llama 3 70B"));
+    z.push_back(entry(llama_like("llama3.1-405b", 128256, 16384, 126, 128, 8, 53248, false, 8192),
+                      "Llama 3.1 405B (Dubey et al. 2024)"));
+    TransformerSpec l32_1 = llama_like("llama3.2-1b", 128256, 2048, 16, 32, 8, 8192, true, 8192);
+    l32_1.head_dim = 64;
+    z.push_back(entry(l32_1, "Llama 3.2 1B (tied embeddings)"));
+    TransformerSpec l32_3 = llama_like("llama3.2-3b", 128256, 3072, 28, 24, 8, 8192, true, 8192);
+    l32_3.head_dim = 128;
+    z.push_back(entry(l32_3, "Llama 3.2 3B (tied embeddings)"));
+    z.push_back(entry(llama_like("mistral-7b", 32000, 4096, 32, 32, 8, 14336, false, 4096), "Mistral 7B v0.1 (Jiang et al. 2023)"));
+    TransformerSpec mixtral = llama_like("mixtral-8x7b", 32000, 4096, 32, 32, 8, 14336, false, 4096);
+    mixtral.experts = 8, mixtral.top_k = 2, mixtral.moe_intermediate = 14336;
+    z.push_back(entry(mixtral, "Mixtral 8x7B: 8 experts, top-2 routing (Jiang et al. 2024)"));
+
+    TransformerSpec falcon = llama_like("falcon-40b", 65024, 8192, 60, 128, 8, 32768, true, 2048);
+    falcon.activation = "gelu", falcon.gated = false, falcon.norm = "layernorm", falcon.norm_bias = true;
+    falcon.parallel_block = true, falcon.parallel_two_norms = true;
+    z.push_back(entry(falcon, "Falcon-40B (TII 2023): parallel attention/MLP, 8 KV groups"));
+
+    TransformerSpec starcoder = gpt2_like("starcoder-15b", 6144, 40, 48);
+    starcoder.vocab = 49152, starcoder.kv_heads = 1, starcoder.activation = "gelu_tanh";
+    starcoder.max_positions = 8192, starcoder.dropout = 0.1, starcoder.default_seq = 8192;
+    z.push_back(entry(starcoder, "StarCoder 15.5B (Li et al. 2023): multi-query attention, 8K context"));
+
+    TransformerSpec gopher = llama_like("gopher-280b", 32000, 16384, 80, 128, 128, 4 * 16384, false, 2048);
+    gopher.activation = "gelu", gopher.gated = false, gopher.position = "relative";
+    z.push_back(entry(gopher, "Gopher 280B (Rae et al. 2021): 80 layers, d_model 16384, 128 heads; relative "
+                              "positions modelled as a T5-style bias"));
+
+    TransformerSpec palm = llama_like("palm-540b", 256000, 18432, 118, 48, 1, 73728, true, 2048);
+    palm.head_dim = 256, palm.parallel_block = true, palm.norm = "layernorm", palm.norm_bias = false;
+    z.push_back(entry(palm, "PaLM 540B (Chowdhery et al. 2022): parallel blocks, multi-query, SwiGLU"));
+
+    TransformerSpec deepseek = llama_like("deepseek-v3", 129280, 7168, 61, 128, 128, 18432, false, 4096);
+    deepseek.mla = true, deepseek.q_lora_rank = 1536, deepseek.kv_lora_rank = 512;
+    deepseek.qk_nope_head_dim = 128, deepseek.qk_rope_head_dim = 64, deepseek.v_head_dim = 128;
+    deepseek.experts = 256, deepseek.top_k = 8, deepseek.moe_intermediate = 2048, deepseek.moe_first_dense = 3;
+    deepseek.shared_experts = 1, deepseek.shared_intermediate = 2048;
+    z.push_back(entry(deepseek, "DeepSeek-V3 671B (DeepSeek-AI 2024): MLA, 256 routed + 1 shared expert, top-8; "
+                                "multi-token-prediction module not included"));
+
+    TransformerSpec sw = t5_like("switch-xl-4", 1024, 24, 32, 16384);
+    sw.head_dim = 128, sw.experts = 4, sw.top_k = 1, sw.moe_every = 2;
+    z.push_back(entry(sw, "Switch Transformer, 4 experts in every other layer (Fedus et al. 2022; the NeuSight "
+                          "switchxl4 configuration)"));
+    return z;
+}
+
 }  // namespace prenet

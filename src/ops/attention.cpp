@@ -98,8 +98,6 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     };
     cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.hidden, out_bias),
                               "parameter count");
-    if (ops::bool_attr(layer, "relative_bias", false))
-        cost.params += ops::int_attr(layer, "relative_buckets", 32) * h.heads;
     bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
     if (cross) {
         // Queries from the decoder, keys and values from the encoder output.
@@ -153,19 +151,35 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     cost.saved_activation_bytes += double(rows) * (hidden + q_rank + kv_rank + heads * v_dim) * matmul_input_bytes(p);
 }
 
+// T5's bucketed relative position bias: a learned scalar per (bucket, head), expanded to [heads, q, kv].
+void infer_relative_bias(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    ops::int_attr(layer, "heads");
+    ops::int_attr(layer, "buckets", 32);
+    layer.output = layer.input;
+}
+
+void cost_relative_bias(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t heads = ops::int_attr(layer, "heads"), tokens = layer.input[1];
+    cost.params = checked_mul(ops::int_attr(layer, "buckets", 32), heads, "parameter count");
+    ops::add_vector(cost, layer, p, Family::gather, "relative_position_bias", double(heads) * tokens * tokens, 0.0,
+                    1.0, 1.0, false);
+}
+
 }  // namespace
 
 void register_attention_ops(OpCatalogue& c) {
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
            "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
-           "(none | rotary | alibi | relative), relative_bias (false), dropout (0), kv_tokens (cross-attention "
-           "source length)",
+           "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length)",
            infer_attention, cost_attention});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
            "qk_rope_head_dim, v_head_dim, causal, flash",
            infer_mla, cost_mla});
+    c.add({"relative_position_bias", "T5 relative position bias shared by a stack: heads, buckets (32)",
+           infer_relative_bias, cost_relative_bias});
 }
 
 }  // namespace prenet

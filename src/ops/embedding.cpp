@@ -15,7 +15,8 @@ void infer_embedding(Layer& layer) {
 
 void cost_embedding(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t vocab = ops::int_attr(layer, "num_embeddings"), dim = layer.output.back();
-    cost.params = checked_mul(vocab, dim, "parameter count");
+    // A tied table is another layer's (T5's decoder shares the encoder's): counted once there.
+    if (!ops::bool_attr(layer, "tied", false)) cost.params = checked_mul(vocab, dim, "parameter count");
     double tokens = double(elements(layer.input)), eb = activation_bytes(p);
     Kernel gather;
     gather.family = Family::gather;
@@ -73,7 +74,7 @@ void cost_cls(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_embedding_ops(OpCatalogue& c) {
-    c.add({"embedding", "token embedding of [batch, tokens] ids: num_embeddings, embedding_dim", infer_embedding,
+    c.add({"embedding", "token embedding of [batch, tokens] ids: num_embeddings, embedding_dim, tied (false)", infer_embedding,
            cost_embedding});
     c.add({"positional_embedding", "learned absolute positions added to [batch, tokens, hidden]: num_embeddings",
            infer_added, cost_added});

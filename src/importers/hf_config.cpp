@@ -1,0 +1,297 @@
+#include "importers/hf_config.hpp"
+
+#include <functional>
+#include <map>
+
+#include "core/error.hpp"
+
+namespace prenet {
+namespace {
+
+// Typed access to a config with errors that say which model type and field are at fault.
+class Config {
+public:
+    Config(const json& j, std::string type) : j_(j), type_(std::move(type)) {}
+
+    std::int64_t integer(const char* key) const {
+        const json* v = find(key);
+        if (!v) fail(std::string("missing field '") + key + "'");
+        return to_int(key, *v);
+    }
+    std::int64_t integer(const char* key, std::int64_t fallback) const {
+        const json* v = find(key);
+        return v ? to_int(key, *v) : fallback;
+    }
+    // First present of several synonyms (e.g. n_embd / hidden_size).
+    std::int64_t integer_any(std::initializer_list<const char*> keys) const {
+        for (const char* k : keys)
+            if (find(k)) return integer(k);
+        std::string names;
+        for (const char* k : keys) names += std::string(names.empty() ? "'" : " or '") + k + "'";
+        fail("missing field " + names);
+    }
+    bool boolean(const char* key, bool fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_boolean()) fail(std::string("field '") + key + "' must be true or false");
+        return v->get<bool>();
+    }
+    double number(const char* key, double fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_number()) fail(std::string("field '") + key + "' must be a number");
+        return v->get<double>();
+    }
+    std::string text(const char* key, const std::string& fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_string()) fail(std::string("field '") + key + "' must be a string");
+        return v->get<std::string>();
+    }
+    bool has(const char* key) const { return find(key) != nullptr; }
+    [[noreturn]] void fail(const std::string& message) const {
+        throw Error("config.json (model_type '" + type_ + "'): " + message);
+    }
+
+private:
+    const json* find(const char* key) const {
+        auto it = j_.find(key);
+        return (it == j_.end() || it->is_null()) ? nullptr : &*it;
+    }
+    std::int64_t to_int(const char* key, const json& v) const {
+        if (v.is_number_integer()) {
+            std::int64_t x = v.get<std::int64_t>();
+            if (x < 0) fail(std::string("field '") + key + "' must not be negative");
+            return x;
+        }
+        fail(std::string("field '") + key + "' must be an integer, got " + v.dump());
+    }
+    const json& j_;
+    std::string type_;
+};
+
+std::string hf_activation(const Config& c, const std::string& act) {
+    if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast" || act == "gelu_tanh") return "gelu_tanh";
+    if (act == "gelu" || act == "gelu_python") return "gelu";
+    if (act == "relu") return "relu";
+    if (act == "silu" || act == "swish") return "silu";
+    c.fail("unsupported activation '" + act + "'");
+}
+
+TransformerSpec llama_family(const Config& c, const std::string& type) {
+    TransformerSpec s;
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.kv_heads = c.integer("num_key_value_heads", s.heads);
+    s.intermediate = c.integer("intermediate_size");
+    s.vocab = c.integer("vocab_size");
+    s.head_dim = c.integer("head_dim", 0);
+    s.activation = hf_activation(c, c.text("hidden_act", c.text("hidden_activation", "silu")));
+    s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
+    bool bias = c.boolean("attention_bias", type == "qwen2");
+    s.attention_bias = bias, s.attention_out_bias = type == "qwen2" ? false : bias;
+    s.mlp_bias = c.boolean("mlp_bias", false);
+    s.tied_embeddings = c.boolean("tie_word_embeddings", type == "gemma");
+    s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 4096), 8192);
+    if (type == "mixtral") {
+        s.experts = c.integer("num_local_experts");
+        s.top_k = c.integer("num_experts_per_tok");
+        s.moe_intermediate = s.intermediate;
+    }
+    return s;
+}
+
+TransformerSpec gpt2(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer_any({"n_embd", "hidden_size"});
+    s.layers = c.integer_any({"n_layer", "num_hidden_layers"});
+    s.heads = c.integer_any({"n_head", "num_attention_heads"});
+    s.intermediate = c.integer("n_inner", 4 * s.hidden);
+    s.vocab = c.integer("vocab_size");
+    s.max_positions = c.integer_any({"n_positions", "n_ctx"});
+    s.activation = hf_activation(c, c.text("activation_function", "gelu_new"));
+    s.dropout = c.number("resid_pdrop", 0.1);
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = s.max_positions;
+    return s;
+}
+
+TransformerSpec gpt_neox(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.intermediate = c.integer("intermediate_size");
+    s.vocab = c.integer("vocab_size");
+    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.position = "rotary";
+    s.parallel_block = c.boolean("use_parallel_residual", true);
+    s.parallel_two_norms = true;
+    s.tied_embeddings = c.boolean("tie_word_embeddings", false);
+    s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 2048), 8192);
+    return s;
+}
+
+TransformerSpec opt(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.intermediate = c.integer("ffn_dim");
+    s.vocab = c.integer("vocab_size");
+    s.max_positions = c.integer("max_position_embeddings") + 2;  // OPT offsets positions by 2
+    s.activation = hf_activation(c, c.text("activation_function", "relu"));
+    s.dropout = c.number("dropout", 0.1);
+    s.post_norm = !c.boolean("do_layer_norm_before", true);
+    s.final_norm = !s.post_norm;
+    std::int64_t proj = c.integer("word_embed_proj_dim", s.hidden);
+    if (proj != s.hidden) s.word_embed_proj_dim = proj;
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = s.max_positions - 2;
+    return s;
+}
+
+TransformerSpec bloom(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer_any({"hidden_size", "n_embed"});
+    s.layers = c.integer_any({"n_layer", "num_hidden_layers"});
+    s.heads = c.integer_any({"n_head", "num_attention_heads"});
+    s.intermediate = 4 * s.hidden;
+    s.vocab = c.integer("vocab_size");
+    s.activation = "gelu_tanh", s.position = "alibi", s.embedding_norm = true;
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = 2048;
+    return s;
+}
+
+TransformerSpec falcon(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer_any({"num_hidden_layers", "n_layer"});
+    s.heads = c.integer_any({"num_attention_heads", "n_head"});
+    bool new_arch = c.boolean("new_decoder_architecture", false);
+    if (new_arch) s.kv_heads = c.integer_any({"num_kv_heads", "n_head_kv"});
+    else s.kv_heads = c.boolean("multi_query", true) ? 1 : s.heads;
+    s.intermediate = c.integer("ffn_hidden_size", 4 * s.hidden);
+    s.vocab = c.integer("vocab_size");
+    s.activation = "gelu";
+    bool bias = c.boolean("bias", false);
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = bias;
+    s.position = c.boolean("alibi", false) ? "alibi" : "rotary";
+    s.parallel_block = c.boolean("parallel_attn", true);
+    s.parallel_two_norms = new_arch;
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = 2048;
+    return s;
+}
+
+TransformerSpec bert(const Config& c, bool roberta) {
+    TransformerSpec s;
+    s.arch = "encoder";
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.intermediate = c.integer("intermediate_size");
+    s.vocab = c.integer("vocab_size");
+    s.max_positions = c.integer("max_position_embeddings");
+    s.type_vocab = c.integer("type_vocab_size", roberta ? 1 : 2);
+    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.dropout = c.number("hidden_dropout_prob", 0.1);
+    s.embedding_norm = true, s.post_norm = true, s.final_norm = false, s.pooler = true;
+    // RoBERTa's position ids start after the padding index: usable length is the table minus 2.
+    s.default_seq = roberta ? s.max_positions - 2 : s.max_positions;
+    return s;
+}
+
+TransformerSpec t5(const Config& c, bool switch_moe) {
+    TransformerSpec s;
+    s.arch = "encoder_decoder";
+    s.hidden = c.integer("d_model");
+    s.head_dim = c.integer("d_kv");
+    s.intermediate = c.integer("d_ff");
+    s.layers = c.integer("num_layers");
+    s.decoder_layers = c.integer("num_decoder_layers", s.layers);
+    s.heads = c.integer("num_heads");
+    s.vocab = c.integer("vocab_size");
+    s.relative_buckets = c.integer("relative_attention_num_buckets", 32);
+    std::string ff = c.text("feed_forward_proj", "relu");
+    s.gated = ff.rfind("gated-", 0) == 0;
+    s.activation = hf_activation(c, s.gated ? ff.substr(6) == "gelu" ? "gelu_new" : ff.substr(6) : ff);
+    s.norm = "rmsnorm", s.norm_bias = false, s.position = "relative";
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
+    s.dropout = c.number("dropout_rate", 0.1);
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = 512;
+    if (switch_moe) {
+        s.experts = c.integer("num_experts");
+        s.top_k = 1;
+        s.moe_every = c.integer("encoder_sparse_step", 1);
+        if (s.moe_every == 0) s.moe_every = 1;
+        s.router_bias = c.boolean("router_bias", false);
+        s.capacity_factor = 1.0;
+    }
+    return s;
+}
+
+TransformerSpec vit(const Config& c) {
+    TransformerSpec s;
+    s.arch = "vit";
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.intermediate = c.integer("intermediate_size");
+    s.image = c.integer("image_size", 224);
+    s.patch = c.integer("patch_size", 16);
+    s.channels = c.integer("num_channels", 3);
+    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.attention_bias = c.boolean("qkv_bias", true);
+    s.attention_out_bias = true;
+    s.vocab = 1;
+    s.classes = c.has("id2label") ? 0 : 1000;
+    return s;
+}
+
+}  // namespace
+
+bool looks_like_hf_config(const json& document) { return document.is_object() && document.contains("model_type"); }
+
+TransformerSpec spec_from_hf_config(const json& config, const std::string& name) {
+    if (!config.is_object()) throw Error("config.json must be a JSON object");
+    if (!config.contains("model_type") || !config["model_type"].is_string())
+        throw Error("config.json: missing field 'model_type' (a string such as \"llama\" or \"gpt2\")");
+    const std::string type = config["model_type"];
+    Config c(config, type);
+    static const std::map<std::string, std::function<TransformerSpec(const Config&)>> importers = {
+        {"llama", [](const Config& c) { return llama_family(c, "llama"); }},
+        {"mistral", [](const Config& c) { return llama_family(c, "mistral"); }},
+        {"mixtral", [](const Config& c) { return llama_family(c, "mixtral"); }},
+        {"qwen2", [](const Config& c) { return llama_family(c, "qwen2"); }},
+        {"gemma", [](const Config& c) { return llama_family(c, "gemma"); }},
+        {"gpt2", gpt2},
+        {"gpt_neox", gpt_neox},
+        {"opt", opt},
+        {"bloom", bloom},
+        {"falcon", falcon},
+        {"RefinedWeb", falcon},
+        {"RefinedWebModel", falcon},
+        {"bert", [](const Config& c) { return bert(c, false); }},
+        {"roberta", [](const Config& c) { return bert(c, true); }},
+        {"t5", [](const Config& c) { return t5(c, false); }},
+        {"switch_transformers", [](const Config& c) { return t5(c, true); }},
+        {"vit", vit},
+    };
+    auto it = importers.find(type);
+    if (it == importers.end()) {
+        std::string known;
+        for (const auto& [k, v] : importers) known += (known.empty() ? "" : ", ") + k;
+        throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
+    }
+    TransformerSpec spec = it->second(c);
+    if (spec.arch == "vit" && spec.classes == 0) spec.classes = static_cast<std::int64_t>(config["id2label"].size());
+    if (type == "gemma") spec.activation = "gelu_tanh";
+    spec.name = name;
+    return spec;
+}
+
+}  // namespace prenet

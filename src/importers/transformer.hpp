@@ -1,0 +1,53 @@
+#pragma once
+// One description for every transformer family we import (decoder LMs, BERT-style encoders, T5-style
+// encoder-decoders, ViT, MoE and MLA variants): the zoo and the Hugging Face importer both fill it in,
+// and one builder lowers it to layers.
+#include <cstdint>
+#include <string>
+
+#include "graph/model.hpp"
+#include "importers/zoo.hpp"
+
+namespace prenet {
+
+struct TransformerSpec {
+    std::string name;
+    std::string arch = "decoder";  // decoder | encoder | encoder_decoder | vit
+    std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
+    std::string activation = "gelu";  // gelu | gelu_tanh | relu | silu
+    bool gated = false;                // SwiGLU / GeGLU
+    std::string norm = "layernorm";    // layernorm | rmsnorm
+    bool norm_bias = true;
+    bool post_norm = false;            // BERT: norm after the residual add
+    bool attention_bias = true, attention_out_bias = true, mlp_bias = true;
+    std::string position = "learned";  // learned | rotary | alibi | relative | none
+    std::int64_t max_positions = 0;    // rows of the learned position table (incl. any offset)
+    std::int64_t type_vocab = 0;       // token-type (segment) embeddings, BERT
+    bool embedding_norm = false;       // BLOOM, BERT
+    bool parallel_block = false;       // attention and MLP read the same input (GPT-J, NeoX, Falcon, PaLM)
+    bool parallel_two_norms = false;   // Falcon-40B: separate norms for the two parallel branches
+    bool tied_embeddings = true;
+    bool final_norm = true;
+    bool pooler = false;               // BERT's pooler (dense + tanh on the first token)
+    double dropout = 0.0;
+    std::int64_t word_embed_proj_dim = 0;  // OPT-350m: embeddings narrower than the hidden size
+    // Mixture of experts: layers i with i >= moe_first_dense and (i - moe_first_dense) % moe_every == moe_every-1.
+    std::int64_t experts = 0, top_k = 0, moe_intermediate = 0, moe_every = 1, moe_first_dense = 0;
+    std::int64_t shared_experts = 0, shared_intermediate = 0;
+    double capacity_factor = 1.0;
+    bool router_bias = false;
+    // Multi-head latent attention (DeepSeek).
+    bool mla = false;
+    std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+    // Encoder-decoder (T5, Switch).
+    std::int64_t decoder_layers = 0, relative_buckets = 32;
+    // ViT.
+    std::int64_t image = 224, patch = 16, channels = 3, classes = 1000;
+    bool flash = false;
+    std::int64_t default_seq = 1024;
+};
+
+// Lowers the spec to a model at the given batch and sequence length (or image size for ViT).
+Model build_transformer(const TransformerSpec& spec, const ModelInputs& inputs);
+
+}  // namespace prenet

@@ -7,5 +7,6 @@ function(prenet_embed_data out)
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DROOT=${PROJECT_SOURCE_DIR} "-DFILES=${files}"
             -P ${PROJECT_SOURCE_DIR}/cmake/EmbedDataScript.cmake
     DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/EmbedDataScript.cmake
-    COMMENT "Embedding catalogue data")
+    COMMENT "Embedding catalogue data"
+    VERBATIM)
 endfunction()

@@ -1,1 +1,24 @@
-int main() { return 0; }
+// The `prenet` command: parses flags into an API request (src/api), prints the reply as JSON or a table.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "api/api.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+using nlohmann::json;
+using namespace prenet;
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        return cli::run(args, std::cout);
+    } catch (const std::exception& e) {
+        std::cerr << "prenet: error: " << e.what() << "\n";
+        return 2;
+    }
+}

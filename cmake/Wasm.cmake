@@ -1,0 +1,39 @@
+# WebAssembly targets (included from CMakeLists.txt under emcmake). Both wrap the same prenet_core through
+# wasm/bindings.cpp; see docs/toolchain.md for the Emscripten 3.1.6 pitfalls handled here.
+#   prenet_wasm -> prenet.mjs + prenet.wasm   ES6 module factory createPrenet() for the web page and workers
+#   prenet_node -> prenet_node.mjs            same, for Node only (tests, benchmarks): the .wasm is inlined
+#                                             (-sSINGLE_FILE=1) because Node 20 defines fetch(), so the normal
+#                                             loader fails to fetch a file path there; and wasm/node-esm-shim.mjs
+#                                             supplies the require()/__dirname the 3.1.6 glue expects
+set(PRENET_WASM_COMPILE_OPTIONS -fexceptions)
+set(PRENET_WASM_LINK_OPTIONS
+    --bind
+    -fexceptions
+    -sMODULARIZE=1
+    -sEXPORT_ES6=1
+    -sEXPORT_NAME=createPrenet
+    -sALLOW_MEMORY_GROWTH=1
+    -sENVIRONMENT=web,worker,node
+    $<$<CONFIG:Release>:-O3>)
+
+function(prenet_add_wasm_module target output_name)
+  add_executable(${target} ${PROJECT_SOURCE_DIR}/wasm/bindings.cpp)
+  target_link_libraries(${target} PRIVATE prenet_core)
+  target_compile_definitions(${target} PRIVATE PRENET_VERSION="${PROJECT_VERSION}")
+  target_compile_options(${target} PRIVATE ${PRENET_WASM_COMPILE_OPTIONS})
+  target_link_options(${target} PRIVATE ${PRENET_WASM_LINK_OPTIONS} ${ARGN})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${output_name}
+    SUFFIX ".mjs"
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
+
+prenet_add_wasm_module(prenet_wasm prenet)
+set(PRENET_NODE_SHIM ${PROJECT_SOURCE_DIR}/wasm/node-esm-shim.mjs)
+prenet_add_wasm_module(prenet_node prenet_node -sSINGLE_FILE=1 "SHELL:--extern-pre-js ${PRENET_NODE_SHIM}")
+set_property(TARGET prenet_node APPEND PROPERTY LINK_DEPENDS ${PRENET_NODE_SHIM})
+
+# The repository's package.json says "type": "module", which would make Node load the CommonJS test runner
+# tests/prenet_tests.js as an ES module; this marks everything under the wasm build folder as CommonJS
+# (the .mjs modules above stay ES modules whatever the package type).
+file(WRITE ${CMAKE_BINARY_DIR}/package.json "{\"type\": \"commonjs\"}\n")

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Usage: scripts/build.sh [native|wasm|all]   (default: all)
+#   native -> build/       (prenet CLI, prenet_tests)
+#   wasm   -> build-wasm/  (prenet.mjs + prenet.wasm, prenet_node.mjs, tests/prenet_tests.js)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+what=${1:-all}
+case "$what" in
+  native | wasm | all) ;;
+  *) echo "usage: $0 [native|wasm|all]" >&2; exit 2 ;;
+esac
+
+run() { echo "+ $*"; "$@"; }
+
+if [[ $what == native || $what == all ]]; then
+  echo "build: native (build/)"
+  run cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  run cmake --build build
+fi
+
+if [[ $what == wasm || $what == all ]]; then
+  echo "build: wasm (build-wasm/)"
+  # Debian's emscripten finds acorn only through NODE_PATH; emcmake's default test emulator passes
+  # --experimental-wasm-threads, which Node 20 rejects.
+  export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+  node_bin=$(command -v node)
+  run emcmake cmake -S . -B build-wasm -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_CROSSCOMPILING_EMULATOR=$node_bin"
+  run cmake --build build-wasm
+fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Everything CI runs: setup, build native + wasm, then
+#   1. ctest on the native build (GoogleTest suite + CLI contract tests),
+#   2. the same GoogleTest suite compiled to wasm, under Node,
+#   3. the JS tests (node:test) against the Node build of the wasm module.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/setup.sh
+bash scripts/build.sh all
+
+# Every suite runs even if an earlier one fails; the script fails at the end if any did.
+failed=()
+suite() {
+  local name=$1
+  shift
+  echo "test: $name"
+  echo "+ $*"
+  "$@" || failed+=("$name")
+}
+
+suite "native (ctest)" ctest --test-dir build --output-on-failure
+suite "wasm GoogleTest suite under Node" node build-wasm/tests/prenet_tests.js
+shopt -s nullglob
+js_tests=(tests/js/*.test.mjs)
+if ((${#js_tests[@]})); then
+  suite "JS (node --test)" node --test "${js_tests[@]}"
+fi
+
+if ((${#failed[@]})); then
+  printf 'test: FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "test: all passed"

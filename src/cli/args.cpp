@@ -1,0 +1,49 @@
+#include "cli/args.hpp"
+
+#include "core/error.hpp"
+
+namespace prenet::cli {
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+    auto it = options.find(name);
+    return it == options.end() ? fallback : it->second;
+}
+
+Args parse_args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
+                const std::set<std::string>& switch_options) {
+    Args args;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a.rfind("--", 0) != 0) {
+            if (args.command.empty()) {
+                args.command = a;
+                continue;
+            }
+            throw Error("unexpected argument '" + a + "'");
+        }
+        std::string name = a.substr(2), value;
+        bool inline_value = false;
+        if (auto eq = name.find('='); eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            inline_value = true;
+        }
+        if (switch_options.count(name)) {
+            if (inline_value) throw Error("option --" + name + " takes no value");
+            args.switches.insert(name);
+        } else if (value_options.count(name)) {
+            if (!inline_value) {
+                if (i + 1 >= argv.size()) throw Error("option --" + name + " needs a value");
+                value = argv[++i];
+            }
+            if (args.options.count(name)) throw Error("option --" + name + " given twice");
+            args.options[name] = value;
+        } else {
+            throw Error("unknown option --" + name + " (see `prenet " +
+                        (args.command.empty() ? std::string("--help") : args.command + " --help") + "`)");
+        }
+    }
+    return args;
+}
+
+}  // namespace prenet::cli

@@ -1,0 +1,22 @@
+#pragma once
+// Minimal command-line parsing: `prenet <command> [--flag value | --switch]...`, every error an Error.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace prenet::cli {
+
+struct Args {
+    std::string command;
+    std::map<std::string, std::string> options;  // --name value
+    std::set<std::string> switches;              // --json, --help
+    bool has(const std::string& name) const { return options.count(name) || switches.count(name); }
+    std::string get(const std::string& name, const std::string& fallback = "") const;
+};
+
+// `value_options` take a value; `switch_options` do not. Unknown flags are errors.
+Args parse_args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
+                const std::set<std::string>& switch_options);
+
+}  // namespace prenet::cli

@@ -1,0 +1,109 @@
+#include "cli/table.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace prenet::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string fmt(const char* format, double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, x);
+    return buf;
+}
+
+// Engineering notation with SI suffix: 1.23G.
+std::string si(double x) {
+    const char* suffix[] = {"", "K", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (x >= 1000 && i < 6) x /= 1000, ++i;
+    return fmt("%.3g", x) + suffix[i];
+}
+
+void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> width;
+    for (const auto& r : rows)
+        for (size_t i = 0; i < r.size(); ++i) {
+            if (width.size() <= i) width.push_back(0);
+            width[i] = std::max(width[i], r[i].size());
+        }
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t i = 0; i < r.size(); ++i) {
+            std::string cell = r[i];
+            bool last = i + 1 == r.size();
+            if (i == 0 || last) line += cell + (last ? "" : std::string(width[i] - cell.size() + 2, ' '));
+            else line += std::string(width[i] - cell.size(), ' ') + cell + "  ";
+        }
+        out << line << "\n";
+    }
+}
+
+}  // namespace
+
+void print_prediction_table(std::ostream& out, const json& doc) {
+    const json& m = doc["model"];
+    const json& s = doc["settings"];
+    out << m["name"].get<std::string>() << ": " << si(m["params"].get<double>()) << " parameters, batch "
+        << s["batch"] << ", " << s["precision"].get<std::string>() << ", " << s["optimizer"].get<std::string>()
+        << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s", "memory GB", "capacity GB", "fits"}};
+    for (const auto& r : doc["results"]) {
+        const json& st = r["step"];
+        const json& mem = r["memory"];
+        rows.push_back({r["hardware"].get<std::string>(), fmt("%.3f", st["total_ms"].get<double>()),
+                        fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
+                        fmt("%.3f", st["optimizer_ms"].get<double>()),
+                        fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
+                        fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
+                        fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"});
+    }
+    print_rows(out, rows);
+}
+
+void print_features_table(std::ostream& out, const json& doc) {
+    out << doc["model"].get<std::string>() << ": " << si(doc["params"].get<double>()) << " parameters, forward "
+        << si(doc["forward_flops"].get<double>()) << "FLOPs, backward " << si(doc["backward_flops"].get<double>())
+        << "FLOPs\n\n";
+    std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "output", "params", "fwd FLOPs", "bwd FLOPs"}};
+    for (const auto& l : doc["layers"]) {
+        std::string shape = l["output_shape"].dump();
+        rows.push_back({l["name"].get<std::string>(), l["kind"].get<std::string>(), std::to_string(l["repeat"].get<long long>()),
+                        shape, si(l["params"].get<double>()), si(l["forward_flops"].get<double>()),
+                        si(l["backward_input_flops"].get<double>() + l["backward_weight_flops"].get<double>())});
+    }
+    print_rows(out, rows);
+}
+
+void print_zoo_table(std::ostream& out, const json& doc) {
+    std::vector<std::vector<std::string>> rows = {{"id", "domain", "description"}};
+    for (const auto& m : doc["models"])
+        rows.push_back({m["id"].get<std::string>(), m["domain"].get<std::string>(), m["description"].get<std::string>()});
+    print_rows(out, rows);
+}
+
+void print_hardware_table(std::ostream& out, const json& doc) {
+    std::vector<std::vector<std::string>> rows = {
+        {"id", "fp32 TF", "bf16 TF", "memory GB", "bandwidth GB/s", "$/hour", "name"}};
+    for (const auto& h : doc["hardware"]) {
+        const json& p = h["peak_tflops"];
+        rows.push_back({h["id"].get<std::string>(), p.contains("fp32") ? fmt("%.1f", p["fp32"].get<double>()) : "-",
+                        p.contains("bf16") ? fmt("%.0f", p["bf16"].get<double>()) : "-",
+                        fmt("%.0f", h["memory_gb"].get<double>()), fmt("%.0f", h["bandwidth_gbps"].get<double>()),
+                        h["price_per_hour"].get<double>() > 0 ? fmt("%.2f", h["price_per_hour"].get<double>()) : "-",
+                        h["name"].get<std::string>()});
+    }
+    print_rows(out, rows);
+}
+
+void print_layers_table(std::ostream& out, const json& doc) {
+    std::vector<std::vector<std::string>> rows = {{"type", "attributes"}};
+    for (const auto& l : doc["layers"]) rows.push_back({l["kind"].get<std::string>(), l["summary"].get<std::string>()});
+    print_rows(out, rows);
+}
+
+}  // namespace prenet::cli

@@ -1,0 +1,184 @@
+#include "hardware/spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/embedded.hpp"
+#include "core/error.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+// A number on a sheet is {"value": x, "source": key} or, in user sheets, a plain number. Null means "not
+// supported"; returns NaN for absent or null.
+double sheet_number(const json& parent, const char* key, const std::string& origin) {
+    auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return NAN;
+    const json& v = it->is_object() ? it->value("value", json()) : *it;
+    if (v.is_null()) return NAN;
+    if (!v.is_number()) throw Error(origin + ": field '" + key + "' must be a number, got " + v.dump());
+    double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0) throw Error(origin + ": field '" + key + "' must be a non-negative number");
+    return x;
+}
+
+double require_positive(const json& parent, const char* key, const std::string& origin) {
+    double x = sheet_number(parent, key, origin);
+    if (std::isnan(x) || x <= 0) throw Error(origin + ": missing or non-positive field '" + key + "'");
+    return x;
+}
+
+double or_zero(double x) { return std::isnan(x) ? 0.0 : x; }
+
+const json& section(const json& sheet, const char* key, const std::string& origin, bool required) {
+    static const json empty = json::object();
+    auto it = sheet.find(key);
+    if (it == sheet.end() || it->is_null()) {
+        if (required) throw Error(origin + ": missing section '" + key + "'");
+        return empty;
+    }
+    if (!it->is_object()) throw Error(origin + ": section '" + key + "' must be an object");
+    return *it;
+}
+
+std::string text(const json& sheet, const char* key, const std::string& fallback) {
+    auto it = sheet.find(key);
+    if (it == sheet.end() || it->is_null()) return fallback;
+    if (it->is_object()) return it->value("value", fallback);
+    return it->is_string() ? it->get<std::string>() : fallback;
+}
+
+}  // namespace
+
+HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
+    if (!sheet.is_object()) throw Error(origin + ": a hardware spec must be a JSON object");
+    HardwareSpec h;
+    h.id = text(sheet, "id", "");
+    if (h.id.empty()) throw Error(origin + ": missing field 'id'");
+    h.name = text(sheet, "name", h.id);
+    h.vendor = text(sheet, "vendor", "");
+    h.kind = text(sheet, "kind", "gpu");
+    h.architecture = text(sheet, "architecture", "");
+    h.launch_date = text(sheet, "launch_date", "");
+    const json& peaks = section(sheet, "peak_tflops", origin, true);
+    for (auto it = peaks.begin(); it != peaks.end(); ++it) {
+        double x = sheet_number(peaks, it.key().c_str(), origin);
+        if (!std::isnan(x) && x > 0) h.peak_tflops[it.key()] = x;
+    }
+    if (!h.peak_tflops.count("fp32") && !h.peak_tflops.count("bf16") && !h.peak_tflops.count("fp16"))
+        throw Error(origin + ": 'peak_tflops' needs at least one of fp32, bf16 or fp16");
+    const json& memory = section(sheet, "memory", origin, true);
+    h.memory_gb = require_positive(memory, "capacity_gb", origin);
+    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin);
+    const json& compute = section(sheet, "compute", origin, false);
+    h.compute_units = or_zero(sheet_number(compute, "compute_units", origin));
+    h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin));
+    h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin));
+    h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin));
+    const json& links = section(sheet, "interconnect", origin, false);
+    h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin));
+    h.inter_node_gbps = or_zero(sheet_number(links, "inter_node_gbps", origin));
+    h.tdp_w = or_zero(sheet_number(section(sheet, "power", origin, false), "tdp_w", origin));
+    const json& prices = section(sheet, "prices", origin, false);
+    if (prices.contains("cloud") && prices["cloud"].is_array())
+        for (const auto& p : prices["cloud"]) {
+            if (!p.is_object() || !p.contains("usd_per_hour") || !p["usd_per_hour"].is_number()) continue;
+            h.cloud_prices.push_back(
+                {p["usd_per_hour"].get<double>(), p.value("provider", ""), p.value("date", "")});
+        }
+    return h;
+}
+
+double HardwareSpec::matmul_flops(Precision p, std::string* used) const {
+    static const std::map<Precision, std::vector<const char*>> fallbacks = {
+        {Precision::fp32, {"fp32"}},
+        {Precision::tf32, {"tf32", "fp32"}},
+        {Precision::fp16, {"fp16", "bf16", "fp32"}},
+        {Precision::bf16, {"bf16", "fp32"}},  // no bf16 tensor cores (V100, T4): runs at the fp32 rate
+        {Precision::fp8, {"fp8", "bf16", "fp16", "fp32"}},
+    };
+    for (const char* key : fallbacks.at(p)) {
+        auto it = peak_tflops.find(key);
+        if (it != peak_tflops.end()) {
+            if (used) *used = key;
+            return it->second * 1e12;
+        }
+    }
+    return emulated_fp32_flops(used);
+}
+
+// Parts that publish no fp32 rate (TPUs, Gaudi) run fp32 matmuls as three bf16 passes (the "bf16_3x"
+// scheme XLA uses for fp32 at default-high precision): an assumption about emulation, stated in docs.
+double HardwareSpec::emulated_fp32_flops(std::string* used) const {
+    for (const char* key : {"bf16", "fp16"}) {
+        auto it = peak_tflops.find(key);
+        if (it != peak_tflops.end()) {
+            if (used) *used = std::string(key) + "/3 (fp32 emulated)";
+            return it->second * 1e12 / 3.0;
+        }
+    }
+    if (used) *used = "fp32";
+    return peak_tflops.at("fp32") * 1e12;
+}
+
+double HardwareSpec::vector_flops() const {
+    auto it = peak_tflops.find("fp32");
+    return it != peak_tflops.end() ? it->second * 1e12 : emulated_fp32_flops(nullptr);
+}
+double HardwareSpec::bandwidth_bytes_per_s() const { return bandwidth_gbps * 1e9; }
+double HardwareSpec::memory_bytes() const { return memory_gb * 1e9; }
+
+double HardwareSpec::price_per_hour() const {
+    double best = 0;
+    for (const auto& p : cloud_prices)
+        if (p.usd_per_hour > 0 && (best == 0 || p.usd_per_hour < best)) best = p.usd_per_hour;
+    return best;
+}
+
+const std::vector<HardwareSpec>& hardware_catalogue() {
+    static const std::vector<HardwareSpec> catalogue = [] {
+        std::vector<HardwareSpec> specs;
+        for (const auto& f : embedded_files()) {
+            if (f.path.rfind("hardware/", 0) != 0) continue;
+            specs.push_back(parse_hardware(json::parse(f.contents), f.path));
+        }
+        std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+        return specs;
+    }();
+    return catalogue;
+}
+
+const HardwareSpec& find_hardware(const std::string& id) {
+    for (const auto& h : hardware_catalogue())
+        if (h.id == id) return h;
+    std::string ids;
+    for (const auto& h : hardware_catalogue()) ids += (ids.empty() ? "" : ", ") + h.id;
+    throw Error("unknown hardware '" + id + "' (known: " + ids + "; or pass a spec file)");
+}
+
+json to_json(const HardwareSpec& h) {
+    json prices = json::array();
+    for (const auto& p : h.cloud_prices)
+        prices.push_back({{"usd_per_hour", p.usd_per_hour}, {"provider", p.provider}, {"date", p.date}});
+    return {{"id", h.id},
+            {"name", h.name},
+            {"vendor", h.vendor},
+            {"kind", h.kind},
+            {"architecture", h.architecture},
+            {"launch_date", h.launch_date},
+            {"peak_tflops", h.peak_tflops},
+            {"memory_gb", h.memory_gb},
+            {"bandwidth_gbps", h.bandwidth_gbps},
+            {"compute_units", h.compute_units},
+            {"boost_clock_mhz", h.boost_clock_mhz},
+            {"l2_cache_mb", h.l2_cache_mb},
+            {"tdp_w", h.tdp_w},
+            {"intra_node_gbps", h.intra_node_gbps},
+            {"inter_node_gbps", h.inter_node_gbps},
+            {"price_per_hour", h.price_per_hour()},
+            {"cloud_prices", prices}};
+}
+
+}  // namespace prenet

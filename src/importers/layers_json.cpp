@@ -1,0 +1,97 @@
+#include "importers/layers_json.hpp"
+
+#include "core/error.hpp"
+#include "graph/builder.hpp"
+
+namespace prenet {
+namespace {
+
+Shape input_shape(const json& doc, const ModelInputs& in) {
+    if (!doc.contains("input") || !doc["input"].is_object())
+        throw Error("layers JSON: missing object 'input' ({\"shape\": [...]} per sample, or {\"tokens\": N})");
+    const json& input = doc["input"];
+    if (input.contains("tokens")) {
+        if (!input["tokens"].is_number_integer() || input["tokens"].get<std::int64_t>() <= 0)
+            throw Error("layers JSON: 'input.tokens' must be a positive integer");
+        return {in.batch, in.seq ? in.seq : input["tokens"].get<std::int64_t>()};
+    }
+    if (!input.contains("shape") || !input["shape"].is_array() || input["shape"].empty())
+        throw Error("layers JSON: 'input.shape' must be a non-empty list of per-sample dims");
+    Shape s = {in.batch};
+    for (const auto& d : input["shape"]) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
+            throw Error("layers JSON: 'input.shape' must hold positive integers, got " + input["shape"].dump());
+        s.push_back(d.get<std::int64_t>());
+    }
+    // --image resizes the spatial dims of an image input [C, H, W].
+    if (in.image && s.size() == 4) s[2] = s[3] = in.image;
+    return s;
+}
+
+void add_layers(ModelBuilder& b, const json& layers, const std::string& path, bool in_block);
+
+void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool in_block) {
+    if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
+        throw Error("layers JSON: " + path + " must be an object with a string 'type'");
+    const std::string type = spec["type"];
+    const std::string name = spec.value("name", path);
+    if (type == "repeat" || type == "residual") {
+        if (!spec.contains("layers") || !spec["layers"].is_array())
+            throw Error("layers JSON: " + path + " (" + type + ") needs a 'layers' list");
+    }
+    if (type == "repeat") {
+        if (!spec.contains("count") || !spec["count"].is_number_integer() || spec["count"].get<std::int64_t>() <= 0)
+            throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'");
+        std::int64_t count = spec["count"];
+        if (in_block) {  // nested repeats are unrolled inside the enclosing block
+            for (std::int64_t i = 0; i < count; ++i) add_layers(b, spec["layers"], name + "." + std::to_string(i), true);
+            return;
+        }
+        Shape before = b.shape();
+        b.begin_block(name, count);
+        add_layers(b, spec["layers"], name, true);
+        b.end_block();
+        if (count > 1 && b.shape() != before)
+            throw Error("layers JSON: " + path + " (repeat) changes the shape from " + to_string(before) + " to " +
+                        to_string(b.shape()) + ", so it cannot be repeated");
+        return;
+    }
+    if (type == "residual") {
+        Shape before = b.shape();
+        add_layers(b, spec["layers"], name, in_block);
+        if (b.shape() != before)
+            throw Error("layers JSON: " + path + " (residual) changes the shape from " + to_string(before) + " to " +
+                        to_string(b.shape()) + "; a residual branch must keep it");
+        b.add("residual_add", name + ".add");
+        return;
+    }
+    json attrs = spec;
+    attrs.erase("type");
+    attrs.erase("name");
+    b.add(type, name, attrs);
+}
+
+void add_layers(ModelBuilder& b, const json& layers, const std::string& path, bool in_block) {
+    for (size_t i = 0; i < layers.size(); ++i)
+        add_layer(b, layers[i], path + "[" + std::to_string(i) + "]", in_block);
+}
+
+}  // namespace
+
+bool looks_like_layers_json(const json& document) {
+    return document.is_object() && document.contains("layers") && !document.contains("model_type");
+}
+
+Model model_from_layers_json(const json& doc, const ModelInputs& in) {
+    if (!looks_like_layers_json(doc)) throw Error("layers JSON: expected an object with a 'layers' list");
+    if (!doc["layers"].is_array() || doc["layers"].empty()) throw Error("layers JSON: 'layers' must be a non-empty list");
+    if (in.batch <= 0) throw Error("batch size must be positive");
+    std::string name = doc.value("name", "custom");
+    Shape input = input_shape(doc, in);
+    ModelBuilder b(name, input);
+    add_layers(b, doc["layers"], "layers", false);
+    std::string domain = doc.value("domain", "custom");
+    return b.finish(domain, doc["input"].contains("tokens") ? input[1] : 0);
+}
+
+}  // namespace prenet

@@ -1,0 +1,24 @@
+#include "importers/resolve.hpp"
+
+#include "core/error.hpp"
+#include "importers/hf_config.hpp"
+#include "importers/layers_json.hpp"
+#include "importers/transformer.hpp"
+
+namespace prenet {
+
+Model resolve_model(const json& arg, const ModelInputs& inputs) {
+    if (inputs.batch <= 0) throw Error("batch size must be positive");
+    if (inputs.seq < 0 || inputs.image < 0) throw Error("sequence length and image size must be positive");
+    if (arg.is_string()) return build_zoo_model(arg.get<std::string>(), inputs);
+    if (looks_like_hf_config(arg)) {
+        std::string name = arg.value("_name_or_path", arg["model_type"].is_string() ? arg["model_type"].get<std::string>()
+                                                                                     : std::string("model"));
+        return build_transformer(spec_from_hf_config(arg, name), inputs);
+    }
+    if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);
+    throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type') or a layers JSON "
+                "document (with 'layers')");
+}
+
+}  // namespace prenet

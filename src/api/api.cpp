@@ -8,6 +8,7 @@
 #include "importers/zoo.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
+#include "predict/learned.hpp"
 #include "predict/predictor.hpp"
 #include "run/step.hpp"
 
@@ -35,7 +36,7 @@ std::string text_option(const json& r, const char* key, const std::string& fallb
 struct Settings {
     ModelInputs inputs;
     Precision precision = Precision::fp32;
-    std::string optimizer = "adamw", predictor = "roofline";
+    std::string optimizer = "adamw", predictor;
 };
 
 Settings read_settings(const json& r) {
@@ -46,7 +47,7 @@ Settings read_settings(const json& r) {
     s.precision = parse_precision(text_option(r, "precision", "fp32"));
     s.optimizer = text_option(r, "optimizer", "adamw");
     find_optimizer(s.optimizer);
-    s.predictor = text_option(r, "predictor", "roofline");
+    s.predictor = text_option(r, "predictor", default_predictor_name());
     return s;
 }
 
@@ -101,6 +102,16 @@ json model_json(const Model& m, const ModelFeatures& f) {
             {"tokens_per_sample", m.tokens_per_sample}};
 }
 
+// The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
+json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw) {
+    const LearnedPredictor* learned = dynamic_cast<const LearnedPredictor*>(&predictor);
+    if (auto* shared = dynamic_cast<const SharedPredictor*>(&predictor))
+        learned = dynamic_cast<const LearnedPredictor*>(&shared->inner());
+    if (!learned) return nullptr;
+    double r = learned->relative_uncertainty(t.by_family_ms, hw);
+    return {{"low_ms", t.total_ms() / (1.0 + r)}, {"high_ms", t.total_ms() * (1.0 + r)}, {"relative", r}};
+}
+
 json predict(const json& r) {
     Settings s = read_settings(r);
     Model model = resolve_model(model_argument(r), s.inputs);
@@ -110,13 +121,21 @@ json predict(const json& r) {
         if (in.size() == 4) s.inputs.image = in[3];
     }
     ModelFeatures features = compute_features(model, s.precision);
-    auto predictor = make_predictor(s.predictor);
+    std::unique_ptr<KernelPredictor> predictor;
+    if (r.contains("kernel_models")) predictor = std::make_unique<LearnedPredictor>(r["kernel_models"]);
+    else predictor = make_predictor(s.predictor);
+    if (r.contains("kernel_models")) s.predictor = "learned (custom models)";
     const OptimizerDef& optimizer = find_optimizer(s.optimizer);
     json results = json::array();
     for (const auto& hw : resolve_hardware(r)) {
         StepTime t = predict_step(features, hw, *predictor, s.precision, optimizer);
         MemoryUse mem = estimate_memory(features, hw, s.precision, optimizer);
         double samples_per_s = double(model.batch) / (t.total_ms() / 1e3);
+        // Absurd spec sheets (peaks or bandwidth near zero) must not turn into inf/NaN (null in JSON).
+        if (!std::isfinite(t.total_ms()) || !std::isfinite(mem.peak) || !std::isfinite(samples_per_s) ||
+            !(samples_per_s > 0))
+            throw Error("the prediction for hardware '" + hw.id +
+                        "' is not a finite number; check its peak FLOP/s and bandwidth");
         std::string peak_used;
         hw.matmul_flops(s.precision, &peak_used);
         results.push_back(
@@ -142,6 +161,7 @@ json predict(const json& r) {
                {"optimizer_state_bytes", mem.optimizer_states},
                {"activation_bytes", mem.activations},
                {"temporary_bytes", mem.temporary}}},
+             {"uncertainty", uncertainty_json(*predictor, t, hw)},
              {"matmul_peak_used", peak_used},
              {"price_per_hour", hw.price_per_hour()}});
     }

@@ -9,7 +9,12 @@
 #include "cli/args.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "fit/dataset.hpp"
+#include "fit/fit_models.hpp"
+#include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
+#include "predict/op_rows.hpp"
+#include "predict/predictor.hpp"
 
 namespace prenet::cli {
 namespace {
@@ -26,6 +31,8 @@ Commands:
   zoo        the built-in models
   hardware   the accelerator catalogue
   layers     the layer types the layers-JSON format accepts
+  kernels    predict kernel times for rows of a CSV (NeuSight layout)
+  fit        fit the kernel models on data/ and write models/ and docs/accuracy.md
 
 `prenet <command> --help` describes each command's options.
 )";
@@ -33,13 +40,14 @@ Commands:
 const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.json | config.json> [options]
 
   --model M        a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json
-  --hardware H     an id (`prenet hardware`), a comma-separated list of ids, a spec JSON file, or all (default)
+  --hardware H     an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (default)
   --batch N        samples per step (default 1)
   --seq L          tokens per sample (language models; default: the model's)
   --image PX       image side in pixels (vision models; default: the model's)
   --precision P    fp32 | tf32 | fp16 | bf16 | fp8 (default fp32)
   --optimizer O    sgd | adam | adamw (default adamw)
-  --predictor P    roofline (default; the learned predictor replaces it when fitted)
+  --predictor P    learned (default when fitted models are built in) | roofline
+  --models FILE    use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones
   --json           print one JSON document instead of a table
 )";
 
@@ -47,6 +55,22 @@ const char* kFeaturesUsage = R"(Usage: prenet features --model <zoo-id | file> [
                         [--precision P] [--json]
 
 Prints params, forward and backward FLOPs (FLOPs = 2 x multiply-accumulates) and each layer's features.
+)";
+
+const char* kKernelsUsage = R"(Usage: prenet kernels --csv IN --hardware <id | spec file> [--out OUT] [--precision P]
+                       [--predictor learned|roofline]
+
+Reads kernel rows in the layout of NeuSight's ops tables (column `op` plus its dims: linear/bmm b,m,n,k;
+conv b,in_channels,out_channels,kernel_size,input_size,stride,padding; ln, softmax and elementwise ops b,h;
+an optional `precision` column) and writes them back with a `predicted_ms` column appended (to OUT, or stdout).
+)";
+
+const char* kFitUsage = R"(Usage: prenet fit [--data DIR] [--models OUT.json] [--report OUT.md] [--plots DIR]
+                   [--rows-per-device N] [--trees N]
+
+Fits the per-family kernel models on the measurements in DIR (default data), validates them leaving one
+accelerator out at a time, and writes the models (default models/kernels.json), the accuracy report (default
+docs/accuracy.md) and plots (default docs/plots). Deterministic: the same data gives the same files.
 )";
 
 json read_json_file(const std::string& path) {
@@ -74,21 +98,29 @@ json model_argument(const Args& a) {
     return m;  // reported by the API as an unknown zoo id, with suggestions
 }
 
+// One --hardware item: a spec file (read here) or a catalogue id / "all" (resolved by the API).
+json hardware_item(const std::string& h) {
+    if (std::ifstream(h).good()) return read_json_file(h);
+    if (h.find(".json") != std::string::npos) throw Error("cannot read hardware spec file '" + h + "'");
+    return h;
+}
+
 json hardware_argument(const std::string& h) {
     if (h == "all") return h;
-    if (h.find(".json") != std::string::npos || std::ifstream(h).good()) {
-        if (!std::ifstream(h).good()) throw Error("cannot read hardware spec file '" + h + "'");
-        return read_json_file(h);
-    }
-    json ids = json::array();
+    if (std::ifstream(h).good()) return read_json_file(h);
+    // A comma-separated list of ids and spec files.
+    json items = json::array();
     std::stringstream ss(h);
-    for (std::string id; std::getline(ss, id, ',');)
-        if (!id.empty()) ids.push_back(id);
-    return ids;
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) items.push_back(hardware_item(item));
+    return items;
 }
 
 // Size flags accept plain integers and scientific notation (2e12) but nothing fractional or negative.
 json size_value(const std::string& flag, const std::string& text) {
+    // Only decimal digits, a point and an exponent: strtod alone would also take hex, "inf" and leading blanks.
+    if (text.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        throw Error("--" + flag + " must be a number, got '" + text + "'");
     char* end = nullptr;
     double x = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !std::isfinite(x))
@@ -104,6 +136,7 @@ json request_from(const std::string& command, const Args& a) {
     for (const char* flag : {"precision", "optimizer", "predictor"})
         if (a.has(flag)) r[flag] = a.get(flag);
     if (command == "predict") r["hardware"] = hardware_argument(a.get("hardware", "all"));
+    if (a.has("models")) r["kernel_models"] = read_json_file(a.get("models"));
     return r;
 }
 
@@ -119,11 +152,56 @@ int print(std::ostream& out, const json& doc, bool as_json, void (*table)(std::o
     return 0;
 }
 
+HardwareSpec single_hardware(const std::string& h) {
+    json arg = hardware_argument(h);
+    if (arg.is_object()) return parse_hardware(arg, h);
+    if (arg.is_array() && arg.size() == 1) return find_hardware(arg[0].get<std::string>());
+    throw Error("--hardware must name one accelerator (an id or a spec file)");
+}
+
+int kernels_command(const Args& a, std::ostream& out) {
+    if (!a.has("csv")) throw Error("missing --csv (a table of kernels); see `prenet kernels --help`");
+    if (!a.has("hardware")) throw Error("missing --hardware (an id or a spec file)");
+    HardwareSpec hw = single_hardware(a.get("hardware"));
+    Precision precision = parse_precision(a.get("precision", "fp32"));
+    auto predictor = make_predictor(a.get("predictor", default_predictor_name()));
+    CsvTable table = read_csv_file(a.get("csv"));
+    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"));
+    std::ofstream file;
+    if (a.has("out")) {
+        file.open(a.get("out"));
+        if (!file) throw Error("cannot write '" + a.get("out") + "'");
+    }
+    std::ostream& dest = a.has("out") ? file : out;
+    for (size_t i = 0; i < table.header.size(); ++i) dest << (i ? "," : "") << csv_field(table.header[i]);
+    dest << ",predicted_ms\n";
+    char buf[32];
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+        for (size_t i = 0; i < table.rows[r].size(); ++i) dest << (i ? "," : "") << csv_field(table.rows[r][i]);
+        std::snprintf(buf, sizeof buf, "%.6g", predictor->kernel_ms(kernels[r], hw));
+        dest << "," << buf << "\n";
+    }
+    return 0;
+}
+
+int fit_command(const Args& a) {
+    FitOptions o;
+    o.data_dir = a.get("data", o.data_dir);
+    o.models_out = a.get("models", o.models_out);
+    o.report_out = a.get("report", o.report_out);
+    o.plots_dir = a.get("plots", o.plots_dir);
+    if (a.has("rows-per-device")) o.max_rows_per_device = int(size_value("rows-per-device", a.get("rows-per-device")).get<double>());
+    if (a.has("trees")) o.gbt.trees = int(size_value("trees", a.get("trees")).get<double>());
+    fit_and_validate(o);
+    return 0;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& argv, std::ostream& out) {
-    const std::set<std::string> values = {"model", "hardware", "batch", "seq", "image", "precision", "optimizer",
-                                          "predictor"};
+    const std::set<std::string> values = {"model", "hardware", "batch",  "seq",    "image",  "precision",
+                                          "optimizer", "predictor", "csv", "out", "data", "models",
+                                          "report", "plots", "rows-per-device", "trees"};
     Args a = parse_args(argv, values, {"json", "help", "version"});
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";
@@ -153,6 +231,14 @@ int run(const std::vector<std::string>& argv, std::ostream& out) {
     if (a.command == "layers") {
         if (a.has("help")) return out << "Usage: prenet layers [--json]\n\nLists the layer types.\n", 0;
         return print(out, call({{"command", "layers"}}), as_json, print_layers_table);
+    }
+    if (a.command == "kernels") {
+        if (a.has("help")) return out << kKernelsUsage, 0;
+        return kernels_command(a, out);
+    }
+    if (a.command == "fit") {
+        if (a.has("help")) return out << kFitUsage, 0;
+        return fit_command(a);
     }
     throw Error("unknown command '" + a.command + "' (see `prenet --help`)");
 }

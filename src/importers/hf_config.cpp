@@ -49,6 +49,7 @@ public:
         return v->get<std::string>();
     }
     bool has(const char* key) const { return find(key) != nullptr; }
+    const json& raw(const char* key) const { return *find(key); }
     [[noreturn]] void fail(const std::string& message) const {
         throw Error("config.json (model_type '" + type_ + "'): " + message);
     }
@@ -171,7 +172,8 @@ TransformerSpec falcon(const Config& c) {
     s.layers = c.integer_any({"num_hidden_layers", "n_layer"});
     s.heads = c.integer_any({"num_attention_heads", "n_head"});
     bool new_arch = c.boolean("new_decoder_architecture", false);
-    if (new_arch) s.kv_heads = c.integer_any({"num_kv_heads", "n_head_kv"});
+    if (new_arch) s.kv_heads = c.has("num_kv_heads") || c.has("n_head_kv") ? c.integer_any({"num_kv_heads", "n_head_kv"})
+                                                                           : s.heads;  // HF's default
     else s.kv_heads = c.boolean("multi_query", true) ? 1 : s.heads;
     s.intermediate = c.integer("ffn_hidden_size", 4 * s.hidden);
     s.vocab = c.integer("vocab_size");
@@ -199,6 +201,14 @@ TransformerSpec bert(const Config& c, bool roberta) {
     s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
     s.dropout = c.number("hidden_dropout_prob", 0.1);
     s.embedding_norm = true, s.post_norm = true, s.final_norm = false, s.pooler = true;
+    // The architecture named in the config decides the heads: pre-training adds masked-LM and next-sentence.
+    if (c.has("architectures")) {
+        std::string archs = c.raw("architectures").dump();
+        s.mlm_head = archs.find("ForPreTraining") != std::string::npos || archs.find("ForMaskedLM") != std::string::npos ||
+                     archs.find("LMHead") != std::string::npos;
+        s.nsp_head = archs.find("ForPreTraining") != std::string::npos;
+        s.pooler = !s.mlm_head || s.nsp_head;
+    }
     // RoBERTa's position ids start after the padding index: usable length is the table minus 2.
     s.default_seq = roberta ? s.max_positions - 2 : s.max_positions;
     return s;
@@ -226,8 +236,12 @@ TransformerSpec t5(const Config& c, bool switch_moe) {
     if (switch_moe) {
         s.experts = c.integer("num_experts");
         s.top_k = 1;
-        s.moe_every = c.integer("encoder_sparse_step", 1);
-        if (s.moe_every == 0) s.moe_every = 1;
+        // Hugging Face makes layer i sparse when i % step == 1 (every layer when step is 1, none when it is 0).
+        // In the spec's rule, (i - moe_first_dense) % moe_every == moe_every - 1, that is moe_first_dense = 2 - step.
+        // The spec has one pattern for both stacks: the encoder's step is used for the decoder too.
+        std::int64_t step = c.integer("encoder_sparse_step", 1);
+        if (step == 0) s.experts = 0;
+        else s.moe_every = step, s.moe_first_dense = step > 1 ? 2 - step : 0;
         s.router_bias = c.boolean("router_bias", false);
         s.capacity_factor = 1.0;
     }

@@ -34,6 +34,8 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
     if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
         throw Error("layers JSON: " + path + " must be an object with a string 'type'");
     const std::string type = spec["type"];
+    if (spec.contains("name") && !spec["name"].is_string())
+        throw Error("layers JSON: " + path + ": 'name' must be a string, got " + spec["name"].dump());
     const std::string name = spec.value("name", path);
     if (type == "repeat" || type == "residual") {
         if (!spec.contains("layers") || !spec["layers"].is_array())
@@ -68,7 +70,13 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
     json attrs = spec;
     attrs.erase("type");
     attrs.erase("name");
-    b.add(type, name, attrs);
+    try {
+        b.add(type, name, attrs);
+    } catch (const Error& e) {
+        // Unknown types and named layers: the op's message does not say where the layer is.
+        if (std::string(e.what()).find("'" + path + "'") != std::string::npos) throw;
+        throw Error("layers JSON: " + path + ": " + e.what());
+    }
 }
 
 void add_layers(ModelBuilder& b, const json& layers, const std::string& path, bool in_block) {
@@ -86,6 +94,9 @@ Model model_from_layers_json(const json& doc, const ModelInputs& in) {
     if (!looks_like_layers_json(doc)) throw Error("layers JSON: expected an object with a 'layers' list");
     if (!doc["layers"].is_array() || doc["layers"].empty()) throw Error("layers JSON: 'layers' must be a non-empty list");
     if (in.batch <= 0) throw Error("batch size must be positive");
+    for (const char* key : {"name", "domain"})
+        if (doc.contains(key) && !doc[key].is_string())
+            throw Error(std::string("layers JSON: '") + key + "' must be a string, got " + doc[key].dump());
     std::string name = doc.value("name", "custom");
     Shape input = input_shape(doc, in);
     ModelBuilder b(name, input);

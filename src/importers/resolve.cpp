@@ -12,8 +12,9 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
     if (inputs.seq < 0 || inputs.image < 0) throw Error("sequence length and image size must be positive");
     if (arg.is_string()) return build_zoo_model(arg.get<std::string>(), inputs);
     if (looks_like_hf_config(arg)) {
-        std::string name = arg.value("_name_or_path", arg["model_type"].is_string() ? arg["model_type"].get<std::string>()
-                                                                                     : std::string("model"));
+        std::string name = arg.contains("_name_or_path") && arg["_name_or_path"].is_string()
+                               ? arg["_name_or_path"].get<std::string>()
+                               : arg["model_type"].is_string() ? arg["model_type"].get<std::string>() : std::string("model");
         return build_transformer(spec_from_hf_config(arg, name), inputs);
     }
     if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);

@@ -232,10 +232,20 @@ Model build_transformer(const TransformerSpec& spec, const ModelInputs& inputs) 
         add_lm_head(b, spec);
     } else {
         if (spec.final_norm && !spec.post_norm) add_norm(b, spec, "final_norm");
+        Shape sequence = b.shape();
+        if (spec.mlm_head) {
+            b.add("linear", "mlm_transform", {{"out_features", spec.hidden}});
+            b.add("activation", "mlm_activation", {{"function", spec.activation}});
+            add_norm(b, spec, "mlm_norm");
+            b.add("linear", "mlm_decoder", {{"out_features", spec.vocab}, {"bias", true}, {"tied", true}});
+            b.add("cross_entropy", "mlm_loss");
+            b.set_shape(sequence);
+        }
         if (spec.pooler) {
             b.add("select_token", "pooler_first_token");
             b.add("linear", "pooler", {{"out_features", spec.hidden}});
             b.add("activation", "pooler_tanh", {{"function", "tanh"}});
+            if (spec.nsp_head) b.add("linear", "nsp_head", {{"out_features", 2}});
         }
     }
     return b.finish("language", seq);

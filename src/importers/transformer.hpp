@@ -29,6 +29,8 @@ struct TransformerSpec {
     bool tied_embeddings = true;
     bool final_norm = true;
     bool pooler = false;               // BERT's pooler (dense + tanh on the first token)
+    bool mlm_head = false;             // BERT's masked-LM head (dense, gelu, norm, tied decoder)
+    bool nsp_head = false;             // BERT's next-sentence head (2 classes on the pooled output)
     double dropout = 0.0;
     std::int64_t word_embed_proj_dim = 0;  // OPT-350m: embeddings narrower than the hidden size
     // Mixture of experts: layers i with i >= moe_first_dense and (i - moe_first_dense) % moe_every == moe_every-1.

@@ -51,7 +51,7 @@ void cost_dropout(const Layer& layer, Precision p, LayerCost& cost) {
 
 void cost_softmax(const Layer& layer, Precision p, LayerCost& cost) {
     double n = double(elements(layer.input));
-    ops::add_vector(cost, layer, p, Family::softmax, "softmax", n, 1.0, 1.0, 5.0);
+    ops::add_vector(cost, layer, p, Family::softmax, "softmax", n, 1.0, 1.0, 5.0, true, layer.input.back());
     cost.saved_activation_bytes += n * activation_bytes(p);
 }
 

@@ -24,7 +24,8 @@ void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
     bool bias = ops::bool_attr(layer, "bias", true);
     bool tied = ops::bool_attr(layer, "tied", false);
     // A tied layer reuses another layer's weight (an LM head tied to the token embedding): counted once there.
-    if (!tied) cost.params = checked_add(checked_mul(in, out, "parameter count"), bias ? out : 0, "parameter count");
+    // Its bias, if any, is its own (BERT's masked-LM decoder).
+    cost.params = checked_add(tied ? 0 : checked_mul(in, out, "parameter count"), bias ? out : 0, "parameter count");
     cost.macs += double(rows) * double(in) * double(out);
     ops::add_gemm(cost, layer, p, "linear", 1, rows, out, in, true, layer.needs_input_grad);
     if (bias) {

@@ -14,7 +14,7 @@ void cost_loss(const Layer& layer, Precision p, LayerCost& cost) {
     double n = double(elements(layer.input));
     // Loss runs in fp32 under mixed precision (autocast upcasts log_softmax).
     Precision lp = p == Precision::tf32 ? Precision::fp32 : p;
-    ops::add_vector(cost, layer, lp, Family::loss, "cross_entropy", n, 1.0, 1.0, 5.0);
+    ops::add_vector(cost, layer, lp, Family::loss, "cross_entropy", n, 1.0, 1.0, 5.0, true, layer.input.back());
     cost.saved_activation_bytes += n * 4.0;
 }
 

@@ -28,7 +28,10 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     cost.params = checked_mul(features, affine_bias ? 2 : 1, "parameter count");
     double n = double(elements(layer.input));
     double reads = layer.kind == "batchnorm" ? 2.0 : 1.0;
-    ops::add_vector(cost, layer, p, Family::norm, layer.kind, n, reads, 1.0, layer.kind == "rmsnorm" ? 4.0 : 7.0);
+    // Row-wise norms reduce over the features; batch norm reduces each channel over batch and space.
+    std::int64_t row = layer.kind == "batchnorm" ? elements(layer.input) / features : features;
+    ops::add_vector(cost, layer, p, Family::norm, layer.kind, n, reads, 1.0, layer.kind == "rmsnorm" ? 4.0 : 7.0,
+                    true, row);
     // Weight gradient: a reduction over rows of x_hat * dy, one more pass.
     Kernel dw;
     dw.family = Family::norm;
@@ -38,6 +41,8 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     dw.elements = static_cast<std::int64_t>(n);
     dw.flops = 2.0 * n;
     dw.bytes = 2.0 * n * activation_bytes(p);
+    dw.n = row;
+    dw.m = static_cast<std::int64_t>(n / double(row));
     cost.backward_weight_flops += dw.flops;
     cost.kernels.push_back(dw);
     cost.saved_activation_bytes += n * activation_bytes(p);

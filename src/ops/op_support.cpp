@@ -139,7 +139,8 @@ void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::strin
 }
 
 void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family, const std::string& op,
-                double elements, double reads, double writes, double flops_per_element, bool with_backward) {
+                double elements, double reads, double writes, double flops_per_element, bool with_backward,
+                std::int64_t row_length) {
     (void)layer;
     double eb = activation_bytes(p);
     Precision vp = p == Precision::fp8 ? Precision::bf16 : (p == Precision::tf32 ? Precision::fp32 : p);
@@ -149,6 +150,10 @@ void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family,
     fwd.op = op;
     fwd.precision = vp;
     fwd.elements = static_cast<std::int64_t>(elements);
+    if (row_length > 0) {
+        fwd.n = row_length;
+        fwd.m = static_cast<std::int64_t>(elements / double(row_length));
+    }
     fwd.flops = elements * flops_per_element;
     fwd.bytes = elements * (reads + writes) * eb;
     cost.forward_flops += fwd.flops;

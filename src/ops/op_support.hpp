@@ -32,7 +32,9 @@ void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::strin
 
 // A memory-bound kernel over `elements` elements: reads `reads` tensors, writes `writes` tensors of that size,
 // `flops_per_element` arithmetic each. Backward reads `reads + 1` and writes `reads` (gradient per input).
+// `row_length` is the reduced dim of a row-wise kernel (norm, softmax), which decides its launch shape.
 void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family, const std::string& op,
-                double elements, double reads, double writes, double flops_per_element, bool with_backward = true);
+                double elements, double reads, double writes, double flops_per_element, bool with_backward = true,
+                std::int64_t row_length = 0);
 
 }  // namespace prenet::ops

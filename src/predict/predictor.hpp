@@ -29,6 +29,19 @@ public:
 double roofline_bound_ms(const Kernel& kernel, const HardwareSpec& hw);
 bool uses_matrix_units(Family family);
 
-std::unique_ptr<KernelPredictor> make_predictor(const std::string& name);  // throws Error for unknown names
+// A non-owning view of a long-lived predictor.
+class SharedPredictor : public KernelPredictor {
+public:
+    explicit SharedPredictor(const KernelPredictor& inner) : inner_(inner) {}
+    std::string name() const override { return inner_.name(); }
+    double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override { return inner_.kernel_ms(k, hw); }
+    const KernelPredictor& inner() const { return inner_; }
+
+private:
+    const KernelPredictor& inner_;
+};
+
+std::unique_ptr<KernelPredictor> make_predictor(const std::string& name);  // learned | roofline; throws Error
+std::string default_predictor_name();  // learned when fitted models are built in
 
 }  // namespace prenet

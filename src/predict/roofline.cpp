@@ -20,9 +20,5 @@ double RooflinePredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw
     return roofline_bound_ms(kernel, hw) + kLaunchMs;
 }
 
-std::unique_ptr<KernelPredictor> make_predictor(const std::string& name) {
-    if (name == "roofline") return std::make_unique<RooflinePredictor>();
-    throw Error("unknown predictor '" + name + "' (available: roofline)");
-}
 
 }  // namespace prenet

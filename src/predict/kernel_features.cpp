@@ -1,0 +1,110 @@
+#include "predict/kernel_features.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "predict/predictor.hpp"
+
+namespace prenet {
+namespace {
+
+double lg(double x) { return std::log10(std::max(x, 1e-12)); }
+
+// Output tile assumed for wave counting; the library picks among several, 128x128 is the common large one.
+constexpr double kTile = 128;
+// Elements one thread block of a vectorised elementwise kernel covers (128 threads x 4 elements x unroll).
+constexpr double kVectorBlock = 2048;
+
+double wave_efficiency(const GemmView& g, double tile_m, double tile_n, double units) {
+    double blocks = g.batch * std::ceil(g.m / tile_m) * std::ceil(g.n / tile_n);
+    return blocks / (std::ceil(blocks / units) * units);
+}
+
+}  // namespace
+
+std::string model_family(Family f) {
+    switch (f) {
+        case Family::gemm:
+        case Family::attention:
+        case Family::rnn: return "gemm";
+        case Family::conv: return "conv";
+        case Family::norm: return "norm";
+        case Family::softmax: return "softmax";
+        default: return "elementwise";
+    }
+}
+
+GemmView gemm_view(const Kernel& k) {
+    GemmView g;
+    if (k.family == Family::conv && k.conv_dims.size() >= 10) {
+        const auto& d = k.conv_dims;  // n, c, h, w, k, r, s, stride, pad, groups
+        double out_h = std::floor((d[2] + 2.0 * d[8] - d[5]) / std::max<double>(1, d[7])) + 1;
+        double out_w = std::floor((d[3] + 2.0 * d[8] - d[6]) / std::max<double>(1, d[7])) + 1;
+        g.m = std::max(1.0, d[0] * out_h * out_w);
+        g.n = std::max<double>(1, d[4]);
+        g.k = std::max<double>(1, double(d[1]) / std::max<double>(1, d[9]) * d[5] * d[6]);
+        return g;
+    }
+    if (!uses_matrix_units(k.family)) {  // rows x row length for row-wise kernels, else a flat vector
+        g.m = k.n > 0 ? std::max<double>(1, k.m) : std::max<double>(1, k.elements);
+        g.n = k.n > 0 ? double(k.n) : 1;
+        return g;
+    }
+    if (k.m > 0) {
+        g.batch = std::max<double>(1, k.batch);
+        g.m = double(k.m), g.n = std::max<double>(1, k.n), g.k = std::max<double>(1, k.k);
+        return g;
+    }
+    g.m = std::max<double>(1, k.elements);
+    return g;
+}
+
+const std::vector<std::string>& kernel_feature_names() {
+    static const std::vector<std::string> names = {
+        "log_flops",        "log_bytes",       "log_intensity",  "log_intensity_over_ridge", "log_compute_ms",
+        "log_memory_ms",    "log_bound_ms",    "log_peak_flops", "log_bandwidth",            "log_compute_units",
+        "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
+        "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
+        "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128"};
+    return names;
+}
+
+std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
+    bool matrix = uses_matrix_units(k.family);
+    double peak = matrix ? hw.matmul_flops(k.precision) : hw.vector_flops();
+    double bw = hw.bandwidth_bytes_per_s();
+    double flops = std::max(k.flops, 1.0), bytes = std::max(k.bytes, 1.0);
+    double compute_ms = 1e3 * flops / peak, memory_ms = 1e3 * bytes / bw;
+    double units = std::max(hw.compute_units, 1.0);
+    GemmView g = gemm_view(k);
+    double blocks = matrix ? g.batch * std::ceil(g.m / kTile) * std::ceil(g.n / kTile)
+                           : std::ceil(std::max<double>(k.elements, 1) / kVectorBlock);
+    double waves = std::ceil(blocks / units);
+    double l2_bytes = std::max(hw.l2_cache_mb, 0.5) * 1e6;
+    return {lg(flops),
+            lg(bytes),
+            lg(flops / bytes),
+            lg((flops / bytes) / (peak / bw)),
+            lg(compute_ms),
+            lg(memory_ms),
+            lg(std::max(compute_ms, memory_ms)),
+            lg(peak),
+            lg(bw),
+            lg(units),
+            lg(std::max(hw.boost_clock_mhz, 100.0)),
+            lg(l2_bytes / 1e6),
+            lg(bytes / l2_bytes),
+            blocks / (waves * units),
+            lg(blocks / units),
+            lg(g.m),
+            lg(g.n),
+            lg(g.k),
+            lg(g.batch),
+            matmul_input_bytes(k.precision),
+            lg(std::max(hw.tdp_w, 1.0) / (peak / 1e12)),
+            lg(bw / units),
+            matrix ? wave_efficiency(g, 64, 64, units) : 1.0,
+            matrix ? wave_efficiency(g, 256, 128, units) : 1.0};
+}
+
+}  // namespace prenet

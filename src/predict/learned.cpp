@@ -1,0 +1,108 @@
+#include "predict/learned.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/embedded.hpp"
+#include "core/error.hpp"
+#include "predict/kernel_features.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+// Beyond a slowdown of 10^4 against the bound a prediction is extrapolating nonsense; cap it.
+constexpr double kMaxLogSlowdown = 4.0;
+
+LearnedPredictor::LearnedPredictor(const json& models) {
+    if (!models.is_object() || !models.contains("families") || !models["families"].is_object())
+        throw Error("kernel models: expected an object with 'families'");
+    for (auto it = models["families"].begin(); it != models["families"].end(); ++it) {
+        FamilyModel m;
+        m.regressor = regressor_from_json(it.value().at("model"));
+        m.floor_ms = it.value().value("floor_ms", 0.0);
+        if (!(m.floor_ms >= 0) || m.floor_ms > 1e3) throw Error("kernel models: bad floor_ms for " + it.key());
+        const auto& all = kernel_feature_names();
+        for (const auto& name : it.value().value("features", json(all))) {
+            auto pos = std::find(all.begin(), all.end(), name.get<std::string>());
+            if (pos == all.end()) throw Error("kernel models: unknown feature '" + name.get<std::string>() + "'");
+            m.columns.push_back(int(pos - all.begin()));
+        }
+        if (auto* trees = dynamic_cast<TreeEnsemble*>(m.regressor.get()))
+            for (const auto& t : trees->trees)
+                for (int f : t.feature)
+                    if (f >= int(m.columns.size())) throw Error("kernel models: feature index out of range");
+        if (auto* ridge = dynamic_cast<RidgeModel*>(m.regressor.get()))
+            if (ridge->weights.size() != m.columns.size()) throw Error("kernel models: ridge size mismatch");
+        const json& v = it.value().value("validation", json::object());
+        for (const auto& id : it.value().value("devices", json::array())) {
+            for (const auto& h : hardware_catalogue())
+                if (h.id == id) {
+                    double lp = std::log10(h.vector_flops()), lb = std::log10(h.bandwidth_bytes_per_s());
+                    log_peak_range_[0] = std::min(log_peak_range_[0], lp), log_peak_range_[1] = std::max(log_peak_range_[1], lp);
+                    log_bandwidth_range_[0] = std::min(log_bandwidth_range_[0], lb);
+                    log_bandwidth_range_[1] = std::max(log_bandwidth_range_[1], lb);
+                }
+        }
+        m.median_ape = v.value("median_ape", 0.0);
+        m.p90_ape = v.value("p90_ape", 0.0);
+        families_[it.key()] = std::move(m);
+    }
+}
+
+double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const {
+    auto it = families_.find(model_family(kernel.family));
+    if (it == families_.end()) it = families_.find("elementwise");
+    if (it == families_.end()) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(roofline_bound_ms(kernel, hw), 1e-9));
+    std::vector<double> all = kernel_features(kernel, hw), x;
+    for (int c : it->second.columns) x.push_back(all[size_t(c)]);
+    double g = it->second.regressor->predict(x);
+    return std::clamp(g, 0.0, kMaxLogSlowdown);
+}
+
+double LearnedPredictor::floor_ms(const Kernel& kernel) const {
+    auto it = families_.find(model_family(kernel.family));
+    if (it == families_.end()) it = families_.find("elementwise");
+    return it == families_.end() ? RooflinePredictor::kLaunchMs : it->second.floor_ms;
+}
+
+double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
+    if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
+    return (roofline_bound_ms(kernel, hw) + floor_ms(kernel)) * std::pow(10.0, log_slowdown(kernel, hw));
+}
+
+namespace {
+double outside(double x, const double range[2]) {
+    if (range[0] > range[1]) return 0;
+    return std::max({0.0, range[0] - x, x - range[1]});
+}
+}  // namespace
+
+double LearnedPredictor::relative_uncertainty(const std::map<std::string, double>& ms_by_family,
+                                              const HardwareSpec& hw) const {
+    double total = 0, weighted = 0;
+    for (const auto& [name, ms] : ms_by_family) {
+        Family f = Family::elementwise;
+        for (Family g : {Family::gemm, Family::conv, Family::norm, Family::softmax, Family::attention, Family::rnn})
+            if (name == to_string(g)) f = g;
+        auto it = families_.find(model_family(f));
+        double p90 = it == families_.end() ? 0.5 : it->second.p90_ape;
+        total += ms, weighted += ms * p90;
+    }
+    double base = total > 0 ? weighted / total : 0.5;
+    // Each decade outside the fitted range doubles the range: extrapolation is where learned models fail.
+    double distance = std::max(outside(std::log10(hw.vector_flops()), log_peak_range_),
+                               outside(std::log10(hw.bandwidth_bytes_per_s()), log_bandwidth_range_));
+    return base * (1.0 + 10.0 * distance);
+}
+
+const json* embedded_kernel_models() {
+    static const json models = [] {
+        for (const auto& f : embedded_files())
+            if (f.path == "models/kernels.json") return json::parse(f.contents, nullptr, false);
+        return json();
+    }();
+    return models.is_object() ? &models : nullptr;
+}
+
+}  // namespace prenet

@@ -1,0 +1,40 @@
+#pragma once
+// The learned predictor: per kernel family, time = (roofline bound + latency floor) x 10^g(features), where
+// g >= 0 is a fitted regressor of the log slowdown (so 1 / 10^g is the efficiency, in (0, 1]) and the floor is
+// the family's smallest measured time (launch and dispatch). It never predicts faster than the physical bound
+// of the device it is asked about.
+#include <map>
+#include <memory>
+
+#include "predict/predictor.hpp"
+#include "predict/regressor.hpp"
+
+namespace prenet {
+
+class LearnedPredictor : public KernelPredictor {
+public:
+    explicit LearnedPredictor(const nlohmann::json& models);  // the document in models/kernels.json
+    std::string name() const override { return "learned"; }
+    double kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const override;
+    // Log10 of the predicted slowdown against the bound (>= 0).
+    double log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const;
+    double floor_ms(const Kernel& kernel) const;
+    // Relative half-width of the range a step time carries: the 90th-percentile validation error of the
+    // families weighted by their share of the step, widened by how far the device's peak and bandwidth lie
+    // outside those of the devices the models were fitted on.
+    double relative_uncertainty(const std::map<std::string, double>& ms_by_family, const HardwareSpec& hw) const;
+
+private:
+    struct FamilyModel {
+        std::unique_ptr<Regressor> regressor;
+        double floor_ms = 0, median_ape = 0, p90_ape = 0;
+        std::vector<int> columns;  // indices into kernel_feature_names()
+    };
+    std::map<std::string, FamilyModel> families_;
+    double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};
+};
+
+// The fitted models compiled into the binary (models/kernels.json), or null if none were fitted.
+const nlohmann::json* embedded_kernel_models();
+
+}  // namespace prenet

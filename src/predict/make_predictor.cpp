@@ -1,0 +1,21 @@
+#include "core/error.hpp"
+#include "predict/learned.hpp"
+#include "predict/predictor.hpp"
+
+namespace prenet {
+
+std::string default_predictor_name() { return embedded_kernel_models() ? "learned" : "roofline"; }
+
+std::unique_ptr<KernelPredictor> make_predictor(const std::string& name) {
+    if (name == "roofline") return std::make_unique<RooflinePredictor>();
+    if (name == "learned") {
+        const nlohmann::json* models = embedded_kernel_models();
+        if (!models) throw Error("no fitted kernel models are built in (models/kernels.json); run `prenet fit`");
+        // Parsing the trees takes a few milliseconds: build the predictor once and share it.
+        static const LearnedPredictor shared(*models);
+        return std::make_unique<SharedPredictor>(shared);
+    }
+    throw Error("unknown predictor '" + name + "' (available: learned, roofline)");
+}
+
+}  // namespace prenet

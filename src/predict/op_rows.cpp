@@ -1,0 +1,134 @@
+#include "predict/op_rows.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "core/error.hpp"
+
+namespace prenet {
+namespace {
+
+double dim(const DimMap& dims, const std::string& op, const char* key) {
+    auto it = dims.find(key);
+    if (it == dims.end()) throw Error("op '" + op + "' needs column '" + key + "'");
+    double x = it->second;
+    if (!(x >= 0) || x != std::floor(x) || x > 1e15)
+        throw Error("op '" + op + "': column '" + key + "' must be a non-negative integer");
+    return x;
+}
+
+const std::set<std::string> kBinary = {"add", "mul", "div", "pow"};
+const std::set<std::string> kUnary = {"addu", "mulu", "divu", "powu", "gelu", "relu", "tanh"};
+
+double unary_flops(const std::string& op) {
+    if (op == "gelu") return 14;
+    if (op == "tanh") return 8;
+    if (op == "pow" || op == "powu") return 10;
+    if (op == "div" || op == "divu") return 4;
+    return 1;
+}
+
+const char* kDimColumns[] = {"b", "m", "n", "k", "h", "in_channels", "out_channels", "kernel_size", "input_size",
+                             "stride", "padding"};
+
+}  // namespace
+
+double parse_number(const std::string& s, const std::string& where) {
+    try {
+        size_t used = 0;
+        double x = std::stod(s, &used);
+        if (used != s.size()) throw std::invalid_argument(s);
+        return x;
+    } catch (const std::exception&) {
+        throw Error(where + ": '" + s + "' is not a number");
+    }
+}
+
+bool is_known_row_op(const std::string& op) {
+    return op == "linear" || op == "bmm" || op == "conv" || op == "ln" || op == "softmax" || kBinary.count(op) ||
+           kUnary.count(op);
+}
+
+Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
+    Kernel k;
+    k.op = op;
+    k.precision = p;
+    double in_b = matmul_input_bytes(p), out_b = activation_bytes(p);
+    if (op == "linear" || op == "bmm") {
+        double b = dim(dims, op, "b"), m = dim(dims, op, "m"), n = dim(dims, op, "n"), kk = dim(dims, op, "k");
+        k.family = Family::gemm;
+        // A linear layer shares its weight across the batch: one (b*m x k)(k x n) product.
+        bool shared_weight = op == "linear";
+        k.batch = shared_weight ? 1 : std::int64_t(b);
+        k.m = std::int64_t(shared_weight ? b * m : m);
+        k.n = std::int64_t(n);
+        k.k = std::int64_t(kk);
+        k.flops = 2 * b * m * n * kk;
+        k.bytes = (b * m * kk + (shared_weight ? 1 : b) * kk * n) * in_b + b * m * n * out_b;
+        return k;
+    }
+    if (op == "conv") {
+        double b = dim(dims, op, "b"), c = dim(dims, op, "in_channels"), o = dim(dims, op, "out_channels");
+        double r = dim(dims, op, "kernel_size"), s = dim(dims, op, "input_size"), st = dim(dims, op, "stride");
+        double pad = dim(dims, op, "padding");
+        if (st <= 0 || s + 2 * pad < r) throw Error("op 'conv': kernel larger than the padded input");
+        double out = std::floor((s + 2 * pad - r) / st) + 1;
+        k.family = Family::conv;
+        k.conv_dims = {std::int64_t(b), std::int64_t(c), std::int64_t(s), std::int64_t(s), std::int64_t(o),
+                       std::int64_t(r), std::int64_t(r), std::int64_t(st), std::int64_t(pad), 1};
+        k.flops = 2 * b * out * out * o * c * r * r;
+        k.bytes = (b * c * s * s + o * c * r * r) * in_b + b * o * out * out * out_b;
+        return k;
+    }
+    double b = dim(dims, op, "b"), h = dim(dims, op, "h"), n = b * h;
+    k.elements = std::int64_t(n);
+    k.precision = p == Precision::tf32 ? Precision::fp32 : p == Precision::fp8 ? Precision::bf16 : p;
+    if (op == "ln" || op == "softmax") {
+        k.family = op == "ln" ? Family::norm : Family::softmax;
+        k.m = std::int64_t(b);
+        k.n = std::int64_t(h);
+        k.flops = (op == "ln" ? 7 : 5) * n;
+        k.bytes = 2 * n * out_b + (op == "ln" ? 2 * h * 4 : 0);
+        return k;
+    }
+    k.family = Family::elementwise;
+    if (kBinary.count(op)) {
+        k.flops = unary_flops(op) * n;
+        k.bytes = 3 * n * out_b;
+        return k;
+    }
+    if (kUnary.count(op)) {
+        k.flops = unary_flops(op) * n;
+        k.bytes = 2 * n * out_b;
+        return k;
+    }
+    throw Error("unknown op '" + op + "' (known: linear, bmm, conv, ln, softmax, add, mul, div, pow, addu, mulu, "
+                "divu, powu, gelu, relu, tanh)");
+}
+
+std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin) {
+    int op_col = t.column("op"), prec_col = t.column("precision");
+    if (op_col < 0) throw Error(origin + ": no 'op' column");
+    std::vector<std::pair<std::string, int>> dims;
+    for (const char* d : kDimColumns)
+        if (t.column(d) >= 0) dims.emplace_back(d, t.column(d));
+    std::vector<Kernel> out;
+    out.reserve(t.rows.size());
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+        const auto& row = t.rows[r];
+        std::string where = origin + " row " + std::to_string(r + 2);
+        DimMap values;
+        for (const auto& [name, col] : dims)
+            if (!row[col].empty()) values[name] = parse_number(row[col], where);
+        Precision p = prec_col >= 0 && !row[prec_col].empty() ? parse_precision(row[prec_col]) : precision;
+        try {
+            out.push_back(kernel_from_row(row[op_col], values, p));
+        } catch (const Error& e) {
+            throw Error(where + ": " + e.what());
+        }
+    }
+    return out;
+}
+
+}  // namespace prenet

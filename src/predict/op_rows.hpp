@@ -1,0 +1,25 @@
+#pragma once
+// Kernels described as rows of a measurement table (the NeuSight layout: an `op` column and its dims), as
+// `prenet kernels --csv` reads them and as the fitting data stores them.
+#include <map>
+#include <string>
+
+#include "core/csv.hpp"
+#include "ops/kernel.hpp"
+
+namespace prenet {
+
+using DimMap = std::map<std::string, double>;
+
+// op: linear, bmm (b, m, n, k); conv (b, in_channels, out_channels, kernel_size, input_size, stride, padding);
+// ln, softmax, add, mul, div, pow (two inputs), addu, mulu, divu, powu (tensor and scalar), gelu, relu, tanh
+// (b, h). Throws Error for unknown ops or missing dims.
+Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision precision);
+bool is_known_row_op(const std::string& op);
+
+// Kernels of a table in the NeuSight layout (column `op`, its dims, optional `precision`); other columns are
+// ignored. `precision` is the default for rows without one.
+std::vector<Kernel> kernels_from_table(const CsvTable& table, Precision precision, const std::string& origin);
+double parse_number(const std::string& text, const std::string& where);
+
+}  // namespace prenet

@@ -1,0 +1,540 @@
+// Contract tests of the `prenet` command line: JSON shapes and types, consistency of the numbers, and the
+// behaviour on bad input (exit status 2, one `prenet: error:` line on stderr, nothing on stdout).
+// The binary is $PRENET, or build/prenet under the repository root.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
+
+// ---- helpers ----------------------------------------------------------------------------------------------
+
+function prenet(...args) {
+  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  if (r.error) throw r.error;
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+// Runs a command that must succeed and print one JSON document.
+function json(...args) {
+  const r = prenet(...args);
+  assert.equal(r.signal, null, `prenet ${args.join(' ')} died of ${r.signal}`);
+  assert.equal(r.status, 0, `prenet ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  assert.equal(r.stderr, '', `prenet ${args.join(' ')} wrote to stderr: ${r.stderr}`);
+  try {
+    return JSON.parse(r.stdout);
+  } catch (e) {
+    assert.fail(`prenet ${args.join(' ')} printed invalid JSON (${e.message}): ${r.stdout.slice(0, 500)}`);
+  }
+}
+
+const predict = (...args) => json('predict', ...args, '--json');
+
+// A command that must fail through the error path: exit 2, empty stdout, one line on stderr.
+function assertFails(args, pattern) {
+  const r = prenet(...args);
+  const what = `prenet ${args.join(' ')}`;
+  assert.equal(r.signal, null, `${what} died of ${r.signal}`);
+  assert.equal(r.status, 2, `${what} exited ${r.status} (want 2); stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '', `${what} printed to stdout: ${r.stdout.slice(0, 300)}`);
+  assert.match(r.stderr, /^prenet: error: \S.*\n$/, `${what}: stderr is not one 'prenet: error:' line: ${r.stderr}`);
+  assert.equal(r.stderr.split('\n').length, 2, `${what}: stderr has more than one line: ${r.stderr}`);
+  if (pattern) assert.match(r.stderr, pattern, `${what}: message does not match ${pattern}: ${r.stderr}`);
+  return r.stderr;
+}
+
+const isFinitePositive = (x) => typeof x === 'number' && Number.isFinite(x) && x > 0;
+const isFiniteNonNegative = (x) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
+
+function assertPositive(x, what) {
+  assert.ok(isFinitePositive(x), `${what} must be a finite positive number, got ${JSON.stringify(x)}`);
+}
+function assertNonNegative(x, what) {
+  assert.ok(isFiniteNonNegative(x), `${what} must be a finite non-negative number, got ${JSON.stringify(x)}`);
+}
+function assertClose(actual, expected, rel, what) {
+  const scale = Math.max(Math.abs(actual), Math.abs(expected), Number.MIN_VALUE);
+  assert.ok(Math.abs(actual - expected) <= rel * scale, `${what}: ${actual} != ${expected} (relative ${rel})`);
+}
+
+// Checks every field the contract names in one `predict --json` result.
+function checkResult(r, { language } = {}) {
+  assert.equal(typeof r.hardware, 'string');
+  assert.ok(r.hardware.length > 0);
+  const where = `result for ${r.hardware}`;
+  const s = r.step;
+  assert.equal(typeof s, 'object', `${where}: step`);
+  assertPositive(s.forward_ms, `${where}: step.forward_ms`);
+  assertPositive(s.backward_ms, `${where}: step.backward_ms`);
+  assertPositive(s.optimizer_ms, `${where}: step.optimizer_ms`);
+  assertNonNegative(s.communication_ms, `${where}: step.communication_ms`);
+  assertPositive(s.total_ms, `${where}: step.total_ms`);
+  assertClose(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms, 1e-9,
+    `${where}: total_ms is the sum of its parts`);
+  const t = r.throughput;
+  assert.equal(typeof t, 'object', `${where}: throughput`);
+  assertPositive(t.samples_per_s, `${where}: throughput.samples_per_s`);
+  assert.ok('tokens_per_s' in t, `${where}: throughput.tokens_per_s is missing`);
+  if (language) assertPositive(t.tokens_per_s, `${where}: throughput.tokens_per_s`);
+  else assert.ok(t.tokens_per_s === null || isFinitePositive(t.tokens_per_s), `${where}: tokens_per_s`);
+  const m = r.memory;
+  assert.equal(typeof m, 'object', `${where}: memory`);
+  assertPositive(m.peak_bytes_per_device, `${where}: memory.peak_bytes_per_device`);
+  assertPositive(m.capacity_bytes, `${where}: memory.capacity_bytes`);
+  assert.equal(typeof m.fits, 'boolean', `${where}: memory.fits`);
+  assert.equal(m.fits, m.peak_bytes_per_device <= m.capacity_bytes, `${where}: fits agrees with the byte counts`);
+}
+
+function checkPrediction(doc, opts) {
+  assert.equal(typeof doc.model, 'object');
+  assert.equal(typeof doc.model.name, 'string');
+  assert.ok(doc.model.name.length > 0);
+  assert.ok(Number.isInteger(doc.model.params) && doc.model.params > 0, `model.params ${doc.model.params}`);
+  assert.equal(typeof doc.settings, 'object');
+  assert.ok(Number.isInteger(doc.settings.batch) && doc.settings.batch >= 1, 'settings.batch');
+  assert.ok(['fp32', 'tf32', 'fp16', 'bf16', 'fp8'].includes(doc.settings.precision), 'settings.precision');
+  assert.ok(['sgd', 'adam', 'adamw'].includes(doc.settings.optimizer), 'settings.optimizer');
+  assert.ok(Array.isArray(doc.results) && doc.results.length > 0, 'results is a non-empty array');
+  for (const r of doc.results) checkResult(r, opts);
+}
+
+const byId = (doc) => Object.fromEntries(doc.results.map((r) => [r.hardware, r]));
+
+// ---- fixtures written to a temporary directory -------------------------------------------------------------
+
+let dir;
+const file = (name) => join(dir, name);
+const mlp = {
+  name: 'mlp',
+  input: { shape: [784] },
+  layers: [
+    { type: 'linear', out_features: 256 },
+    { type: 'activation', function: 'relu' },
+    { type: 'linear', out_features: 10 },
+    { type: 'cross_entropy' },
+  ],
+};
+const mlpParams = 784 * 256 + 256 + 256 * 10 + 10;
+const gpt2Config = {
+  model_type: 'gpt2',
+  n_embd: 128,
+  n_layer: 2,
+  n_head: 4,
+  vocab_size: 1000,
+  n_positions: 256,
+};
+// GPT-2 with tied LM head: token + position embeddings, per block 2 LayerNorms, c_attn, c_proj, c_fc, mlp
+// c_proj (all with biases), and the final LayerNorm.
+const gpt2Params = (() => {
+  const d = 128, v = 1000, p = 256, L = 2;
+  const block = 2 * (2 * d) + (d * 3 * d + 3 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d);
+  return v * d + p * d + L * block + 2 * d;
+})();
+const customSheet = {
+  id: 'my-test-accel',
+  name: 'Test Accelerator',
+  peak_tflops: { fp32: 20 },
+  memory: { capacity_gb: 24, bandwidth_gbps: 900 },
+};
+
+before(() => {
+  assert.ok(existsSync(binary), `${binary} not found; build it (ninja -C build) or set PRENET`);
+  dir = mkdtempSync(join(tmpdir(), 'prenet-cli-'));
+  writeFileSync(file('mlp.json'), JSON.stringify(mlp));
+  writeFileSync(file('config.json'), JSON.stringify(gpt2Config));
+  writeFileSync(file('accel.json'), JSON.stringify(customSheet));
+  writeFileSync(file('malformed.json'), '{"name": "mlp", "layers": [');
+  writeFileSync(file('bad-layer.json'),
+    JSON.stringify({ name: 'bad', input: { shape: [784] }, layers: [{ type: 'linear', out_features: -5 }] }));
+  writeFileSync(file('unknown-layer.json'),
+    JSON.stringify({ name: 'bad', input: { shape: [784] }, layers: [{ type: 'warp_drive' }] }));
+  writeFileSync(file('bad-sheet.json'),
+    JSON.stringify({ id: 'broken', peak_tflops: { fp32: 10 }, memory: { capacity_gb: 16, bandwidth_gbps: -1 } }));
+  // Valid but absurd: the peaks and bandwidth are denormal, so a step would take infinitely long.
+  writeFileSync(file('absurd-sheet.json'),
+    '{"id": "absurd", "peak_tflops": {"fp32": 1e-320}, "memory": {"capacity_gb": 16, "bandwidth_gbps": 1e-320}}');
+  writeFileSync(file('huge.json'), JSON.stringify({
+    name: 'huge',
+    input: { shape: [4611686018427387904] },
+    layers: [{ type: 'linear', out_features: 4611686018427387904 }],
+  }));
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// ---- catalogue commands ------------------------------------------------------------------------------------
+
+let catalogueIds;
+const hardwareIds = () => {
+  if (!catalogueIds) catalogueIds = json('hardware', '--json').hardware.map((h) => h.id);
+  return catalogueIds;
+};
+
+describe('hardware', () => {
+  test('--json lists the catalogue with ids, names and datasheet figures', () => {
+    const doc = json('hardware', '--json');
+    assert.ok(Array.isArray(doc.hardware));
+    assert.ok(doc.hardware.length >= 33, `only ${doc.hardware.length} accelerators`);
+    const ids = new Set();
+    for (const h of doc.hardware) {
+      assert.match(h.id, /^[a-z0-9][a-z0-9.-]*$/);
+      assert.ok(!ids.has(h.id), `duplicate id ${h.id}`);
+      ids.add(h.id);
+      assert.equal(typeof h.name, 'string');
+      assertPositive(h.memory_gb, `${h.id} memory_gb`);
+      assertPositive(h.bandwidth_gbps, `${h.id} bandwidth_gbps`);
+      assert.equal(typeof h.peak_tflops, 'object');
+    }
+    for (const id of ['t4', 'a100-sxm4-80gb', 'h100-sxm5-80gb', 'mi300x', 'tpu-v5p', 'gaudi2']) assert.ok(ids.has(id), id);
+  });
+
+  test('table output names every accelerator', () => {
+    const r = prenet('hardware');
+    assert.equal(r.status, 0);
+    for (const id of hardwareIds()) assert.ok(r.stdout.includes(id), `table lacks ${id}`);
+  });
+});
+
+describe('zoo', () => {
+  test('--json lists models with ids and domains', () => {
+    const doc = json('zoo', '--json');
+    assert.ok(Array.isArray(doc.models) && doc.models.length > 10);
+    const ids = doc.models.map((m) => m.id);
+    for (const id of ['resnet18', 'gpt2', 'llama2-70b', 'llama3.1-405b']) assert.ok(ids.includes(id), id);
+    for (const m of doc.models) {
+      assert.equal(typeof m.id, 'string');
+      assert.equal(typeof m.domain, 'string');
+      assert.equal(typeof m.description, 'string');
+    }
+  });
+
+  test('table output names the models', () => {
+    const r = prenet('zoo');
+    assert.equal(r.status, 0);
+    assert.match(r.stdout, /resnet18/);
+    assert.match(r.stdout, /gpt2/);
+  });
+});
+
+// ---- predict -----------------------------------------------------------------------------------------------
+
+describe('predict', () => {
+  test('a zoo model on one accelerator has the contract shape', () => {
+    const doc = predict('--model', 'gpt2', '--hardware', 'a100-sxm4-80gb');
+    checkPrediction(doc, { language: true });
+    assert.equal(doc.model.name, 'gpt2');
+    assert.equal(doc.results.length, 1);
+    assert.equal(doc.results[0].hardware, 'a100-sxm4-80gb');
+    const r = doc.results[0];
+    assertClose(r.throughput.samples_per_s, doc.settings.batch / (r.step.total_ms / 1e3), 1e-9, 'samples_per_s');
+    assertClose(r.throughput.tokens_per_s, r.throughput.samples_per_s * doc.settings.seq, 1e-9, 'tokens_per_s');
+    assertClose(r.memory.capacity_bytes, 80e9, 1e-9, 'A100 80GB capacity');
+  });
+
+  test('settings report the defaults that were assumed', () => {
+    const s = predict('--model', 'gpt2', '--hardware', 't4').settings;
+    assert.equal(s.batch, 1);
+    assert.equal(s.precision, 'fp32');
+    assert.equal(s.optimizer, 'adamw');
+    assert.ok(Number.isInteger(s.seq) && s.seq > 0, `settings.seq ${s.seq}`);
+    const v = predict('--model', 'resnet18', '--hardware', 't4').settings;
+    assert.equal(v.image, 224);
+  });
+
+  test('settings echo the options given', () => {
+    const s = predict('--model', 'gpt2', '--hardware', 't4', '--batch', '8', '--seq', '512', '--precision', 'bf16',
+      '--optimizer', 'sgd').settings;
+    assert.equal(s.batch, 8);
+    assert.equal(s.seq, 512);
+    assert.equal(s.precision, 'bf16');
+    assert.equal(s.optimizer, 'sgd');
+    assert.equal(predict('--model', 'resnet18', '--hardware', 't4', '--image', '160').settings.image, 160);
+  });
+
+  test('a vision model has positive samples/s', () => {
+    const doc = predict('--model', 'resnet18', '--hardware', 'a100-sxm4-80gb', '--batch', '32');
+    checkPrediction(doc);
+    assert.equal(doc.settings.batch, 32);
+  });
+
+  test('--hardware all returns every catalogue id, once', () => {
+    const doc = predict('--model', 'gpt2', '--hardware', 'all');
+    checkPrediction(doc, { language: true });
+    const got = doc.results.map((r) => r.hardware).sort();
+    assert.deepEqual(got, [...hardwareIds()].sort());
+  });
+
+  test('the default hardware is all', () => {
+    const doc = predict('--model', 'gpt2');
+    assert.deepEqual(doc.results.map((r) => r.hardware).sort(), [...hardwareIds()].sort());
+  });
+
+  test('a comma list returns exactly those accelerators in order', () => {
+    const doc = predict('--model', 'gpt2', '--hardware', 't4,h100-sxm5-80gb,tpu-v4');
+    checkPrediction(doc, { language: true });
+    assert.deepEqual(doc.results.map((r) => r.hardware), ['t4', 'h100-sxm5-80gb', 'tpu-v4']);
+  });
+
+  test('a faster accelerator predicts a shorter step', () => {
+    const r = byId(predict('--model', 'gpt2', '--hardware', 't4,h100-sxm5-80gb', '--batch', '8'));
+    assert.ok(r['h100-sxm5-80gb'].step.total_ms < r.t4.step.total_ms);
+  });
+
+  test('a custom spec file with plain numbers appears in the results', () => {
+    const doc = predict('--model', 'gpt2', '--hardware', file('accel.json'));
+    checkPrediction(doc, { language: true });
+    assert.equal(doc.results.length, 1);
+    const r = doc.results[0];
+    assert.equal(r.hardware, 'my-test-accel');
+    assertClose(r.memory.capacity_bytes, 24e9, 1e-9, 'custom capacity');
+  });
+
+  test('a comma list may mix catalogue ids and spec files', () => {
+    const doc = predict('--model', 'gpt2', '--hardware', `t4,${file('accel.json')},a10`);
+    checkPrediction(doc, { language: true });
+    assert.deepEqual(doc.results.map((r) => r.hardware), ['t4', 'my-test-accel', 'a10']);
+  });
+
+  test('a layers-JSON file is costed with the right parameter count', () => {
+    const doc = predict('--model', file('mlp.json'), '--hardware', 't4', '--batch', '64');
+    checkPrediction(doc);
+    assert.equal(doc.model.name, 'mlp');
+    assert.equal(doc.model.params, mlpParams);
+  });
+
+  test('a Hugging Face config.json is costed', () => {
+    const doc = predict('--model', file('config.json'), '--hardware', 'a10', '--batch', '2');
+    checkPrediction(doc, { language: true });
+    assert.equal(doc.model.params, gpt2Params);
+    assert.equal(doc.settings.seq, 256, 'the default sequence is n_positions');
+  });
+
+  test('step time grows with batch and samples/s is reported for each', () => {
+    const sizes = [1, 8, 64];
+    const results = sizes.map((b) => predict('--model', 'gpt2', '--hardware', 'a100-sxm4-80gb', '--batch', String(b)));
+    for (let i = 0; i < sizes.length; ++i) {
+      assert.equal(results[i].settings.batch, sizes[i]);
+      assertPositive(results[i].results[0].throughput.samples_per_s, `samples_per_s at batch ${sizes[i]}`);
+    }
+    for (let i = 1; i < sizes.length; ++i) {
+      const prev = results[i - 1].results[0], cur = results[i].results[0];
+      assert.ok(cur.step.total_ms > prev.step.total_ms, `step at batch ${sizes[i]} not longer than at ${sizes[i - 1]}`);
+      assert.ok(cur.step.forward_ms > prev.step.forward_ms, 'forward grows with batch');
+      assert.ok(cur.memory.peak_bytes_per_device > prev.memory.peak_bytes_per_device, 'memory grows with batch');
+      // The learned efficiency is piecewise (trees), so allow a small wobble, not a real loss.
+      assert.ok(cur.throughput.samples_per_s >= prev.throughput.samples_per_s * 0.97,
+        'larger batches do not lose throughput');
+    }
+  });
+
+  test('the sequence length changes the step time', () => {
+    const short = predict('--model', 'gpt2', '--hardware', 't4', '--seq', '128').results[0];
+    const long = predict('--model', 'gpt2', '--hardware', 't4', '--seq', '1024').results[0];
+    assert.ok(long.step.total_ms > short.step.total_ms);
+  });
+
+  test('bf16 is faster than fp32 on an H100', () => {
+    const args = ['--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--batch', '8'];
+    const fp32 = predict(...args, '--precision', 'fp32');
+    const bf16 = predict(...args, '--precision', 'bf16');
+    assert.equal(bf16.settings.precision, 'bf16');
+    checkPrediction(bf16, { language: true });
+    assert.ok(bf16.results[0].step.total_ms < fp32.results[0].step.total_ms,
+      `bf16 ${bf16.results[0].step.total_ms} ms, fp32 ${fp32.results[0].step.total_ms} ms`);
+  });
+
+  test('every precision and optimizer is accepted', () => {
+    for (const p of ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'])
+      checkPrediction(predict('--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--precision', p), { language: true });
+    for (const o of ['sgd', 'adam', 'adamw'])
+      checkPrediction(predict('--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--optimizer', o), { language: true });
+  });
+
+  test('SGD needs less memory than AdamW', () => {
+    const sgd = predict('--model', 'gpt2', '--hardware', 't4', '--optimizer', 'sgd').results[0];
+    const adamw = predict('--model', 'gpt2', '--hardware', 't4', '--optimizer', 'adamw').results[0];
+    assert.ok(sgd.memory.peak_bytes_per_device < adamw.memory.peak_bytes_per_device);
+  });
+
+  test('llama2-70b does not fit on a T4; resnet18 fits on an A100 80GB', () => {
+    const llama = predict('--model', 'llama2-70b', '--hardware', 't4').results[0];
+    checkResult(llama, { language: true });
+    assert.equal(llama.memory.fits, false);
+    assert.ok(llama.memory.peak_bytes_per_device > 16e9 * 10);
+    const resnet = predict('--model', 'resnet18', '--hardware', 'a100-sxm4-80gb').results[0];
+    assert.equal(resnet.memory.fits, true);
+  });
+
+  test('the largest zoo models on every accelerator give finite numbers', () => {
+    for (const model of ['llama3.1-405b', 'deepseek-v3', 'palm-540b']) {
+      const doc = predict('--model', model, '--hardware', 'all');
+      checkPrediction(doc, { language: true });
+    }
+  });
+
+  test('--key=value is accepted', () => {
+    const doc = predict('--model=gpt2', '--hardware=t4', '--batch=4');
+    assert.equal(doc.settings.batch, 4);
+    assert.equal(doc.results[0].hardware, 't4');
+  });
+
+  test('scientific notation is accepted for sizes', () => {
+    assert.equal(predict('--model', 'gpt2', '--hardware', 't4', '--batch', '1e2').settings.batch, 100);
+  });
+
+  test('without --json it prints a readable table', () => {
+    const r = prenet('predict', '--model', 'gpt2', '--hardware', 't4,a100-sxm4-80gb');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.throws(() => JSON.parse(r.stdout));
+    assert.match(r.stdout, /gpt2/);
+    assert.match(r.stdout, /\bt4\b/);
+    assert.match(r.stdout, /a100-sxm4-80gb/);
+    assert.match(r.stdout, /hardware/);
+  });
+});
+
+// ---- features ----------------------------------------------------------------------------------------------
+
+describe('features', () => {
+  test('--json gives params, FLOPs and per-layer features', () => {
+    const doc = json('features', '--model', file('mlp.json'), '--batch', '4', '--json');
+    assert.equal(doc.params, mlpParams);
+    assertPositive(doc.forward_flops, 'forward_flops');
+    assertPositive(doc.backward_flops, 'backward_flops');
+    assert.ok(Array.isArray(doc.layers));
+    assert.equal(doc.layers.length, 4);
+    assert.deepEqual(doc.layers.map((l) => l.kind), ['linear', 'activation', 'linear', 'cross_entropy']);
+    let params = 0, forward = 0;
+    for (const l of doc.layers) {
+      assert.equal(typeof l.name, 'string');
+      assert.ok(Number.isInteger(l.params) && l.params >= 0);
+      assertNonNegative(l.forward_flops, `${l.name} forward_flops`);
+      assert.ok(Array.isArray(l.output_shape));
+      const repeat = l.repeat ?? 1;
+      params += repeat * l.params;
+      forward += repeat * l.forward_flops;
+    }
+    assert.equal(params, mlpParams);
+    assertClose(forward, doc.forward_flops, 1e-9, 'per-layer forward FLOPs add up');
+    // Forward FLOPs of the two linears dominate: 2 x batch x (784 x 256 + 256 x 10) plus biases.
+    assert.ok(doc.forward_flops >= 2 * 4 * (784 * 256 + 256 * 10));
+    assert.deepEqual(doc.layers[0].output_shape, [4, 256]);
+  });
+
+  test('forward FLOPs scale with batch', () => {
+    const a = json('features', '--model', file('mlp.json'), '--batch', '1', '--json');
+    const b = json('features', '--model', file('mlp.json'), '--batch', '10', '--json');
+    assertClose(b.forward_flops, 10 * a.forward_flops, 1e-9, 'forward FLOPs linear in batch');
+    assert.equal(a.params, b.params);
+  });
+
+  test('a zoo model and an HF config', () => {
+    const gpt = json('features', '--model', 'gpt2', '--seq', '128', '--json');
+    assertPositive(gpt.params, 'params');
+    assert.ok(gpt.layers.length > 3);
+    const hf = json('features', '--model', file('config.json'), '--json');
+    assert.equal(hf.params, gpt2Params);
+    const vision = json('features', '--model', 'resnet18', '--image', '64', '--json');
+    assert.ok(vision.params > 11e6 && vision.params < 12e6, `resnet18 params ${vision.params}`);
+  });
+
+  test('without --json it prints a table', () => {
+    const r = prenet('features', '--model', file('mlp.json'));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /mlp/);
+    assert.match(r.stdout, /linear/);
+  });
+});
+
+// ---- help and usage ----------------------------------------------------------------------------------------
+
+describe('help', () => {
+  test('prenet --help lists the commands', () => {
+    const r = prenet('--help');
+    assert.equal(r.status, 0);
+    for (const c of ['predict', 'features', 'zoo', 'hardware']) assert.ok(r.stdout.includes(c), c);
+  });
+
+  test('prenet with no arguments prints usage and exits 1', () => {
+    const r = prenet();
+    assert.equal(r.signal, null);
+    assert.equal(r.status, 1);
+    assert.match(r.stdout + r.stderr, /Usage: prenet/);
+  });
+
+  const options = {
+    predict: ['--model', '--hardware', '--batch', '--seq', '--image', '--precision', '--optimizer', '--json'],
+    features: ['--model', '--batch', '--seq', '--image', '--json'],
+    zoo: ['--json'],
+    hardware: ['--json'],
+  };
+  for (const [command, flags] of Object.entries(options)) {
+    test(`prenet ${command} --help exits 0 and names its options`, () => {
+      const r = prenet(command, '--help');
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, '');
+      assert.match(r.stdout, new RegExp(`Usage: prenet ${command}`));
+      for (const f of flags) assert.ok(r.stdout.includes(f), `${command} --help does not mention ${f}`);
+    });
+  }
+});
+
+// ---- errors ------------------------------------------------------------------------------------------------
+
+describe('errors', () => {
+  const base = ['predict', '--hardware', 't4', '--json'];
+  const cases = [
+    ['unknown model id', () => ['predict', '--model', 'no-such-model', '--hardware', 't4', '--json'], /no-such-model/],
+    ['unknown hardware id', () => ['predict', '--model', 'gpt2', '--hardware', 'no-such-gpu', '--json'], /no-such-gpu/],
+    ['unknown hardware in a list', () => ['predict', '--model', 'gpt2', '--hardware', 't4,no-such-gpu', '--json'],
+      /no-such-gpu/],
+    ['unknown precision', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--precision', 'fp64'], /fp64/],
+    ['unknown optimizer', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--optimizer', 'lion'], /lion/],
+    ['malformed JSON model file', () => [...base, '--model', file('malformed.json')], /JSON/],
+    ['missing model file', () => [...base, '--model', file('does-not-exist.json')], /does-not-exist/],
+    ['malformed hardware sheet', () => ['predict', '--model', 'gpt2', '--hardware', file('malformed.json')], /JSON/],
+    ['missing hardware sheet', () => ['predict', '--model', 'gpt2', '--hardware', file('nope.json')], /nope/],
+    ['hardware sheet with a negative bandwidth', () => ['predict', '--model', 'gpt2', '--hardware',
+      file('bad-sheet.json')], /bandwidth/],
+    ['hardware sheet whose prediction is not finite', () => ['predict', '--model', 'gpt2', '--hardware',
+      file('absurd-sheet.json'), '--json'], /absurd/],
+    ['missing spec file in a comma list', () => ['predict', '--model', 'gpt2', '--hardware', `t4,${file('nope.json')}`],
+      /nope/],
+    ['--batch -1', () => [...base, '--model', 'gpt2', '--batch', '-1'], /batch/],
+    ['--batch 0', () => [...base, '--model', 'gpt2', '--batch', '0'], /batch/],
+    ['--batch 1.5', () => [...base, '--model', 'gpt2', '--batch', '1.5'], /batch/],
+    ['--batch abc', () => [...base, '--model', 'gpt2', '--batch', 'abc'], /batch/],
+    ['--batch empty', () => [...base, '--model', 'gpt2', '--batch', ''], /batch/],
+    ['--batch 0x10', () => [...base, '--model', 'gpt2', '--batch', '0x10'], /batch/],
+    ['--batch with a leading blank', () => [...base, '--model', 'gpt2', '--batch', ' 5'], /batch/],
+    ['--batch 1e30', () => [...base, '--model', 'gpt2', '--batch', '1e30'], /batch|large|overflow/],
+    ['--batch inf', () => [...base, '--model', 'gpt2', '--batch', 'inf'], /batch/],
+    ['--batch without a value', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--batch'], /batch/],
+    ['--seq 0', () => [...base, '--model', 'gpt2', '--seq', '0'], /seq/],
+    ['--image -3', () => [...base, '--model', 'resnet18', '--image', '-3'], /image/],
+    ['--seq 1e12 with llama3.1-405b', () => [...base, '--model', 'llama3.1-405b', '--seq', '1e12'],
+      /large|overflow|absurd|exceed/i],
+    ['huge batch and seq with llama3.1-405b', () => [...base, '--model', 'llama3.1-405b', '--batch', '1e12',
+      '--seq', '1e12'], /large|overflow|absurd|exceed/i],
+    ['a layers JSON whose counts overflow 64 bits', () => [...base, '--model', file('huge.json')], /overflow|large/i],
+    ['features --seq 1e12 with llama3.1-405b', () => ['features', '--model', 'llama3.1-405b', '--seq', '1e12',
+      '--json'], /large|overflow|absurd|exceed/i],
+    ['unknown option', () => [...base, '--model', 'gpt2', '--frobnicate', '3'], /frobnicate/],
+    ['missing --model for predict', () => [...base], /model/],
+    ['missing --model for features', () => ['features', '--json'], /model/],
+    ['a layers JSON with a bad layer', () => [...base, '--model', file('bad-layer.json')], /out_features/],
+    ['a layers JSON with an unknown layer type', () => [...base, '--model', file('unknown-layer.json')], /warp_drive/],
+    ['unknown command', () => ['frobnicate'], /frobnicate/],
+    ['stray argument', () => ['predict', 'extra', '--model', 'gpt2'], /extra/],
+    ['option given twice', () => ['predict', '--model', 'gpt2', '--model', 'gpt2'], /model/],
+  ];
+  for (const [name, args, pattern] of cases) test(name, () => assertFails(args(), pattern));
+});

@@ -1,0 +1,110 @@
+// Fitting and loading the learned predictor, on small synthetic data (fast; the real fit is `prenet fit`).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/error.hpp"
+#include "fit/learners.hpp"
+#include "hardware/spec.hpp"
+#include "predict/kernel_features.hpp"
+#include "predict/learned.hpp"
+#include "predict/op_rows.hpp"
+
+using namespace prenet;
+
+namespace {
+
+Matrix random_rows(size_t n, size_t f, std::mt19937& rng) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    Matrix x(n, std::vector<double>(f));
+    for (auto& row : x)
+        for (auto& v : row) v = u(rng);
+    return x;
+}
+
+}  // namespace
+
+TEST(Ridge, RecoversALinearFunction) {
+    std::mt19937 rng(1);
+    Matrix x = random_rows(500, 3, rng);
+    std::vector<double> y;
+    for (const auto& r : x) y.push_back(2 * r[0] - 3 * r[1] + 0.5);
+    RidgeModel m = fit_ridge(x, y, 1e-6);
+    EXPECT_NEAR(m.predict({0.3, -0.2, 0.9}), 2 * 0.3 + 3 * 0.2 + 0.5, 1e-3);
+}
+
+TEST(Gbt, LearnsAStepAndBeatsTheMean) {
+    std::mt19937 rng(2);
+    Matrix x = random_rows(2000, 2, rng);
+    std::vector<double> y;
+    for (const auto& r : x) y.push_back(r[0] > 0.2 ? 1.0 : -1.0);
+    GbtParams p;
+    p.trees = 30;
+    TreeEnsemble m = fit_gbt(x, y, p);
+    EXPECT_NEAR(m.predict({0.8, 0}), 1.0, 0.1);
+    EXPECT_NEAR(m.predict({-0.5, 0}), -1.0, 0.1);
+}
+
+TEST(Regressors, RoundTripThroughJson) {
+    std::mt19937 rng(3);
+    Matrix x = random_rows(300, 4, rng);
+    std::vector<double> y;
+    for (const auto& r : x) y.push_back(std::sin(3 * r[0]) + r[2]);
+    GbtParams p;
+    p.trees = 10;
+    TreeEnsemble g = fit_gbt(x, y, p);
+    RidgeModel r = fit_ridge(x, y);
+    auto g2 = regressor_from_json(g.to_json());
+    auto r2 = regressor_from_json(r.to_json());
+    for (const auto& row : random_rows(20, 4, rng)) {
+        EXPECT_DOUBLE_EQ(g2->predict(row), g.predict(row));
+        EXPECT_DOUBLE_EQ(r2->predict(row), r.predict(row));
+    }
+}
+
+TEST(Regressors, MalformedJsonIsAnError) {
+    EXPECT_THROW(regressor_from_json({{"type", "forest"}}), Error);
+    EXPECT_THROW(regressor_from_json({{"type", "ridge"}, {"mean", {1}}}), Error);
+    nlohmann::json bad_tree = {{"type", "gbt"}, {"base", 0}, {"learning_rate", 0.1},
+                               {"trees", {{{"feature", {0}}, {"threshold", {0}}, {"left", {0}}, {"right", {0}},
+                                           {"value", {0}}}}}};
+    EXPECT_THROW(regressor_from_json(bad_tree), Error);  // a split node pointing at itself would loop forever
+}
+
+TEST(LearnedPredictor, NeverBeatsTheRooflineBound) {
+    // A model that claims every kernel runs 100x faster than the bound must still be clamped to the bound.
+    auto doc = nlohmann::json::parse(R"({"families": {"gemm": {"floor_ms": 0, "features": ["log_flops"],
+        "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": -2}}}})");
+    LearnedPredictor p(doc);
+    const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
+    Kernel k = kernel_from_row("bmm", {{"b", 8}, {"m", 2048}, {"n", 2048}, {"k", 2048}}, Precision::fp32);
+    EXPECT_GE(p.kernel_ms(k, hw), roofline_bound_ms(k, hw));
+    EXPECT_NEAR(p.kernel_ms(k, hw), roofline_bound_ms(k, hw), 1e-12);
+}
+
+TEST(LearnedPredictor, AddsTheLatencyFloorAndTheSlowdown) {
+    auto doc = nlohmann::json::parse(R"({"families": {"elementwise": {"floor_ms": 0.02, "features": ["log_flops"],
+        "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0.30103}}}})");
+    LearnedPredictor p(doc);
+    const HardwareSpec& hw = find_hardware("t4");
+    Kernel k = kernel_from_row("add", {{"b", 1024}, {"h", 1024}}, Precision::fp32);
+    EXPECT_NEAR(p.kernel_ms(k, hw), (roofline_bound_ms(k, hw) + 0.02) * 2.0, 1e-6);
+}
+
+TEST(LearnedPredictor, RejectsUnknownFeatures) {
+    auto doc = nlohmann::json::parse(R"({"families": {"gemm": {"features": ["log_moon_phase"],
+        "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}}}})");
+    EXPECT_THROW(LearnedPredictor{doc}, Error);
+}
+
+TEST(KernelFeatures, AreFiniteForEveryCatalogueDevice) {
+    Kernel k = kernel_from_row("conv", {{"b", 32}, {"in_channels", 64}, {"out_channels", 128}, {"kernel_size", 3},
+                                        {"input_size", 56}, {"stride", 1}, {"padding", 1}},
+                               Precision::bf16);
+    for (const auto& hw : hardware_catalogue()) {
+        auto x = kernel_features(k, hw);
+        ASSERT_EQ(x.size(), kernel_feature_names().size());
+        for (double v : x) EXPECT_TRUE(std::isfinite(v)) << hw.id;
+    }
+}

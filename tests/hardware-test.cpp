@@ -1,0 +1,325 @@
+// The hardware catalogue: required ids, the citation rules of the sheets (hardware/README.md), matmul peak
+// fallbacks, and the loader's validation of user sheets.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "hardware/spec.hpp"
+
+using namespace prenet;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kRequiredIds = {
+    "p4",           "p100-pcie-16gb", "v100-pcie-32gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4",
+    "a10",          "a100-pcie-40gb", "a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "l4",
+    "l40s",         "h100-pcie-80gb", "h100-sxm5-80gb", "h800-sxm5",      "h200-sxm-141gb", "b200",
+    "rtx-3090",     "rtx-4090",       "rtx-a4000",      "rtx-a6000",      "rtx-6000-ada",   "quadro-rtx-8000",
+    "mi100",        "mi210",          "mi250",          "mi300x",         "tpu-v3",         "tpu-v4",
+    "tpu-v5e",      "tpu-v5p",        "gaudi2"};
+
+struct Sheet {
+    std::string path, stem;
+    json doc;
+};
+
+std::vector<Sheet> sheet_files() {
+    std::vector<Sheet> out;
+    fs::path dir = fs::path(PRENET_SOURCE_DIR) / "hardware";
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        const fs::path& p = entry.path();
+        if (p.extension() != ".json" || p.filename() == "schema.json") continue;
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        Sheet s{p.string(), p.stem().string(), json::parse(ss.str(), nullptr, false)};
+        out.push_back(std::move(s));
+    }
+    std::sort(out.begin(), out.end(), [](const Sheet& a, const Sheet& b) { return a.stem < b.stem; });
+    return out;
+}
+
+// Walks a sheet (outside `sources`): every object holding a "value" or a "source" must cite a key of `sources`,
+// every number must sit in such a cited object, and every cited number must be positive.
+void check_citations(const json& node, const std::string& where, bool cited, const json& sources,
+                     std::set<std::string>& used) {
+    if (node.is_object()) {
+        bool has_source = node.contains("source");
+        if (node.contains("value") && !node["value"].is_null())
+            EXPECT_TRUE(has_source) << where << ": a value without a source";
+        if (has_source) {
+            const json& s = node["source"];
+            if (!s.is_string()) {
+                ADD_FAILURE() << where << ".source is not a string";
+            } else {
+                EXPECT_TRUE(sources.contains(s.get<std::string>()))
+                    << where << ": source '" << s.get<std::string>() << "' is not a key of 'sources'";
+                used.insert(s.get<std::string>());
+            }
+        }
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            if (where.empty() && it.key() == "sources") continue;
+            check_citations(*it, where.empty() ? it.key() : where + "." + it.key(), cited || has_source, sources,
+                            used);
+        }
+    } else if (node.is_array()) {
+        for (size_t i = 0; i < node.size(); ++i)
+            check_citations(node[i], where + "[" + std::to_string(i) + "]", cited, sources, used);
+    } else if (node.is_number()) {
+        EXPECT_TRUE(cited) << where << ": a number without a source";
+        double x = node.get<double>();
+        EXPECT_TRUE(std::isfinite(x) && x > 0) << where << ": " << x << " must be positive (absent values are null)";
+    }
+}
+
+json minimal_sheet() {
+    return json::parse(R"({
+        "id": "my-accel",
+        "name": "My Accelerator",
+        "peak_tflops": {"fp32": 20, "bf16": 160},
+        "memory": {"capacity_gb": 24, "bandwidth_gbps": 900}
+    })");
+}
+
+// Runs parse_hardware on a bad sheet and returns the message, failing if it does not throw prenet::Error.
+std::string parse_error(const json& sheet) {
+    try {
+        parse_hardware(sheet, "test sheet");
+    } catch (const Error& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "threw a non-prenet exception: " << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "accepted a bad sheet: " << sheet.dump();
+    return "";
+}
+
+bool mentions(const std::string& message, const std::string& word) { return message.find(word) != std::string::npos; }
+
+}  // namespace
+
+TEST(HardwareCatalogue, HasEveryRequiredId) {
+    std::set<std::string> ids;
+    for (const auto& h : hardware_catalogue()) ids.insert(h.id);
+    for (const auto& id : kRequiredIds) EXPECT_TRUE(ids.count(id)) << "missing " << id;
+    for (const auto& id : kRequiredIds) EXPECT_EQ(find_hardware(id).id, id);
+}
+
+TEST(HardwareCatalogue, SortedUniqueAndSane) {
+    const auto& cat = hardware_catalogue();
+    ASSERT_GE(cat.size(), kRequiredIds.size());
+    for (size_t i = 1; i < cat.size(); ++i) EXPECT_LT(cat[i - 1].id, cat[i].id) << "not sorted or duplicate";
+    for (const auto& h : cat) {
+        EXPECT_FALSE(h.name.empty()) << h.id;
+        EXPECT_GT(h.memory_gb, 0) << h.id;
+        EXPECT_GT(h.bandwidth_gbps, 0) << h.id;
+        EXPECT_DOUBLE_EQ(h.memory_bytes(), h.memory_gb * 1e9) << h.id;
+        EXPECT_DOUBLE_EQ(h.bandwidth_bytes_per_s(), h.bandwidth_gbps * 1e9) << h.id;
+        EXPECT_GT(h.vector_flops(), 0) << h.id;
+        for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+            double f = h.matmul_flops(p);
+            EXPECT_TRUE(std::isfinite(f) && f > 0) << h.id << " " << to_string(p);
+        }
+        for (const auto& [key, v] : h.peak_tflops) EXPECT_GT(v, 0) << h.id << " " << key;
+    }
+}
+
+TEST(HardwareCatalogue, UnknownIdIsAnErrorListingIds) {
+    try {
+        find_hardware("no-such-gpu");
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_TRUE(mentions(e.what(), "no-such-gpu")) << e.what();
+        EXPECT_TRUE(mentions(e.what(), "h100-sxm5-80gb")) << e.what();
+    }
+}
+
+TEST(HardwareSheets, OneFilePerCatalogueEntry) {
+    auto sheets = sheet_files();
+    std::set<std::string> stems, ids;
+    for (const auto& s : sheets) stems.insert(s.stem);
+    for (const auto& h : hardware_catalogue()) ids.insert(h.id);
+    EXPECT_EQ(stems, ids);
+}
+
+TEST(HardwareSheets, EveryNumberIsCitedAndEverySourceIsUsed) {
+    auto sheets = sheet_files();
+    ASSERT_GE(sheets.size(), kRequiredIds.size());
+    for (const auto& s : sheets) {
+        SCOPED_TRACE(s.path);
+        ASSERT_FALSE(s.doc.is_discarded()) << "not valid JSON";
+        ASSERT_TRUE(s.doc.is_object());
+        ASSERT_TRUE(s.doc.contains("id") && s.doc["id"].is_string());
+        EXPECT_EQ(s.doc["id"].get<std::string>(), s.stem) << "id must equal the file name";
+        ASSERT_TRUE(s.doc.contains("sources") && s.doc["sources"].is_object()) << "no 'sources' object";
+        const json& sources = s.doc["sources"];
+        EXPECT_FALSE(sources.empty());
+        for (auto it = sources.begin(); it != sources.end(); ++it) {
+            EXPECT_TRUE(it->is_string() && !it->get<std::string>().empty())
+                << "source '" << it.key() << "' must be a non-empty string";
+            if (it->is_string()) EXPECT_TRUE(mentions(it->get<std::string>(), "http")) << "source '" << it.key()
+                                                                                           << "' cites no URL";
+        }
+        std::set<std::string> used;
+        check_citations(s.doc, "", false, sources, used);
+        for (auto it = sources.begin(); it != sources.end(); ++it)
+            EXPECT_TRUE(used.count(it.key())) << "source '" << it.key() << "' is never used";
+    }
+}
+
+TEST(HardwareSheets, CitationCheckCatchesBadSheets) {
+    // The walker itself must flag an uncited number, an unknown source key and a non-positive value.
+    const json sources = {{"ds", "Datasheet, https://example.com"}};
+    std::set<std::string> used;
+    EXPECT_NONFATAL_FAILURE(check_citations(json::parse(R"({"memory": {"capacity_gb": 16}})"), "", false, sources, used),
+                            "without a source");
+    EXPECT_NONFATAL_FAILURE(
+        check_citations(json::parse(R"({"memory": {"capacity_gb": {"value": 16, "source": "nope"}}})"), "", false,
+                        sources, used),
+        "not a key of 'sources'");
+    EXPECT_NONFATAL_FAILURE(
+        check_citations(json::parse(R"({"memory": {"capacity_gb": {"value": 0, "source": "ds"}}})"), "", false,
+                        sources, used),
+        "must be positive");
+    used.clear();
+    check_citations(json::parse(R"({"memory": {"capacity_gb": {"value": 16, "source": "ds"}, "bus": null}})"), "",
+                    false, sources, used);
+    EXPECT_EQ(used, std::set<std::string>{"ds"});
+}
+
+TEST(HardwareSheets, FileValuesMatchTheEmbeddedCatalogue) {
+    for (const auto& s : sheet_files()) {
+        SCOPED_TRACE(s.path);
+        HardwareSpec from_file = parse_hardware(s.doc, s.path);
+        const HardwareSpec& built_in = find_hardware(s.stem);
+        EXPECT_EQ(from_file.name, built_in.name);
+        EXPECT_DOUBLE_EQ(from_file.memory_gb, built_in.memory_gb);
+        EXPECT_DOUBLE_EQ(from_file.bandwidth_gbps, built_in.bandwidth_gbps);
+        EXPECT_EQ(from_file.peak_tflops, built_in.peak_tflops);
+    }
+}
+
+TEST(MatmulFlops, V100Bf16RunsAtTheFp32Rate) {
+    for (const char* id : {"v100-pcie-32gb", "v100-sxm2-16gb", "v100-sxm2-32gb"}) {
+        const HardwareSpec& h = find_hardware(id);
+        ASSERT_FALSE(h.peak_tflops.count("bf16")) << id;
+        std::string used;
+        EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::bf16, &used), h.peak_tflops.at("fp32") * 1e12) << id;
+        EXPECT_EQ(used, "fp32") << id;
+        // fp16 has tensor cores on Volta.
+        EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp16, &used), h.peak_tflops.at("fp16") * 1e12) << id;
+        EXPECT_EQ(used, "fp16");
+    }
+}
+
+TEST(MatmulFlops, A100Fp8FallsBackToBf16) {
+    const HardwareSpec& h = find_hardware("a100-sxm4-80gb");
+    ASSERT_FALSE(h.peak_tflops.count("fp8"));
+    std::string used;
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp8, &used), h.peak_tflops.at("bf16") * 1e12);
+    EXPECT_EQ(used, "bf16");
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp8), 312e12);
+}
+
+TEST(MatmulFlops, H100UsesItsOwnPeaks) {
+    const HardwareSpec& h = find_hardware("h100-sxm5-80gb");
+    std::string used;
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::tf32, &used), h.peak_tflops.at("tf32") * 1e12);
+    EXPECT_EQ(used, "tf32");
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp8, &used), h.peak_tflops.at("fp8") * 1e12);
+    EXPECT_EQ(used, "fp8");
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp32, &used), h.peak_tflops.at("fp32") * 1e12);
+    EXPECT_EQ(used, "fp32");
+    EXPECT_GT(h.matmul_flops(Precision::bf16), h.matmul_flops(Precision::tf32));
+    EXPECT_GT(h.matmul_flops(Precision::tf32), h.matmul_flops(Precision::fp32));
+}
+
+TEST(MatmulFlops, TpuFp32IsEmulatedAsThreeBf16Passes) {
+    for (const char* id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
+        const HardwareSpec& h = find_hardware(id);
+        ASSERT_FALSE(h.peak_tflops.count("fp32")) << id;
+        double bf16 = h.peak_tflops.at("bf16") * 1e12;
+        std::string used;
+        EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp32, &used), bf16 / 3) << id;
+        EXPECT_TRUE(mentions(used, "bf16") && mentions(used, "emulated")) << id << ": " << used;
+        EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::tf32), bf16 / 3) << id;
+        EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::bf16), bf16) << id;
+        EXPECT_DOUBLE_EQ(h.vector_flops(), bf16 / 3) << id;
+    }
+}
+
+TEST(ParseHardware, PlainNumbersAreAcceptedInUserSheets) {
+    HardwareSpec h = parse_hardware(minimal_sheet(), "user sheet");
+    EXPECT_EQ(h.id, "my-accel");
+    EXPECT_EQ(h.name, "My Accelerator");
+    EXPECT_DOUBLE_EQ(h.memory_gb, 24);
+    EXPECT_DOUBLE_EQ(h.bandwidth_gbps, 900);
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp32), 20e12);
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::bf16), 160e12);
+    EXPECT_DOUBLE_EQ(h.price_per_hour(), 0);
+    // Cited objects and plain numbers mix.
+    json mixed = minimal_sheet();
+    mixed["memory"]["capacity_gb"] = {{"value", 48}, {"source", "me"}};
+    EXPECT_DOUBLE_EQ(parse_hardware(mixed, "user sheet").memory_gb, 48);
+}
+
+TEST(ParseHardware, MissingIdNamesTheField) {
+    json sheet = minimal_sheet();
+    sheet.erase("id");
+    EXPECT_TRUE(mentions(parse_error(sheet), "'id'"));
+}
+
+TEST(ParseHardware, MissingMemoryNamesTheField) {
+    json sheet = minimal_sheet();
+    sheet.erase("memory");
+    EXPECT_TRUE(mentions(parse_error(sheet), "memory"));
+    sheet = minimal_sheet();
+    sheet["memory"].erase("capacity_gb");
+    EXPECT_TRUE(mentions(parse_error(sheet), "capacity_gb"));
+}
+
+TEST(ParseHardware, NegativeBandwidthNamesTheField) {
+    json sheet = minimal_sheet();
+    sheet["memory"]["bandwidth_gbps"] = -900;
+    EXPECT_TRUE(mentions(parse_error(sheet), "bandwidth_gbps"));
+    sheet["memory"]["bandwidth_gbps"] = 0;
+    EXPECT_TRUE(mentions(parse_error(sheet), "bandwidth_gbps"));
+}
+
+TEST(ParseHardware, StringWhereANumberBelongsNamesTheField) {
+    json sheet = minimal_sheet();
+    sheet["memory"]["capacity_gb"] = "24";
+    EXPECT_TRUE(mentions(parse_error(sheet), "capacity_gb"));
+    sheet = minimal_sheet();
+    sheet["peak_tflops"]["fp32"] = "fast";
+    EXPECT_TRUE(mentions(parse_error(sheet), "fp32"));
+    sheet = minimal_sheet();
+    sheet["memory"]["bandwidth_gbps"] = {{"value", "900"}, {"source", "me"}};
+    EXPECT_TRUE(mentions(parse_error(sheet), "bandwidth_gbps"));
+}
+
+TEST(ParseHardware, OtherBadSheets) {
+    EXPECT_FALSE(parse_error(json::array()).empty());
+    EXPECT_FALSE(parse_error(json("t4")).empty());
+    json sheet = minimal_sheet();
+    sheet.erase("peak_tflops");
+    EXPECT_TRUE(mentions(parse_error(sheet), "peak_tflops"));
+    sheet = minimal_sheet();
+    sheet["peak_tflops"] = {{"fp64", 10}};
+    EXPECT_TRUE(mentions(parse_error(sheet), "peak_tflops"));
+    sheet = minimal_sheet();
+    sheet["memory"] = 24;
+    EXPECT_TRUE(mentions(parse_error(sheet), "memory"));
+}

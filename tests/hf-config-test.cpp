@@ -1,0 +1,365 @@
+// Hugging Face config.json import: every fixture in tests/fixtures/hf imports, and the parameter counts match
+// the published ones (each derived from first principles in a comment), and bad configs give errors that name
+// the field or the model type.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "importers/hf_config.hpp"
+#include "importers/resolve.hpp"
+#include "ops/features.hpp"
+
+using namespace prenet;
+
+namespace {
+
+const std::string kFixtures = PRENET_SOURCE_DIR "/tests/fixtures/hf/";
+
+json fixture(const std::string& file) {
+    std::ifstream in(kFixtures + file);
+    if (!in) throw std::runtime_error("cannot open fixture " + kFixtures + file);
+    return json::parse(in);
+}
+
+std::int64_t params_of(const json& config, ModelInputs inputs = {1, 128, 0}) {
+    return compute_features(resolve_model(config, inputs), Precision::fp32).params;
+}
+
+std::int64_t fixture_params(const std::string& file) { return params_of(fixture(file)); }
+
+// The message of the prenet::Error that importing `config` throws ("" if it does not throw).
+std::string import_error(const json& config) {
+    try {
+        resolve_model(config, {1, 128, 0});
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Executions of layers of `kind` in the model (a repeated block counts its repeat).
+std::int64_t count_layers(const Model& m, const std::string& kind) {
+    std::int64_t n = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == kind) n += b.repeat;
+    return n;
+}
+
+// GPT-2 (learned positions, tied LM head), hidden d, L layers, vocabulary V, P positions:
+// token table V d + position table P d + per layer [c_attn d 3d + 3d, c_proj d d + d, two layer norms 4d,
+// c_fc d 4d + 4d, mlp c_proj 4d d + d] = 12 d^2 + 13 d + final layer norm 2d.
+constexpr std::int64_t gpt2_params(std::int64_t d, std::int64_t L, std::int64_t V, std::int64_t P) {
+    return V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d;
+}
+
+// BERT-style encoder with pooler: word, position and token-type tables + embedding layer norm; per layer
+// Q, K, V, O with biases 4(d^2 + d), FFN d f + f + f d + d, two layer norms 4d; pooler d^2 + d.
+constexpr std::int64_t bert_params(std::int64_t d, std::int64_t L, std::int64_t f, std::int64_t V, std::int64_t P,
+                                   std::int64_t types) {
+    return (V + P + types) * d + 2 * d + L * (4 * (d * d + d) + 2 * d * f + f + d + 4 * d) + d * d + d;
+}
+
+// Llama-style decoder (RMSNorm, SwiGLU, no biases), untied unless `tied`: per layer q d (h hd), k and v
+// d (kv hd) each, o (h hd) d, gate/up/down 3 d f, two RMSNorm weights 2d; final norm d; embeddings V d (x2).
+constexpr std::int64_t llama_params(std::int64_t d, std::int64_t L, std::int64_t h, std::int64_t kv, std::int64_t hd,
+                                    std::int64_t f, std::int64_t V, bool tied) {
+    return L * (2 * d * h * hd + 2 * d * kv * hd + 3 * d * f + 2 * d) + d + (tied ? 1 : 2) * V * d;
+}
+
+// T5 v1.0 / Switch (no biases, RMSNorm, ReLU MLP, tied shared embedding): d model width, inner = heads x d_kv,
+// f feed-forward, L layers per stack, `sparse` of them with E experts (each a d f + f d MLP) and a d E router.
+// Encoder layer: attention 4 d inner + 2 norms; decoder layer: self + cross attention 8 d inner + 3 norms.
+// Each stack: relative bias table 32 buckets x heads, final norm d.
+constexpr std::int64_t t5_params(std::int64_t d, std::int64_t heads, std::int64_t d_kv, std::int64_t f, std::int64_t L,
+                                 std::int64_t V, std::int64_t sparse = 0, std::int64_t E = 0) {
+    std::int64_t inner = heads * d_kv, mlp = 2 * d * f;
+    std::int64_t ffn = (L - sparse) * mlp + sparse * (E * mlp + d * E);
+    std::int64_t encoder = L * (4 * d * inner + 2 * d) + ffn + 32 * heads + d;
+    std::int64_t decoder = L * (8 * d * inner + 3 * d) + ffn + 32 * heads + d;
+    return V * d + encoder + decoder;
+}
+
+}  // namespace
+
+TEST(HfConfig, EveryFixtureImports) {
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(kFixtures)) {
+        if (entry.path().extension() != ".json") continue;
+        ++count;
+        const std::string file = entry.path().filename().string();
+        json config = fixture(file);
+        ASSERT_TRUE(looks_like_hf_config(config)) << file;
+        Model m;
+        ASSERT_NO_THROW(m = resolve_model(config, {1, 128, 0})) << file;
+        EXPECT_FALSE(m.blocks.empty()) << file;
+        EXPECT_GT(compute_features(m, Precision::bf16).params, 0) << file;
+    }
+    EXPECT_GE(count, 25);  // 13 from NeuSight + 12 written for PreNeT
+}
+
+// Published unique trainable parameter counts (tied weights once). Each is checked against its formula too,
+// so a wrong fixture and a wrong importer cannot agree by accident.
+TEST(HfConfig, DecoderParameterCountsMatchPublished) {
+    // Llama 2 7B: d 4096, 32 layers, 32 heads of 128, f 11008, V 32000, untied.
+    static_assert(llama_params(4096, 32, 32, 32, 128, 11008, 32000, false) == 6738415616);
+    EXPECT_EQ(fixture_params("llama2_7b.json"), 6738415616);
+    // Mistral 7B: as Llama but GQA with 8 KV heads and f 14336.
+    static_assert(llama_params(4096, 32, 32, 8, 128, 14336, 32000, false) == 7241732096);
+    EXPECT_EQ(fixture_params("mistral-7b-v0.1.json"), 7241732096);
+    // Mixtral 8x7B: Mistral's attention with 8 SwiGLU experts (3 d f each) and a d x 8 router per layer.
+    static_assert(llama_params(4096, 32, 32, 8, 128, 14336, 32000, false) + 32 * (7LL * 3 * 4096 * 14336 + 4096 * 8) ==
+                  46702792704);
+    EXPECT_EQ(fixture_params("mixtral-8x7b-v0.1.json"), 46702792704);
+    // Qwen2 7B: d 3584, 28 layers, 28 heads of 128, 4 KV heads, f 18944, V 152064, untied, plus q/k/v biases
+    // (3584 + 2 x 512 per layer).
+    static_assert(llama_params(3584, 28, 28, 4, 128, 18944, 152064, false) + 28 * (3584 + 2 * 512) == 7615616512);
+    EXPECT_EQ(fixture_params("qwen2-7b.json"), 7615616512);
+    // Gemma 7B: d 3072, 28 layers, 16 heads of 256 (h hd = 4096 != d), f 24576, V 256000, tied.
+    static_assert(llama_params(3072, 28, 16, 16, 256, 24576, 256000, true) == 8537680896);
+    EXPECT_EQ(fixture_params("gemma-7b.json"), 8537680896);
+
+    // GPT-2 medium / large / XL (1024 positions) and OPT-1.3B (2048 positions + OPT's offset of 2; OPT's
+    // layer has the same 12 d^2 + 13 d parameters as GPT-2's).
+    static_assert(gpt2_params(1024, 24, 50257, 1024) == 354823168);
+    static_assert(gpt2_params(1280, 36, 50257, 1024) == 774030080);
+    static_assert(gpt2_params(1600, 48, 50257, 1024) == 1557611200);
+    static_assert(gpt2_params(2048, 24, 50272, 2050) == 1315758080);
+    EXPECT_EQ(fixture_params("gpt2_med.json"), 354823168);
+    EXPECT_EQ(fixture_params("gpt2_large.json"), 774030080);
+    EXPECT_EQ(fixture_params("gpt2_xl.json"), 1557611200);
+    EXPECT_EQ(fixture_params("opt_13.json"), 1315758080);
+
+    // Pythia-1B (GPT-NeoX): d 2048, 16 layers, f 8192, V 50304, untied; per layer qkv d 3d + 3d, dense d^2 + d,
+    // MLP 2 d f + f + d, two layer norms 4d; final layer norm 2d.
+    static_assert(16 * (4 * 2048 * 2048 + 4 * 2048 + 2 * 2048 * 8192 + 8192 + 2048 + 4 * 2048) + 2 * 2048 +
+                      2 * 50304 * 2048 ==
+                  1011781632);
+    EXPECT_EQ(fixture_params("pythia-1b.json"), 1011781632);
+    // BLOOM-560M: d 1024, 24 layers, f 4d, V 250880, tied, ALiBi (no position table), embedding layer norm;
+    // per layer 12 d^2 + 13 d as GPT-2.
+    static_assert(250880 * 1024 + 2 * 1024 + 24 * (12 * 1024 * 1024 + 13 * 1024) + 2 * 1024 == 559214592);
+    EXPECT_EQ(fixture_params("bloom-560m.json"), 559214592);
+    // Falcon-7B: d 4544, 71 heads of 64, multi-query (one K and one V head), 32 layers, f 4d, no biases, one
+    // shared layer norm per parallel block (2d), V 65024, tied; final layer norm 2d.
+    static_assert(32LL * (4544 * (4544 + 2 * 64) + 4544 * 4544 + 2 * 4544 * 18176 + 2 * 4544) + 2 * 4544 +
+                      65024LL * 4544 ==
+                  6921720704);
+    EXPECT_EQ(fixture_params("falcon-7b.json"), 6921720704);
+}
+
+// Falcon-40B's model card says 40B and the Hub's safetensors total 41.8B, which stores the tied LM head as
+// well; the unique count follows from the config: d 8192, 128 heads of 64, 8 KV heads, 60 layers, f 4d,
+// no biases, two layer norms per block (new decoder architecture), V 65024 tied.
+TEST(HfConfig, Falcon40BFollowsFromItsConfig) {
+    constexpr std::int64_t d = 8192;
+    constexpr std::int64_t layer = d * (d + 2 * 8 * 64) + d * d + 2 * d * 4 * d + 4 * d;
+    static_assert(60 * layer + 2 * d + 65024 * d == 41303293952);
+    EXPECT_EQ(fixture_params("falcon-40b.json"), 41303293952);
+    EXPECT_EQ(fixture_params("falcon-40b.json") + 65024 * d, 41835970560);  // the Hub's 41.8B
+}
+
+TEST(HfConfig, EncoderParameterCountsMatchPublished) {
+    // The bare encoders (BertModel, RobertaModel: with the pooler, no pre-training head).
+    auto bare = [](const std::string& file, const char* architecture) {
+        json c = fixture(file);
+        c["architectures"] = {architecture};
+        return params_of(c);
+    };
+    static_assert(bert_params(768, 12, 3072, 30522, 512, 2) == 109482240);
+    static_assert(bert_params(1024, 24, 4096, 30522, 512, 2) == 335141888);
+    EXPECT_EQ(bare("bert.json", "BertModel"), 109482240);
+    EXPECT_EQ(bare("bert_large.json", "BertModel"), 335141888);
+    // RoBERTa-base: 514 positions (padding offset 2), one token type, V 50265.
+    static_assert(bert_params(768, 12, 3072, 50265, 514, 1) == 124645632);
+    EXPECT_EQ(bare("roberta-base.json", "RobertaModel"), 124645632);
+    // ViT-B/16 at 224: patch conv 3 16 16 d + d, class token d, 197 positions, 12 BERT-base layers
+    // (7,087,872 each), final layer norm 2d, head d 1000 + 1000.
+    static_assert(3 * 16 * 16 * 768 + 768 + 768 + 197 * 768 + 12 * 7087872 + 2 * 768 + 768 * 1000 + 1000 == 86567656);
+    EXPECT_EQ(fixture_params("vit-base-patch16-224.json"), 86567656);
+}
+
+// With the architecture the fixture names (BertLMHeadModel, RobertaForMaskedLM) the model is the encoder without
+// its pooler plus the masked-LM head: dense d^2 + d, layer norm 2d, and a decoder whose weight is the tied
+// token table but whose bias (V) is its own. Published: bert-base 109,514,298; roberta-base 124,697,433.
+TEST(HfConfig, MaskedLmHeadsMatchPublished) {
+    static_assert(bert_params(768, 12, 3072, 30522, 512, 2) + 2 * 768 + 30522 == 109514298);
+    static_assert(bert_params(1024, 24, 4096, 30522, 512, 2) + 2 * 1024 + 30522 == 335174458);
+    static_assert(bert_params(768, 12, 3072, 50265, 514, 1) + 2 * 768 + 50265 == 124697433);
+    EXPECT_EQ(fixture_params("bert.json"), 109514298);
+    EXPECT_EQ(fixture_params("bert_large.json"), 335174458);
+    EXPECT_EQ(fixture_params("roberta-base.json"), 124697433);
+}
+
+TEST(HfConfig, EncoderDecoderParameterCounts) {
+    // T5-base: d 768, 12 heads of 64, f 3072, 12 + 12 layers, V 32128, tied LM head.
+    static_assert(t5_params(768, 12, 64, 3072, 12, 32128) == 222903552);
+    EXPECT_EQ(fixture_params("t5-base.json"), 222903552);
+    // Switch-base-8: T5-base with every other layer (1, 3, ..., 11 in each stack) an 8-expert MoE.
+    static_assert(t5_params(768, 12, 64, 3072, 12, 32128, 6, 8) == 619339008);
+    EXPECT_EQ(fixture_params("switch-base-8.json"), 619339008);
+    // NeuSight's switchxl4: d 1024, 32 heads of 128, f 16384, 24 + 24 layers, 12 of them with 4 experts.
+    static_assert(t5_params(1024, 32, 128, 16384, 24, 32128, 12, 4) == 5267615744);
+    EXPECT_EQ(fixture_params("switchxl4.json"), 5267615744);
+}
+
+TEST(HfConfig, OtherNeuSightConfigsFollowTheirFormulas) {
+    // GPT-3-shaped models in GPT-2 form with 2048 positions.
+    EXPECT_EQ(fixture_params("gpt3_xl.json"), gpt2_params(3072, 24, 50257, 2048));
+    EXPECT_EQ(fixture_params("gpt3_27.json"), gpt2_params(2560, 32, 50257, 2048));
+    EXPECT_EQ(fixture_params("gpt3_67.json"), gpt2_params(4096, 32, 50257, 2048));
+    EXPECT_EQ(fixture_params("gpt3_13.json"), gpt2_params(5120, 40, 50257, 2048));
+    // The one-layer OPT test config with 2048-wide embeddings around a 512-wide model: token table V 2048,
+    // project_in and project_out 2048 x 512 (no bias), positions 2050 x 512, one layer 12 d^2 + 13 d,
+    // final layer norm 2d.
+    constexpr std::int64_t d = 512;
+    EXPECT_EQ(fixture_params("opt.json"), 50272 * 2048 + 2 * 2048 * d + 2050 * d + 12 * d * d + 13 * d + 2 * d);
+}
+
+// Switch: Hugging Face makes layer i sparse when i % sparse_step == 1, every layer when the step is 1, and none
+// when it is 0.
+TEST(HfConfig, SwitchSparseStepPlacesExpertsLikeHuggingFace) {
+    json c = fixture("switch-base-8.json");
+    auto moe_layers = [&](std::int64_t step, std::int64_t layers) {
+        json v = c;
+        v["encoder_sparse_step"] = step, v["decoder_sparse_step"] = step;
+        v["num_layers"] = layers, v["num_decoder_layers"] = layers;
+        return count_layers(resolve_model(v, {1, 128, 0}), "moe");
+    };
+    EXPECT_EQ(moe_layers(2, 12), 2 * 6);
+    EXPECT_EQ(moe_layers(1, 12), 2 * 12);
+    EXPECT_EQ(moe_layers(0, 12), 0);
+    EXPECT_EQ(moe_layers(3, 11), 2 * 4);  // layers 1, 4, 7, 10
+    EXPECT_EQ(moe_layers(4, 6), 2 * 2);   // layers 1, 5
+    // With no sparse layers Switch-base is T5-base.
+    json dense = c;
+    dense["encoder_sparse_step"] = 0, dense["decoder_sparse_step"] = 0;
+    EXPECT_EQ(params_of(dense), 222903552);
+}
+
+// NeuSight's end-to-end training measurements: model-train-<seq>-<batch>.
+TEST(HfConfig, NeuSightEndToEndConfigsImportAtTheirSizes) {
+    struct Case {
+        const char* file;
+        std::int64_t seq;
+        std::vector<std::int64_t> batches;
+    };
+    const Case cases[] = {
+        {"bert_large.json", 512, {2, 8}},  {"gpt2_large.json", 1024, {1, 4}}, {"gpt3_xl.json", 2048, {1}},
+        {"gpt3_27.json", 2048, {1}},       {"opt_13.json", 2048, {1, 2}},     {"switchxl4.json", 512, {1, 2}},
+    };
+    for (const auto& c : cases) {
+        json config = fixture(c.file);
+        std::int64_t params = params_of(config);
+        for (std::int64_t batch : c.batches) {
+            Model m;
+            ASSERT_NO_THROW(m = resolve_model(config, {batch, c.seq, 0})) << c.file << " batch " << batch;
+            EXPECT_EQ(m.batch, batch) << c.file;
+            EXPECT_EQ(m.tokens_per_sample, c.seq) << c.file;
+            EXPECT_EQ(m.domain, "language") << c.file;
+            auto f = compute_features(m, Precision::fp32);
+            EXPECT_EQ(f.params, params) << c.file;  // parameters do not depend on the sizes
+            EXPECT_GT(f.forward_flops, 0) << c.file;
+        }
+    }
+    // GPT-2 large's learned position table stops at 1024 tokens.
+    EXPECT_THROW(resolve_model(fixture("gpt2_large.json"), {1, 2048, 0}), Error);
+}
+
+TEST(HfConfig, UnknownModelTypeNamesItAndListsSupported) {
+    std::string message = import_error({{"model_type", "mamba"}, {"hidden_size", 768}});
+    EXPECT_NE(message.find("'mamba'"), std::string::npos) << message;
+    for (const char* type : {"llama", "mistral", "mixtral", "qwen2", "gemma", "gpt2", "gpt_neox", "opt", "bloom",
+                             "falcon", "bert", "roberta", "t5", "vit", "switch_transformers"})
+        EXPECT_NE(message.find(type), std::string::npos) << type << " missing from: " << message;
+}
+
+TEST(HfConfig, MissingRequiredFieldIsNamed) {
+    json llama = fixture("llama2_7b.json");
+    llama.erase("hidden_size");
+    std::string message = import_error(llama);
+    EXPECT_NE(message.find("'hidden_size'"), std::string::npos) << message;
+    EXPECT_NE(message.find("llama"), std::string::npos) << message;
+
+    json t5 = fixture("t5-base.json");
+    t5.erase("d_model");
+    message = import_error(t5);
+    EXPECT_NE(message.find("'d_model'"), std::string::npos) << message;
+
+    // Synonyms are all named when none is present.
+    json gpt2 = fixture("gpt2_med.json");
+    gpt2.erase("n_embd");
+    message = import_error(gpt2);
+    EXPECT_NE(message.find("'n_embd'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'hidden_size'"), std::string::npos) << message;
+
+    // A null field counts as missing.
+    json bert = fixture("bert.json");
+    bert["num_attention_heads"] = nullptr;
+    message = import_error(bert);
+    EXPECT_NE(message.find("'num_attention_heads'"), std::string::npos) << message;
+}
+
+TEST(HfConfig, WrongFieldTypeIsNamed) {
+    json llama = fixture("llama2_7b.json");
+    llama["hidden_size"] = "4096";
+    std::string message = import_error(llama);
+    EXPECT_NE(message.find("'hidden_size'"), std::string::npos) << message;
+    EXPECT_NE(message.find("integer"), std::string::npos) << message;
+
+    json mistral = fixture("mistral-7b-v0.1.json");
+    mistral["num_key_value_heads"] = 8.5;
+    message = import_error(mistral);
+    EXPECT_NE(message.find("'num_key_value_heads'"), std::string::npos) << message;
+
+    json falcon = fixture("falcon-7b.json");
+    falcon["parallel_attn"] = "yes";
+    message = import_error(falcon);
+    EXPECT_NE(message.find("'parallel_attn'"), std::string::npos) << message;
+
+    json gpt2 = fixture("gpt2_large.json");
+    gpt2["activation_function"] = 3;
+    message = import_error(gpt2);
+    EXPECT_NE(message.find("'activation_function'"), std::string::npos) << message;
+
+    json bert = fixture("bert.json");
+    bert["num_hidden_layers"] = -2;
+    message = import_error(bert);
+    EXPECT_NE(message.find("'num_hidden_layers'"), std::string::npos) << message;
+
+    EXPECT_NE(import_error({{"model_type", 7}}).find("model_type"), std::string::npos);
+    json bad_act = fixture("bert.json");
+    bad_act["hidden_act"] = "swiglu";
+    EXPECT_NE(import_error(bad_act).find("swiglu"), std::string::npos);
+}
+
+TEST(HfConfig, ArchitectureDetailsFollowTheConfig) {
+    // Mixtral routes each token to 2 of 8 experts in all 32 layers.
+    Model mixtral = resolve_model(fixture("mixtral-8x7b-v0.1.json"), {1, 128, 0});
+    EXPECT_EQ(count_layers(mixtral, "moe"), 32);
+    EXPECT_EQ(count_layers(mixtral, "mlp"), 0);
+    // Falcon-7B is multi-query: one KV head.
+    Model falcon = resolve_model(fixture("falcon-7b.json"), {1, 128, 0});
+    bool found = false;
+    for (const auto& b : falcon.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention") {
+                found = true;
+                EXPECT_EQ(l.attrs["kv_heads"], 1);
+            }
+    EXPECT_TRUE(found);
+    // Falcon's new decoder architecture defaults its KV heads to the attention heads, as Hugging Face does.
+    json falcon40 = fixture("falcon-40b.json");
+    falcon40.erase("num_kv_heads");
+    EXPECT_NO_THROW(resolve_model(falcon40, {1, 128, 0}));
+    // ViT's class count comes from id2label when present.
+    json vit = fixture("vit-base-patch16-224.json");
+    vit["id2label"] = {{"0", "cat"}, {"1", "dog"}};
+    EXPECT_EQ(params_of(vit), 86567656 - 998 * 769);  // head d x classes + classes
+    // ViT resizes to --image.
+    Model vit384 = resolve_model(fixture("vit-base-patch16-224.json"), {2, 0, 384});
+    EXPECT_EQ(vit384.domain, "vision");
+    EXPECT_EQ(vit384.blocks.front().layers.front().input, (Shape{2, 3, 384, 384}));
+}

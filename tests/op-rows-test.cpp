@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/csv.hpp"
+#include "core/error.hpp"
+#include "predict/op_rows.hpp"
+
+using namespace prenet;
+
+TEST(OpRows, LinearSharesItsWeightAcrossTheBatch) {
+    Kernel k = kernel_from_row("linear", {{"b", 4}, {"m", 10}, {"n", 20}, {"k", 30}}, Precision::fp32);
+    EXPECT_EQ(k.family, Family::gemm);
+    EXPECT_DOUBLE_EQ(k.flops, 2.0 * 4 * 10 * 20 * 30);
+    EXPECT_DOUBLE_EQ(k.bytes, (4.0 * 10 * 30 + 30 * 20 + 4 * 10 * 20) * 4);
+}
+
+TEST(OpRows, HalfPrecisionHalvesTheBytes) {
+    Kernel a = kernel_from_row("bmm", {{"b", 2}, {"m", 64}, {"n", 64}, {"k", 64}}, Precision::fp32);
+    Kernel b = kernel_from_row("bmm", {{"b", 2}, {"m", 64}, {"n", 64}, {"k", 64}}, Precision::bf16);
+    EXPECT_DOUBLE_EQ(a.bytes, 2 * b.bytes);
+    EXPECT_DOUBLE_EQ(a.flops, b.flops);
+}
+
+TEST(OpRows, ConvOutputSizeFollowsStrideAndPadding) {
+    Kernel k = kernel_from_row("conv", {{"b", 1}, {"in_channels", 3}, {"out_channels", 8}, {"kernel_size", 3},
+                                        {"input_size", 32}, {"stride", 2}, {"padding", 1}},
+                               Precision::fp32);
+    EXPECT_DOUBLE_EQ(k.flops, 2.0 * 16 * 16 * 8 * 3 * 9);
+}
+
+TEST(OpRows, MissingDimOrUnknownOpIsAnError) {
+    EXPECT_THROW(kernel_from_row("linear", {{"b", 1}, {"m", 2}}, Precision::fp32), Error);
+    EXPECT_THROW(kernel_from_row("fft", {{"b", 1}}, Precision::fp32), Error);
+}
+
+TEST(OpRows, TableReadsPrecisionColumnAndIgnoresOthers) {
+    std::istringstream in("op,latency_ms,b,h,m,n,k,precision\nadd,0.1,4,8,,,,\nbmm,0.2,1,,16,16,16,bf16\n");
+    CsvTable t = read_csv(in, "test");
+    auto kernels = kernels_from_table(t, Precision::fp32, "test");
+    ASSERT_EQ(kernels.size(), 2u);
+    EXPECT_EQ(kernels[0].family, Family::elementwise);
+    EXPECT_EQ(kernels[1].precision, Precision::bf16);
+}
+
+TEST(Csv, RaggedRowsAreErrors) {
+    std::istringstream in("a,b\n1,2\n3\n");
+    EXPECT_THROW(read_csv(in, "x"), Error);
+}

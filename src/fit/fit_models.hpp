@@ -17,6 +17,7 @@ struct FitOptions {
     int max_rows_per_device = 6000;  // per family; keeps a full fit within minutes on 2 cores
     GbtParams gbt;
     bool verbose = true;
+    std::string dump_predictions;  // optional CSV of every held-out row's prediction, for analysis
 };
 
 void fit_and_validate(const FitOptions& options);

@@ -11,7 +11,7 @@ using Matrix = std::vector<std::vector<double>>;  // rows of features
 RidgeModel fit_ridge(const Matrix& x, const std::vector<double>& y, double lambda = 1.0);
 
 struct GbtParams {
-    int trees = 200;
+    int trees = 150;
     int depth = 6;
     double learning_rate = 0.1;
     int min_leaf = 20;

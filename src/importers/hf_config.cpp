@@ -72,7 +72,9 @@ private:
 };
 
 std::string hf_activation(const Config& c, const std::string& act) {
-    if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast" || act == "gelu_tanh") return "gelu_tanh";
+    // gelu_new runs as eight unfused PyTorch ops in Hugging Face; gelu_pytorch_tanh is one fused kernel.
+    if (act == "gelu_new" || act == "gelu_fast") return "gelu_new";
+    if (act == "gelu_pytorch_tanh" || act == "gelu_tanh") return "gelu_tanh";
     if (act == "gelu" || act == "gelu_python") return "gelu";
     if (act == "relu") return "relu";
     if (act == "silu" || act == "swish") return "silu";

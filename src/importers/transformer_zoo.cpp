@@ -10,7 +10,7 @@ TransformerSpec gpt2_like(std::string name, std::int64_t hidden, std::int64_t la
     TransformerSpec s;
     s.name = std::move(name);
     s.vocab = 50257, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
-    s.activation = "gelu_tanh", s.max_positions = 1024, s.dropout = 0.1, s.default_seq = 1024;
+    s.activation = "gelu_new", s.max_positions = 1024, s.dropout = 0.1, s.default_seq = 1024;
     return s;
 }
 

@@ -75,7 +75,10 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         return;
     }
     ops::add_gemm(cost, layer, p, "attention_scores", batch * heads, q_len, kv_len, qk_dim, false, true);
-    ops::add_vector(cost, layer, p, Family::softmax, "masked_softmax", scores, 1.0, 1.0, 6.0, true, kv_len);
+    // Unfused ("eager") attention scales the scores and applies the mask as two passes of their own.
+    ops::add_vector(cost, layer, p, Family::elementwise, "attention_scale", scores, 1.0, 1.0, 1.0);
+    ops::add_vector(cost, layer, p, Family::elementwise, "attention_mask", scores, 1.0, 1.0, 1.0);
+    ops::add_vector(cost, layer, p, Family::softmax, "softmax", scores, 1.0, 1.0, 5.0, true, kv_len);
     if (dropout > 0) {
         ops::add_vector(cost, layer, p, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
         cost.saved_activation_bytes += scores;

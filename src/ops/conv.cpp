@@ -97,7 +97,8 @@ void cost_conv(const Layer& layer, Precision p, LayerCost& cost) {
     k.flops = 2.0 * macs;
     k.conv_dims = {layer.input[0], in_ch, layer.input.size() > 2 ? layer.input[2] : 1,
                    layer.input.size() > 3 ? layer.input[3] : 1, out_ch, g.kernel[0],
-                   rank > 1 ? g.kernel[1] : 1, g.stride[0], g.padding[0], g.groups};
+                   rank > 1 ? g.kernel[1] : 1, g.stride[0], g.padding[0], g.groups,
+                   rank > 1 ? g.stride[1] : 1, rank > 1 ? g.padding[1] : 0};
     k.bytes = (in_elems + double(weights)) * eb_in + out_elems * eb_out;
     cost.forward_flops += k.flops + (bias ? out_elems : 0);
     cost.forward_bytes_read += (in_elems + double(weights)) * eb_in;

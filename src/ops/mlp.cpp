@@ -28,9 +28,19 @@ void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const Mlp
     std::int64_t up = s.gated ? 2 * s.intermediate : s.intermediate;
     ops::add_gemm(cost, layer, p, prefix + "up_proj", batch, rows, up, s.hidden, true, needs_input_grad);
     double act = double(batch) * double(rows) * double(s.intermediate);
-    double act_flops = s.activation == "relu" ? 1 : (s.activation == "silu" ? 8 : 14);
-    ops::add_vector(cost, layer, p, Family::elementwise, prefix + s.activation, act, s.gated ? 2.0 : 1.0, 1.0,
-                    act_flops + (s.gated ? 1 : 0));
+    if (s.activation == "gelu_new") {
+        // Hugging Face's NewGELUActivation (GPT-2's "gelu_new") is written in Python: eight eager PyTorch ops,
+        // each a full pass over the tensor: pow, mul, add, mul, tanh, add, mul, mul.
+        const double reads[] = {1, 1, 2, 1, 1, 1, 1, 2};
+        for (int i = 0; i < 8; ++i)
+            ops::add_vector(cost, layer, p, Family::elementwise, prefix + "gelu_new_" + std::to_string(i), act,
+                            reads[i], 1.0, i == 4 ? 8.0 : 1.0);
+        if (s.gated) ops::add_vector(cost, layer, p, Family::elementwise, prefix + "gate_mul", act, 2.0, 1.0, 1.0);
+    } else {
+        double act_flops = s.activation == "relu" ? 1 : (s.activation == "silu" ? 8 : 14);
+        ops::add_vector(cost, layer, p, Family::elementwise, prefix + s.activation, act, s.gated ? 2.0 : 1.0, 1.0,
+                        act_flops + (s.gated ? 1 : 0));
+    }
     ops::add_gemm(cost, layer, p, prefix + "down_proj", batch, rows, s.hidden, s.intermediate, true, true);
     cost.macs += double(batch) * double(rows) * double(s.hidden) * double(up + s.intermediate);
     cost.saved_activation_bytes += double(batch) * double(rows) *
@@ -44,8 +54,9 @@ namespace {
 void infer_mlp(Layer& layer) {
     ops::require_rank(layer, 2, 3);
     MlpShape s = read_mlp(layer);
-    if (s.activation != "gelu" && s.activation != "gelu_tanh" && s.activation != "relu" && s.activation != "silu")
-        ops::fail(layer, "field 'activation' must be gelu, gelu_tanh, relu or silu");
+    if (s.activation != "gelu" && s.activation != "gelu_tanh" && s.activation != "gelu_new" && s.activation != "relu" &&
+        s.activation != "silu")
+        ops::fail(layer, "field 'activation' must be gelu, gelu_tanh, gelu_new, relu or silu");
     layer.output = layer.input;
 }
 
@@ -59,7 +70,8 @@ void cost_mlp(const Layer& layer, Precision p, LayerCost& cost) {
 
 void register_mlp_ops(OpCatalogue& c) {
     c.add({"mlp",
-           "feed-forward block: intermediate, activation (gelu | gelu_tanh | relu | silu), gated (false; true with "
+           "feed-forward block: intermediate, activation (gelu | gelu_tanh | gelu_new (unfused, as Hugging Face's "
+           "GPT-2 runs it) | relu | silu), gated (false; true with "
            "silu is SwiGLU, with gelu GeGLU), bias (true unless gated)",
            infer_mlp, cost_mlp});
 }

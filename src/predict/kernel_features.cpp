@@ -37,9 +37,10 @@ std::string model_family(Family f) {
 GemmView gemm_view(const Kernel& k) {
     GemmView g;
     if (k.family == Family::conv && k.conv_dims.size() >= 10) {
-        const auto& d = k.conv_dims;  // n, c, h, w, k, r, s, stride, pad, groups
+        const auto& d = k.conv_dims;  // n, c, h, w, k, r, s, stride_h, pad_h, groups[, stride_w, pad_w]
+        double stride_w = d.size() >= 12 ? d[10] : d[7], pad_w = d.size() >= 12 ? d[11] : d[8];
         double out_h = std::floor((d[2] + 2.0 * d[8] - d[5]) / std::max<double>(1, d[7])) + 1;
-        double out_w = std::floor((d[3] + 2.0 * d[8] - d[6]) / std::max<double>(1, d[7])) + 1;
+        double out_w = std::floor((d[3] + 2.0 * pad_w - d[6]) / std::max(1.0, stride_w)) + 1;
         g.m = std::max(1.0, d[0] * out_h * out_w);
         g.n = std::max<double>(1, d[4]);
         g.k = std::max<double>(1, double(d[1]) / std::max<double>(1, d[9]) * d[5] * d[6]);
@@ -65,7 +66,8 @@ const std::vector<std::string>& kernel_feature_names() {
         "log_memory_ms",    "log_bound_ms",    "log_peak_flops", "log_bandwidth",            "log_compute_units",
         "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
         "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
-        "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128"};
+        "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase",
+        "vendor_amd"};
     return names;
 }
 
@@ -104,7 +106,9 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             lg(std::max(hw.tdp_w, 1.0) / (peak / 1e12)),
             lg(bw / units),
             matrix ? wave_efficiency(g, 64, 64, units) : 1.0,
-            matrix ? wave_efficiency(g, 256, 128, units) : 1.0};
+            matrix ? wave_efficiency(g, 256, 128, units) : 1.0,
+            k.family == Family::conv ? double(int(k.phase)) : 0.0,
+            hw.vendor == "AMD" ? 1.0 : 0.0};
 }
 
 }  // namespace prenet

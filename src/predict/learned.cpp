@@ -17,10 +17,13 @@ constexpr double kMaxLogSlowdown = 4.0;
 LearnedPredictor::LearnedPredictor(const json& models) {
     if (!models.is_object() || !models.contains("families") || !models["families"].is_object())
         throw Error("kernel models: expected an object with 'families'");
+    overhead_ms_ = models.value("framework_overhead_ms_per_kernel", 0.0);
+    if (!(overhead_ms_ >= 0) || overhead_ms_ > 10) throw Error("kernel models: bad framework_overhead_ms_per_kernel");
     for (auto it = models["families"].begin(); it != models["families"].end(); ++it) {
         FamilyModel m;
         m.regressor = regressor_from_json(it.value().at("model"));
         m.floor_ms = it.value().value("floor_ms", 0.0);
+        m.predicts_time = it.value().value("target", std::string("slowdown")) == "time";
         if (!(m.floor_ms >= 0) || m.floor_ms > 1e3) throw Error("kernel models: bad floor_ms for " + it.key());
         const auto& all = kernel_feature_names();
         for (const auto& name : it.value().value("features", json(all))) {
@@ -68,7 +71,15 @@ double LearnedPredictor::floor_ms(const Kernel& kernel) const {
 
 double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
-    return (roofline_bound_ms(kernel, hw) + floor_ms(kernel)) * std::pow(10.0, log_slowdown(kernel, hw));
+    auto it = families_.find(model_family(kernel.family));
+    if (it == families_.end()) it = families_.find("elementwise");
+    double bound = roofline_bound_ms(kernel, hw);
+    if (it != families_.end() && it->second.predicts_time) {
+        std::vector<double> all = kernel_features(kernel, hw), x;
+        for (int c : it->second.columns) x.push_back(all[size_t(c)]);
+        return overhead_ms_ + std::max(bound, std::pow(10.0, std::min(it->second.regressor->predict(x), 6.0)));
+    }
+    return overhead_ms_ + (bound + floor_ms(kernel)) * std::pow(10.0, log_slowdown(kernel, hw));
 }
 
 namespace {

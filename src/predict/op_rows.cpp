@@ -29,8 +29,45 @@ double unary_flops(const std::string& op) {
     return 1;
 }
 
-const char* kDimColumns[] = {"b", "m", "n", "k", "h", "in_channels", "out_channels", "kernel_size", "input_size",
-                             "stride", "padding"};
+const char* kDimColumns[] = {"b",        "m",        "n",     "k",     "h",     "c",        "w",
+                             "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding",
+                             "filter_h", "filter_w", "pad_h", "pad_w", "stride_h", "stride_w"};
+
+double dim_or(const DimMap& dims, const char* key, double fallback) {
+    auto it = dims.find(key);
+    return it == dims.end() ? fallback : it->second;
+}
+
+// A 2-d convolution (DeepBench's layout: n, c, h, w, k, filter_h, filter_w, pad_h, pad_w, stride_h, stride_w)
+// or one of its two backward kernels.
+Kernel conv2d_row(const std::string& op, const DimMap& dims, Precision p) {
+    double n = dim(dims, op, "n"), c = dim(dims, op, "c"), h = dim(dims, op, "h"), w = dim(dims, op, "w");
+    double k = dim(dims, op, "k"), r = dim(dims, op, "filter_h"), s = dim(dims, op, "filter_w");
+    double ph = dim_or(dims, "pad_h", 0), pw = dim_or(dims, "pad_w", 0);
+    double sh = dim_or(dims, "stride_h", 1), sw = dim_or(dims, "stride_w", 1);
+    if (sh <= 0 || sw <= 0 || h + 2 * ph < r || w + 2 * pw < s) throw Error("op '" + op + "': kernel larger than the padded input");
+    double oh = std::floor((h + 2 * ph - r) / sh) + 1, ow = std::floor((w + 2 * pw - s) / sw) + 1;
+    double in_elems = n * c * h * w, out_elems = n * k * oh * ow, weights = k * c * r * s;
+    double in_b = matmul_input_bytes(p), out_b = activation_bytes(p);
+    Kernel kr;
+    kr.op = op;
+    kr.precision = p;
+    kr.family = Family::conv;
+    kr.conv_dims = {std::int64_t(n), std::int64_t(c), std::int64_t(h), std::int64_t(w), std::int64_t(k),
+                    std::int64_t(r), std::int64_t(s), std::int64_t(sh), std::int64_t(ph), 1, std::int64_t(sw),
+                    std::int64_t(pw)};
+    kr.flops = 2 * out_elems * c * r * s;
+    if (op == "conv2d") {
+        kr.bytes = (in_elems + weights) * in_b + out_elems * out_b;
+    } else if (op == "conv2d_grad_input") {
+        kr.phase = Phase::backward_input;
+        kr.bytes = (out_elems + weights) * in_b + in_elems * out_b;
+    } else {
+        kr.phase = Phase::backward_weight;
+        kr.bytes = (out_elems + in_elems) * in_b + weights * 4.0;
+    }
+    return kr;
+}
 
 }  // namespace
 
@@ -46,8 +83,9 @@ double parse_number(const std::string& s, const std::string& where) {
 }
 
 bool is_known_row_op(const std::string& op) {
-    return op == "linear" || op == "bmm" || op == "conv" || op == "ln" || op == "softmax" || kBinary.count(op) ||
-           kUnary.count(op);
+    return op == "linear" || op == "bmm" || op == "gemm" || op == "conv" || op == "conv2d" ||
+           op == "conv2d_grad_input" || op == "conv2d_grad_weight" || op == "ln" || op == "softmax" ||
+           kBinary.count(op) || kUnary.count(op);
 }
 
 Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
@@ -55,6 +93,15 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
     k.op = op;
     k.precision = p;
     double in_b = matmul_input_bytes(p), out_b = activation_bytes(p);
+    if (op == "conv2d" || op == "conv2d_grad_input" || op == "conv2d_grad_weight") return conv2d_row(op, dims, p);
+    if (op == "gemm") {
+        double m = dim(dims, op, "m"), n = dim(dims, op, "n"), kk = dim(dims, op, "k");
+        k.family = Family::gemm;
+        k.m = std::int64_t(m), k.n = std::int64_t(n), k.k = std::int64_t(kk);
+        k.flops = 2 * m * n * kk;
+        k.bytes = (m * kk + kk * n) * in_b + m * n * out_b;
+        return k;
+    }
     if (op == "linear" || op == "bmm") {
         double b = dim(dims, op, "b"), m = dim(dims, op, "m"), n = dim(dims, op, "n"), kk = dim(dims, op, "k");
         k.family = Family::gemm;
@@ -103,8 +150,8 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
         k.bytes = 2 * n * out_b;
         return k;
     }
-    throw Error("unknown op '" + op + "' (known: linear, bmm, conv, ln, softmax, add, mul, div, pow, addu, mulu, "
-                "divu, powu, gelu, relu, tanh)");
+    throw Error("unknown op '" + op + "' (known: linear, bmm, gemm, conv, conv2d, conv2d_grad_input, "
+                "conv2d_grad_weight, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, gelu, relu, tanh)");
 }
 
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin) {

@@ -11,7 +11,9 @@ namespace prenet {
 
 using DimMap = std::map<std::string, double>;
 
-// op: linear, bmm (b, m, n, k); conv (b, in_channels, out_channels, kernel_size, input_size, stride, padding);
+// op: linear, bmm (b, m, n, k); gemm (m, n, k); conv (b, in_channels, out_channels, kernel_size, input_size,
+// stride, padding); conv2d, conv2d_grad_input, conv2d_grad_weight (n, c, h, w, k, filter_h, filter_w, pad_h,
+// pad_w, stride_h, stride_w);
 // ln, softmax, add, mul, div, pow (two inputs), addu, mulu, divu, powu (tensor and scalar), gelu, relu, tanh
 // (b, h). Throws Error for unknown ops or missing dims.
 Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision precision);

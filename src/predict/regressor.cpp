@@ -1,10 +1,27 @@
 #include "predict/regressor.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/error.hpp"
 
 namespace prenet {
 
 using nlohmann::json;
+
+namespace {
+// Six significant digits are far below the models' error and keep the shipped JSON (and the page) small.
+std::vector<double> rounded(const std::vector<double>& v) {
+    std::vector<double> out;
+    out.reserve(v.size());
+    char buf[32];
+    for (double x : v) {
+        std::snprintf(buf, sizeof buf, "%.6g", x);
+        out.push_back(std::strtod(buf, nullptr));
+    }
+    return out;
+}
+}  // namespace
 
 double RidgeModel::predict(const std::vector<double>& x) const {
     double y = bias;
@@ -30,7 +47,7 @@ json TreeEnsemble::to_json() const {
     json trees_json = json::array();
     for (const auto& t : trees)
         trees_json.push_back({{"feature", t.feature}, {"threshold", t.threshold}, {"left", t.left},
-                              {"right", t.right}, {"value", t.value}});
+                              {"right", t.right}, {"value", rounded(t.value)}});
     return {{"type", "gbt"}, {"base", base}, {"learning_rate", learning_rate}, {"trees", trees_json}};
 }
 

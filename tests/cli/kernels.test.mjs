@@ -1,0 +1,84 @@
+// `prenet kernels` (kernel tables in, predictions appended) and `prenet fit` (on a small slice of data/).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const prenet = process.env.PRENET || join(root, 'build', 'prenet');
+const run = (...args) => spawnSync(prenet, args, { encoding: 'utf8', timeout: 120000 });
+
+function parseCsv(text) {
+  const [header, ...rows] = text.trim().split('\n').map((l) => l.split(','));
+  return { header, rows };
+}
+
+test('kernels appends predicted_ms to every row and keeps the others', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const input = join(dir, 'in.csv');
+  writeFileSync(input, [
+    'op,latency_ms,b,m,n,k,h,precision',
+    'linear,0.1,1,512,1024,1024,,',
+    'bmm,0.2,16,128,128,64,,bf16',
+    'add,0.03,64,,,,4096,',
+    'softmax,0.03,64,,,,512,',
+  ].join('\n') + '\n');
+  const r = run('kernels', '--csv', input, '--hardware', 'a100-sxm4-80gb');
+  assert.equal(r.status, 0, r.stderr);
+  const { header, rows } = parseCsv(r.stdout);
+  assert.deepEqual(header, ['op', 'latency_ms', 'b', 'm', 'n', 'k', 'h', 'precision', 'predicted_ms']);
+  assert.equal(rows.length, 4);
+  for (const row of rows) {
+    const ms = Number(row.at(-1));
+    assert.ok(Number.isFinite(ms) && ms > 0, `predicted ${row.at(-1)}`);
+  }
+  // A larger GEMM takes longer; --out writes a file instead of stdout.
+  const out = join(dir, 'out.csv');
+  assert.equal(run('kernels', '--csv', input, '--hardware', 't4', '--out', out).status, 0);
+  const t4 = parseCsv(readFileSync(out, 'utf8')).rows;
+  assert.ok(Number(t4[0].at(-1)) > Number(rows[0].at(-1)), 'a T4 is slower than an A100');
+});
+
+test('kernels reports bad rows with their line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const input = join(dir, 'bad.csv');
+  writeFileSync(input, 'op,b,m,n,k\nlinear,1,2,3,4\nfft,1,2,3,4\n');
+  const r = run('kernels', '--csv', input, '--hardware', 'a100-sxm4-80gb');
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /row 3.*unknown op 'fft'/);
+  assert.equal(run('kernels', '--hardware', 't4').status, 2);
+  assert.equal(run('kernels', '--csv', input).status, 2);
+});
+
+test('fit on a slice of the data writes loadable models and a report', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-fit-'));
+  const ops = join(dir, 'data', 'neusight', 'ops');
+  mkdirSync(ops, { recursive: true });
+  for (const op of ['bmm', 'add']) {
+    const lines = readFileSync(join(root, 'data', 'neusight', 'ops', `${op}.csv`), 'utf8').trim().split('\n');
+    // Every 60th row keeps all five devices in a small file.
+    writeFileSync(join(ops, `${op}.csv`), [lines[0], ...lines.slice(1).filter((_, i) => i % 60 === 0)].join('\n') + '\n');
+  }
+  const models = join(dir, 'kernels.json');
+  const report = join(dir, 'accuracy.md');
+  const r = run('fit', '--data', join(dir, 'data'), '--models', models, '--report', report,
+    '--plots', join(dir, 'plots'), '--trees', '20');
+  assert.equal(r.status, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(models, 'utf8'));
+  assert.deepEqual(Object.keys(doc.families).sort(), ['elementwise', 'gemm']);
+  for (const family of Object.values(doc.families)) {
+    assert.equal(family.devices.length, 5);
+    assert.ok(family.validation.median_ape > 0 && family.validation.median_ape < 10);
+  }
+  assert.match(readFileSync(report, 'utf8'), /leave one accelerator out/);
+  assert.ok(existsSync(join(dir, 'plots', 'gemm.svg')));
+  // The fitted file is usable as --models, and predictions come back finite.
+  const p = run('predict', '--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--models', models, '--json');
+  assert.equal(p.status, 0, p.stderr);
+  const result = JSON.parse(p.stdout).results[0];
+  assert.ok(result.step.total_ms > 0);
+  assert.ok(result.uncertainty.low_ms < result.step.total_ms && result.step.total_ms < result.uncertainty.high_ms);
+});

@@ -66,3 +66,17 @@ TEST(TransformerZoo, UnknownIdSuggestsAlternatives) {
         EXPECT_NE(std::string(e.what()).find("llama2-7b"), std::string::npos);
     }
 }
+
+TEST(TransformerZoo, FlashAttentionSavesActivationMemory) {
+    ModelInputs eager{2, 2048, 0}, flash{2, 2048, 0, true};
+    auto a = compute_features(build_zoo_model("llama2-7b", eager), Precision::bf16);
+    auto b = compute_features(build_zoo_model("llama2-7b", flash), Precision::bf16);
+    EXPECT_EQ(a.params, b.params);
+    // Eager attention keeps the [batch, heads, seq, seq] probabilities of every layer; the fused kernel does not
+    // (it keeps the attention output and a log-sum-exp per row instead).
+    double probabilities = 32.0 * 2 * 32 * 2048.0 * 2048 * 2;
+    double output_and_lse = 32.0 * 2 * 32 * 2048.0 * (128 * 2 + 4);
+    EXPECT_NEAR(a.saved_activation_bytes - b.saved_activation_bytes, probabilities - output_and_lse, 1e6);
+    // Causal flash attention skips the masked half of the scores.
+    EXPECT_LT(b.forward_flops, a.forward_flops);
+}

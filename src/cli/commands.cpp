@@ -41,14 +41,28 @@ const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.js
 
   --model M        a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json
   --hardware H     an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (default)
-  --batch N        samples per step (default 1)
+  --batch N        samples per micro-batch (default 1); a step is --grad-accum micro-batches
   --seq L          tokens per sample (language models; default: the model's)
   --image PX       image side in pixels (vision models; default: the model's)
-  --precision P    fp32 | tf32 | fp16 | bf16 | fp8 (default fp32)
-  --optimizer O    sgd | adam | adamw (default adamw)
+  --precision P    fp32 | tf32 | fp16 | bf16 | fp8 (default fp32); fp16/bf16/fp8 are mixed precision with
+                   fp32 master weights, fp16 adds loss scaling (docs/training-model.md)
+  --optimizer O    sgd (with momentum) | adam | adamw | adafactor | lion (default adamw)
+  --optimizer-impl I  fused (one multi-tensor kernel; default) | foreach (torch.optim's sequence of
+                   multi-tensor ops); Adafactor has no fused kernel: fused runs it tensor by tensor
+  --grad-accum N   micro-batches of --batch samples per optimizer step (default 1)
+  --checkpointing  activation checkpointing: keep each block's input, recompute its forward in backward
+  --samples N      run length: samples per epoch (2e12 accepted) ...
+  --epochs E       ... times epochs (default 1)
+  --tokens T       or: tokens to train on (language models; tokens per step = batch x grad-accum x seq)
+  --price-per-hour X  price of one accelerator-hour in USD for the run's cost (default: the cheapest cloud
+                   price on its spec sheet)
+  --input-samples-per-s R  the input pipeline's rate: a step takes at least batch x grad-accum / R
   --predictor P    learned (default when fitted models are built in) | roofline
   --models FILE    use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones
   --json           print one JSON document instead of a table
+
+With --samples or --tokens each result gets a run: steps, hours, GPU-hours, cost and energy. When a step does
+not fit in memory, the result says by how much and what would make it fit (memory.advice).
 )";
 
 const char* kFeaturesUsage = R"(Usage: prenet features --model <zoo-id | file> [--batch N] [--seq L] [--image PX]
@@ -66,7 +80,7 @@ an optional `precision` column) and writes them back with a `predicted_ms` colum
 )";
 
 const char* kFitUsage = R"(Usage: prenet fit [--data DIR] [--models OUT.json] [--report OUT.md] [--plots DIR]
-                   [--rows-per-device N] [--trees N]
+                   [--rows-per-device N] [--trees N] [--dump-predictions OUT.csv]
 
 Fits the per-family kernel models on the measurements in DIR (default data), validates them leaving one
 accelerator out at a time, and writes the models (default models/kernels.json), the accuracy report (default
@@ -129,12 +143,34 @@ json size_value(const std::string& flag, const std::string& text) {
     return x;
 }
 
+// A positive real number (rates, epochs); zero_ok allows 0 (prices).
+json positive_value(const std::string& flag, const std::string& text, bool zero_ok = false) {
+    if (text.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        throw Error("--" + flag + " must be a number, got '" + text + "'");
+    char* end = nullptr;
+    double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(x))
+        throw Error("--" + flag + " must be a number, got '" + text + "'");
+    if (x < 0 || (!zero_ok && x == 0))
+        throw Error("--" + flag + " must be " + (zero_ok ? "zero or more" : "positive") + ", got '" + text + "'");
+    return x;
+}
+
 json request_from(const std::string& command, const Args& a) {
     json r = {{"command", command}, {"model", model_argument(a)}};
     for (const char* flag : {"batch", "seq", "image"})
         if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
     for (const char* flag : {"precision", "optimizer", "predictor"})
         if (a.has(flag)) r[flag] = a.get(flag);
+    if (a.has("optimizer-impl")) r["optimizer_impl"] = a.get("optimizer-impl");
+    if (a.has("grad-accum")) r["grad_accum"] = size_value("grad-accum", a.get("grad-accum"));
+    if (a.has("checkpointing")) r["checkpointing"] = true;
+    for (const char* flag : {"samples", "tokens"})
+        if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
+    if (a.has("epochs")) r["epochs"] = positive_value("epochs", a.get("epochs"));
+    if (a.has("price-per-hour")) r["price_per_hour"] = positive_value("price-per-hour", a.get("price-per-hour"), true);
+    if (a.has("input-samples-per-s"))
+        r["input_samples_per_s"] = positive_value("input-samples-per-s", a.get("input-samples-per-s"));
     if (command == "predict") r["hardware"] = hardware_argument(a.get("hardware", "all"));
     if (a.has("models")) r["kernel_models"] = read_json_file(a.get("models"));
     return r;
@@ -191,6 +227,7 @@ int fit_command(const Args& a) {
     o.report_out = a.get("report", o.report_out);
     o.plots_dir = a.get("plots", o.plots_dir);
     if (a.has("rows-per-device")) o.max_rows_per_device = int(size_value("rows-per-device", a.get("rows-per-device")).get<double>());
+    o.dump_predictions = a.get("dump-predictions");
     if (a.has("trees")) o.gbt.trees = int(size_value("trees", a.get("trees")).get<double>());
     fit_and_validate(o);
     return 0;
@@ -201,8 +238,10 @@ int fit_command(const Args& a) {
 int run(const std::vector<std::string>& argv, std::ostream& out) {
     const std::set<std::string> values = {"model", "hardware", "batch",  "seq",    "image",  "precision",
                                           "optimizer", "predictor", "csv", "out", "data", "models",
-                                          "report", "plots", "rows-per-device", "trees"};
-    Args a = parse_args(argv, values, {"json", "help", "version"});
+                                          "report", "plots", "rows-per-device", "trees", "dump-predictions",
+                                          "optimizer-impl", "grad-accum", "samples", "epochs", "tokens",
+                                          "price-per-hour", "input-samples-per-s"};
+    Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing"});
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";
         return 0;

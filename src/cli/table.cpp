@@ -48,21 +48,64 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     const json& m = doc["model"];
     const json& s = doc["settings"];
     out << m["name"].get<std::string>() << ": " << si(m["params"].get<double>()) << " parameters, batch "
-        << s["batch"] << ", " << s["precision"].get<std::string>() << ", " << s["optimizer"].get<std::string>()
-        << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
-    std::vector<std::vector<std::string>> rows = {
-        {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s", "memory GB", "capacity GB", "fits"}};
+        << s["batch"];
+    std::int64_t accum = s.value("grad_accum", std::int64_t{1});
+    if (accum > 1) out << " x " << accum << " micro-batches (global " << s["global_batch"] << ")";
+    out << ", " << s["precision"].get<std::string>() << ", " << s["optimizer"].get<std::string>();
+    if (s.contains("optimizer_impl_used")) out << " (" << s["optimizer_impl_used"].get<std::string>() << ")";
+    if (s.value("checkpointing", false)) out << ", checkpointing";
+    out << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
+
+    bool with_run = false, input_bound = false;
+    for (const auto& r : doc["results"]) with_run |= r.contains("run") && !r["run"].is_null();
+    std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s",
+                                       "memory GB", "capacity GB", "fits"};
+    if (with_run) header.insert(header.end(), {"hours", "GPU-hours", "cost $", "energy kWh"});
+    std::vector<std::vector<std::string>> rows = {header};
+    auto maybe = [](const json& x, const char* format) { return x.is_null() ? std::string("-") : fmt(format, x.get<double>()); };
     for (const auto& r : doc["results"]) {
         const json& st = r["step"];
         const json& mem = r["memory"];
-        rows.push_back({r["hardware"].get<std::string>(), fmt("%.3f", st["total_ms"].get<double>()),
-                        fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
-                        fmt("%.3f", st["optimizer_ms"].get<double>()),
-                        fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
-                        fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
-                        fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"});
+        bool bound = st.value("input_bound", false);
+        input_bound |= bound;
+        std::vector<std::string> row = {
+            r["hardware"].get<std::string>(), fmt("%.3f", st["total_ms"].get<double>()) + (bound ? "*" : ""),
+            fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
+            fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
+            fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
+            fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"};
+        if (with_run) {
+            const json& run = r["run"];
+            if (run.is_null()) {
+                row.insert(row.end(), {"-", "-", "-", "-"});
+            } else {
+                row.push_back(fmt("%.4g", run["hours"].get<double>()));
+                row.push_back(fmt("%.4g", run["gpu_hours"].get<double>()));
+                row.push_back(maybe(run["cost_usd"], "%.4g"));
+                row.push_back(maybe(run["energy_kwh"], "%.4g"));
+            }
+        }
+        rows.push_back(row);
     }
     print_rows(out, rows);
+    if (input_bound)
+        out << "\n* input-bound: the input pipeline (--input-samples-per-s) sets the step time, not the accelerator\n";
+    bool header_done = false;
+    for (const auto& r : doc["results"]) {
+        const json& mem = r["memory"];
+        if (!mem.contains("advice") || mem["advice"].is_null()) continue;
+        if (!header_done) out << "\nDoes not fit:\n";
+        header_done = true;
+        out << "  " << r["hardware"].get<std::string>() << ": " << mem["advice"]["summary"].get<std::string>() << "\n";
+    }
+    if (with_run) {
+        const json& first = doc["results"].front()["run"];
+        if (!first.is_null())
+            out << "\nRun: " << first["steps"] << " optimizer steps; cost at "
+                << (s["price_per_hour"].is_null() ? "each accelerator's cheapest cloud price"
+                                                  : "$" + fmt("%.4g", s["price_per_hour"].get<double>()) + "/hour")
+                << "; energy from TDP x (0.3 + 0.7 x matmul share)\n";
+    }
 }
 
 void print_features_table(std::ostream& out, const json& doc) {

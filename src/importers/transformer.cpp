@@ -205,7 +205,9 @@ Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
 
 }  // namespace
 
-Model build_transformer(const TransformerSpec& spec, const ModelInputs& inputs) {
+Model build_transformer(const TransformerSpec& base, const ModelInputs& inputs) {
+    TransformerSpec spec = base;
+    spec.flash = spec.flash || inputs.flash_attention;
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");
     if (spec.arch == "vit") return build_vit(spec, inputs);

@@ -14,6 +14,7 @@ struct ModelInputs {
     std::int64_t batch = 1;
     std::int64_t seq = 0;    // tokens per sample (language, speech)
     std::int64_t image = 0;  // image side in pixels (vision)
+    bool flash_attention = false;  // transformers use one fused attention kernel (FlashAttention / SDPA)
 };
 
 struct ZooEntry {

@@ -70,7 +70,8 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         b.bytes = k.bytes * 2.0;
         cost.backward_input_flops += b.flops;
         cost.kernels.push_back(b);
-        cost.saved_activation_bytes += bh * double(q_len) * (qk_dim + 2.0 * v_dim) * eb +
+        // Kept for the backward: q, k, v, the output and the fp32 log-sum-exp per row; never the scores.
+        cost.saved_activation_bytes += bh * double(q_len) * (qk_dim + v_dim) * eb +
                                        bh * double(kv_len) * (qk_dim + v_dim) * eb + bh * double(q_len) * 4.0;
         return;
     }

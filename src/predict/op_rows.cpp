@@ -89,6 +89,9 @@ bool is_known_row_op(const std::string& op) {
 }
 
 Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
+    if (!is_known_row_op(op))
+        throw Error("unknown op '" + op + "' (known: linear, bmm, gemm, conv, conv2d, conv2d_grad_input, "
+                    "conv2d_grad_weight, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, gelu, relu, tanh)");
     Kernel k;
     k.op = op;
     k.precision = p;
@@ -150,8 +153,7 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
         k.bytes = 2 * n * out_b;
         return k;
     }
-    throw Error("unknown op '" + op + "' (known: linear, bmm, gemm, conv, conv2d, conv2d_grad_input, "
-                "conv2d_grad_weight, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, gelu, relu, tanh)");
+    throw Error("unknown op '" + op + "'");
 }
 
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin) {

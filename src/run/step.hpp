@@ -1,32 +1,55 @@
 #pragma once
-// One training step on one accelerator: forward, backward and optimizer times from a kernel predictor,
-// and the peak memory that step needs.
+// One optimizer step on one accelerator (docs/training-model.md): grad_accum micro-batches, each a forward
+// and a backward pass (input and weight gradients, plus a recompute of every checkpointed block's forward
+// when checkpointing is on), the gradient accumulation passes, the fp16 unscale/inf-check pass and the
+// optimizer update; kernel times come from a KernelPredictor. An input pipeline slower than the step
+// stretches it (the step waits for data; loading overlaps compute otherwise).
+#include <cstdint>
 #include <map>
 #include <string>
 
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
+#include "run/memory.hpp"
 #include "run/optimizer.hpp"
 
 namespace prenet {
 
-struct StepTime {
-    double forward_ms = 0, backward_ms = 0, optimizer_ms = 0, communication_ms = 0;
-    std::map<std::string, double> by_family_ms;  // summed over passes
-    double total_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms; }
+struct StepOptions {
+    Precision precision = Precision::fp32;
+    const OptimizerDef* optimizer = nullptr;  // required
+    OptimizerImpl optimizer_impl = OptimizerImpl::fused;
+    std::int64_t grad_accum = 1;
+    bool checkpointing = false;
+    std::int64_t micro_batch = 1;        // samples per micro-batch (the features' batch), for the input cap
+    double input_samples_per_s = 0;      // the input pipeline's rate; 0: it never limits the step
+    // Hook for a framework overhead per kernel launch (dispatch, Python), added to every kernel's time.
+    // 0 by default: the predictors' times already include a launch cost.
+    double kernel_overhead_ms = 0;
 };
 
-struct MemoryUse {
-    double weights = 0, gradients = 0, optimizer_states = 0, activations = 0, temporary = 0;
-    double peak = 0, capacity = 0;
-    bool fits() const { return peak <= capacity; }
+struct StepTime {
+    double forward_ms = 0, backward_ms = 0, optimizer_ms = 0, communication_ms = 0;
+    double recompute_ms = 0;          // checkpointing's extra forward, included in backward_ms
+    double grad_accumulation_ms = 0;  // the accumulation passes, included in backward_ms
+    double micro_batch_ms = 0;        // forward + backward (with recompute) of one micro-batch
+    double input_ms = 0;              // time the input pipeline needs for one step's samples (0: unlimited)
+    double input_stall_ms = 0;        // waiting for input, added to the step
+    double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
+    double kernels = 0;               // kernel launches per step
+    std::int64_t grad_accum = 1;
+    std::map<std::string, double> by_family_ms;  // summed over passes and micro-batches (no input stall)
+    double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms; }
+    double total_ms() const { return compute_ms() + input_stall_ms; }
+    bool input_bound() const { return input_stall_ms > 0; }
 };
 
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
-                      Precision precision, const OptimizerDef& optimizer);
+                      const StepOptions& options);
 
-MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,
-                          const OptimizerDef& optimizer);
+// One micro-batch, fused optimizer, no checkpointing: the plain step.
+StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
+                      Precision precision, const OptimizerDef& optimizer);
 
 }  // namespace prenet

@@ -74,8 +74,10 @@ function checkResult(r, { language } = {}) {
   assertPositive(s.optimizer_ms, `${where}: step.optimizer_ms`);
   assertNonNegative(s.communication_ms, `${where}: step.communication_ms`);
   assertPositive(s.total_ms, `${where}: step.total_ms`);
-  assertClose(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms, 1e-9,
-    `${where}: total_ms is the sum of its parts`);
+  // input_stall_ms (added with issue #4) is 0 unless --input-samples-per-s limits the step.
+  assertNonNegative(s.input_stall_ms ?? 0, `${where}: step.input_stall_ms`);
+  assertClose(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + (s.input_stall_ms ?? 0),
+    1e-9, `${where}: total_ms is the sum of its parts`);
   const t = r.throughput;
   assert.equal(typeof t, 'object', `${where}: throughput`);
   assertPositive(t.samples_per_s, `${where}: throughput.samples_per_s`);
@@ -88,6 +90,7 @@ function checkResult(r, { language } = {}) {
   assertPositive(m.capacity_bytes, `${where}: memory.capacity_bytes`);
   assert.equal(typeof m.fits, 'boolean', `${where}: memory.fits`);
   assert.equal(m.fits, m.peak_bytes_per_device <= m.capacity_bytes, `${where}: fits agrees with the byte counts`);
+  if ('advice' in m) assert.equal(m.advice === null, m.fits, `${where}: memory.advice exactly when it does not fit`);
 }
 
 function checkPrediction(doc, opts) {
@@ -98,7 +101,7 @@ function checkPrediction(doc, opts) {
   assert.equal(typeof doc.settings, 'object');
   assert.ok(Number.isInteger(doc.settings.batch) && doc.settings.batch >= 1, 'settings.batch');
   assert.ok(['fp32', 'tf32', 'fp16', 'bf16', 'fp8'].includes(doc.settings.precision), 'settings.precision');
-  assert.ok(['sgd', 'adam', 'adamw'].includes(doc.settings.optimizer), 'settings.optimizer');
+  assert.ok(['sgd', 'adam', 'adamw', 'adafactor', 'lion'].includes(doc.settings.optimizer), 'settings.optimizer');
   assert.ok(Array.isArray(doc.results) && doc.results.length > 0, 'results is a non-empty array');
   for (const r of doc.results) checkResult(r, opts);
 }
@@ -353,7 +356,7 @@ describe('predict', () => {
   test('every precision and optimizer is accepted', () => {
     for (const p of ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'])
       checkPrediction(predict('--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--precision', p), { language: true });
-    for (const o of ['sgd', 'adam', 'adamw'])
+    for (const o of ['sgd', 'adam', 'adamw', 'adafactor', 'lion'])
       checkPrediction(predict('--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--optimizer', o), { language: true });
   });
 
@@ -398,6 +401,213 @@ describe('predict', () => {
     assert.match(r.stdout, /\bt4\b/);
     assert.match(r.stdout, /a100-sxm4-80gb/);
     assert.match(r.stdout, /hardware/);
+  });
+});
+
+// ---- whole training runs (issue #4) -------------------------------------------------------------------
+
+describe('training runs', () => {
+  const h100 = ['--model', 'gpt2', '--hardware', 'h100-sxm5-80gb'];
+
+  test('settings echo every training assumption with its default', () => {
+    const s = predict(...h100).settings;
+    assert.equal(s.optimizer, 'adamw');
+    assert.equal(s.optimizer_impl, 'fused');
+    assert.equal(s.optimizer_impl_used, 'fused');
+    assert.equal(s.grad_accum, 1);
+    assert.equal(s.global_batch, 1);
+    assert.equal(s.checkpointing, false);
+    for (const k of ['samples', 'epochs', 'tokens', 'price_per_hour', 'input_samples_per_s']) assert.equal(s[k], null, k);
+    assert.equal(s.kernel_overhead_ms, 0);
+    assert.equal(typeof s.price_source, 'string');
+    assert.equal(typeof s.energy_model, 'string');
+    assertPositive(s.memory_reserve.context_bytes, 'memory_reserve.context_bytes');
+    assert.ok(s.memory_reserve.fraction > 0 && s.memory_reserve.fraction < 1, 'memory_reserve.fraction');
+    assert.equal(typeof s.memory_reserve.assumption, 'string');
+    const r = predict(...h100).results[0];
+    assert.equal(r.run, null, 'no run without --samples or --tokens');
+    assert.equal(r.step.input_bound, false);
+    assert.equal(r.step.input_ms, null);
+    assert.equal(r.memory.advice, null);
+    assertClose(r.step.micro_batch_ms, r.step.forward_ms + r.step.backward_ms, 1e-9, 'one micro-batch');
+  });
+
+  test('the issue example: AdamW, bf16, checkpointing, 4 micro-batches, 2e12 tokens', () => {
+    const doc = predict(...h100, '--batch', '8', '--optimizer', 'adamw', '--precision', 'bf16', '--checkpointing',
+      '--grad-accum', '4', '--tokens', '2e12');
+    checkPrediction(doc, { language: true });
+    const s = doc.settings;
+    assert.equal(s.grad_accum, 4);
+    assert.equal(s.global_batch, 32);
+    assert.equal(s.checkpointing, true);
+    assert.equal(s.tokens, 2e12);
+    const r = doc.results[0];
+    const run = r.run;
+    const tokensPerStep = 8 * 4 * s.seq;
+    assert.equal(run.steps, Math.ceil(2e12 / tokensPerStep));
+    assert.ok(run.tokens >= 2e12 && run.tokens < 2e12 + tokensPerStep, `run.tokens ${run.tokens}`);
+    assertClose(run.hours, run.steps * r.step.total_ms / 3.6e6, 1e-9, 'hours = steps x step time');
+    assertClose(run.gpu_hours, run.hours, 1e-12, 'one device');
+    assertClose(run.price_per_hour_used, r.price_per_hour, 1e-12, 'the sheet price');
+    assertClose(run.cost_usd, run.gpu_hours * run.price_per_hour_used, 1e-9, 'cost');
+    assert.ok(run.power_share_of_tdp >= 0.3 && run.power_share_of_tdp <= 1, 'power share');
+    assertClose(run.average_power_w, 700 * run.power_share_of_tdp, 1e-9, 'H100 SXM TDP 700 W');
+    assertClose(run.energy_kwh, run.average_power_w * run.hours / 1e3, 1e-9, 'energy');
+    assert.ok(r.step.recompute_ms > 0, 'checkpointing recomputes');
+    assert.ok(r.step.grad_accumulation_ms > 0, 'accumulation passes');
+    assert.equal(r.step.grad_accum, 4);
+    assertClose(r.step.total_ms, 4 * r.step.micro_batch_ms + r.step.grad_accumulation_ms + r.step.optimizer_ms, 1e-9,
+      'four micro-batches and one optimizer step');
+    assertClose(r.throughput.samples_per_s, 32 / (r.step.total_ms / 1e3), 1e-9, 'samples/s counts the global batch');
+    assert.ok(r.memory.checkpointed_blocks > 0);
+  });
+
+  test('gradient accumulation: N micro-batches, one optimizer step, the same activations', () => {
+    const one = predict(...h100, '--batch', '4').results[0];
+    const four = predict(...h100, '--batch', '4', '--grad-accum', '4').results[0];
+    assertClose(four.step.forward_ms, 4 * one.step.forward_ms, 1e-9, 'forward x 4');
+    assertClose(four.step.optimizer_ms, one.step.optimizer_ms, 1e-12, 'one optimizer step');
+    assertClose(four.step.micro_batch_ms, one.step.micro_batch_ms, 1e-12, 'micro-batch time');
+    assert.equal(four.memory.activation_bytes, one.memory.activation_bytes);
+    assert.ok(four.step.total_ms > 3.5 * one.step.total_ms);
+  });
+
+  test('checkpointing trades activations for recompute time', () => {
+    const plain = predict(...h100, '--batch', '8').results[0];
+    const ckpt = predict(...h100, '--batch', '8', '--checkpointing').results[0];
+    assert.ok(ckpt.memory.activation_bytes < 0.5 * plain.memory.activation_bytes,
+      `${ckpt.memory.activation_bytes} vs ${plain.memory.activation_bytes}`);
+    assert.ok(ckpt.memory.peak_bytes_per_device < plain.memory.peak_bytes_per_device);
+    assert.ok(ckpt.step.backward_ms > plain.step.backward_ms);
+    assertClose(ckpt.step.forward_ms, plain.step.forward_ms, 1e-12, 'forward unchanged');
+    assertClose(ckpt.step.recompute_ms, ckpt.step.backward_ms - plain.step.backward_ms, 1e-9, 'recompute');
+    assert.equal(plain.step.recompute_ms, 0);
+  });
+
+  test('memory parts add up to the peak', () => {
+    for (const args of [[], ['--precision', 'bf16', '--optimizer-impl', 'foreach'], ['--optimizer', 'sgd']]) {
+      const m = predict(...h100, '--batch', '2', ...args).results[0].memory;
+      const sum = m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes + m.activation_bytes +
+        m.temporary_bytes + m.framework_reserve_bytes;
+      assertClose(sum, m.peak_bytes_per_device, 1e-9, `parts of the peak with ${args.join(' ')}`);
+      assert.ok(['forward_backward', 'optimizer'].includes(m.peak_phase));
+      assertPositive(m.framework_reserve_bytes, 'framework reserve');
+    }
+  });
+
+  test('mixed-precision AdamW keeps 16 bytes per parameter of weights, gradients and states', () => {
+    const doc = predict(...h100, '--precision', 'bf16');
+    const m = doc.results[0].memory;
+    assertClose(m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes, 16 * doc.model.params, 1e-12, '16 B/param');
+    const lion = predict(...h100, '--precision', 'bf16', '--optimizer', 'lion');
+    const l = lion.results[0].memory;
+    assertClose(l.weights_bytes + l.gradients_bytes + l.optimizer_state_bytes, 12 * doc.model.params, 1e-12, 'Lion 12 B');
+    const ada = predict(...h100, '--precision', 'bf16', '--optimizer', 'adafactor').results[0].memory;
+    assert.ok(ada.optimizer_state_bytes < 0.05 * m.optimizer_state_bytes, 'Adafactor factors its states');
+  });
+
+  test('optimizer implementations: foreach moves more bytes than fused; Adafactor runs tensor by tensor', () => {
+    const fused = predict(...h100, '--precision', 'bf16').results[0];
+    const foreach = predict(...h100, '--precision', 'bf16', '--optimizer-impl', 'foreach');
+    assert.equal(foreach.settings.optimizer_impl, 'foreach');
+    assert.ok(foreach.results[0].step.optimizer_ms > fused.step.optimizer_ms);
+    assert.ok(foreach.results[0].memory.optimizer_scratch_bytes > 0);
+    assert.equal(fused.memory.optimizer_scratch_bytes, 0);
+    const ada = predict(...h100, '--optimizer', 'adafactor').settings;
+    assert.equal(ada.optimizer_impl, 'fused');
+    assert.equal(ada.optimizer_impl_used, 'single_tensor');
+    const fp16 = predict(...h100, '--precision', 'fp16').results[0];
+    assert.ok(fp16.step.by_family_ms.optimizer > fused.step.by_family_ms.optimizer * 0.99, 'fp16 adds the unscale pass');
+  });
+
+  test('--samples and --epochs give the steps; a price override sets the cost', () => {
+    const doc = predict('--model', 'resnet50', '--hardware', 'a100-sxm4-80gb', '--batch', '256',
+      '--samples', '1281167', '--epochs', '90', '--price-per-hour', '2.5');
+    checkPrediction(doc);
+    assert.equal(doc.settings.samples, 1281167);
+    assert.equal(doc.settings.epochs, 90);
+    assert.equal(doc.settings.price_per_hour, 2.5);
+    const run = doc.results[0].run;
+    assert.equal(run.steps, Math.ceil(1281167 * 90 / 256));
+    assert.equal(run.tokens, null);
+    assert.equal(run.price_per_hour_used, 2.5);
+    assertClose(run.cost_usd, 2.5 * run.gpu_hours, 1e-12, 'override price');
+    const free = predict('--model', 'resnet50', '--hardware', 'a100-sxm4-80gb', '--samples', '1000',
+      '--price-per-hour', '0').results[0].run;
+    assert.equal(free.cost_usd, 0);
+    assert.equal(predict('--model', 'resnet50', '--hardware', 'a100-sxm4-80gb', '--samples', '1000').settings.epochs, 1);
+  });
+
+  test('an accelerator without a price or TDP gives null cost and energy', () => {
+    const run = predict('--model', 'gpt2', '--hardware', file('accel.json'), '--tokens', '1e9').results[0].run;
+    assertPositive(run.hours, 'hours');
+    assert.equal(run.price_per_hour_used, null);
+    assert.equal(run.cost_usd, null);
+    assert.equal(run.energy_kwh, null);
+    assert.equal(run.average_power_w, null);
+  });
+
+  test('a slow input pipeline bounds the step and says so', () => {
+    const free = predict(...h100, '--batch', '8', '--grad-accum', '2').results[0];
+    assert.equal(free.step.input_bound, false);
+    const rate = 16 / (3 * free.step.total_ms / 1e3);  // delivers a step's samples in 3 x the compute time
+    const slow = predict(...h100, '--batch', '8', '--grad-accum', '2', '--input-samples-per-s', String(rate));
+    const r = slow.results[0];
+    checkResult(r, { language: true });
+    assertClose(slow.settings.input_samples_per_s, rate, 1e-12, 'settings echo');
+    assert.equal(r.step.input_bound, true);
+    assertClose(r.step.total_ms, 16 / rate * 1e3, 1e-9, 'step time >= batch x grad_accum / R');
+    assertClose(r.step.input_stall_ms, r.step.total_ms - free.step.total_ms, 1e-9, 'stall');
+    const fast = predict(...h100, '--batch', '8', '--grad-accum', '2', '--input-samples-per-s', '1e9').results[0];
+    assert.equal(fast.step.input_bound, false);
+    assert.equal(fast.step.input_stall_ms, 0);
+    const table = prenet('predict', ...h100, '--batch', '8', '--grad-accum', '2', '--input-samples-per-s', String(rate));
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, /\*/);
+    assert.match(table.stdout, /input-bound/);
+  });
+
+  test('memory advice when a step does not fit', () => {
+    const doc = predict('--model', 'gpt2-xl', '--hardware', 'h100-sxm5-80gb,t4', '--precision', 'bf16', '--batch', '16');
+    const [h100r, t4r] = doc.results;
+    for (const r of doc.results) {
+      assert.equal(r.memory.fits, false);
+      const a = r.memory.advice;
+      assert.equal(typeof a, 'object');
+      assertClose(a.over_bytes, r.memory.peak_bytes_per_device - r.memory.capacity_bytes, 1e-9, 'over_bytes');
+      assert.equal(typeof a.summary, 'string');
+      assert.match(a.summary, /GB/);
+    }
+    const a = h100r.memory.advice;
+    assert.ok(a.micro_batch, 'a smaller micro-batch fits on an H100');
+    assert.equal(a.micro_batch.batch * a.micro_batch.grad_accum, 16, 'the global batch is kept');
+    assert.ok(a.micro_batch.peak_bytes <= h100r.memory.capacity_bytes);
+    assert.ok(a.micro_batch.largest_fitting_batch >= a.micro_batch.batch);
+    assert.ok(a.checkpointing && a.checkpointing.peak_bytes < h100r.memory.peak_bytes_per_device);
+    // Check the advice: the suggested micro-batch really fits.
+    const check = predict('--model', 'gpt2-xl', '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16',
+      '--batch', String(a.micro_batch.batch), '--grad-accum', String(a.micro_batch.grad_accum)).results[0].memory;
+    assert.equal(check.fits, true);
+    assertClose(check.peak_bytes_per_device, a.micro_batch.peak_bytes, 1e-9, 'advised peak');
+    // On a T4 the model states alone (16 B/param) do not fit; a bigger accelerator is named.
+    assert.equal(t4r.memory.advice.micro_batch, null);
+    assert.ok(t4r.memory.advice.smallest_hardware, 'a catalogue accelerator holds it');
+    assert.ok(t4r.memory.advice.smallest_hardware.capacity_bytes >= t4r.memory.advice.smallest_hardware.peak_bytes);
+    const table = prenet('predict', '--model', 'gpt2-xl', '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16',
+      '--batch', '16');
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, /Does not fit/);
+    assert.match(table.stdout, /--grad-accum/);
+  });
+
+  test('the table shows the run columns', () => {
+    const r = prenet('predict', ...h100, '--tokens', '2e12', '--grad-accum', '4', '--checkpointing');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /hours/);
+    assert.match(r.stdout, /cost/);
+    assert.match(r.stdout, /kWh/);
+    assert.match(r.stdout, /checkpointing/);
+    assert.match(r.stdout, /micro-batches/);
   });
 });
 
@@ -471,7 +681,9 @@ describe('help', () => {
   });
 
   const options = {
-    predict: ['--model', '--hardware', '--batch', '--seq', '--image', '--precision', '--optimizer', '--json'],
+    predict: ['--model', '--hardware', '--batch', '--seq', '--image', '--precision', '--optimizer', '--json',
+      '--optimizer-impl', '--grad-accum', '--checkpointing', '--samples', '--epochs', '--tokens', '--price-per-hour',
+      '--input-samples-per-s', 'adafactor', 'lion'],
     features: ['--model', '--batch', '--seq', '--image', '--json'],
     zoo: ['--json'],
     hardware: ['--json'],
@@ -497,7 +709,25 @@ describe('errors', () => {
     ['unknown hardware in a list', () => ['predict', '--model', 'gpt2', '--hardware', 't4,no-such-gpu', '--json'],
       /no-such-gpu/],
     ['unknown precision', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--precision', 'fp64'], /fp64/],
-    ['unknown optimizer', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--optimizer', 'lion'], /lion/],
+    ['unknown optimizer', () => ['predict', '--model', 'gpt2', '--hardware', 't4', '--optimizer', 'lamb'], /lamb/],
+    ['unknown optimizer implementation', () => [...base, '--model', 'gpt2', '--optimizer-impl', 'apex'], /apex/],
+    ['--grad-accum 0', () => [...base, '--model', 'gpt2', '--grad-accum', '0'], /grad-accum/],
+    ['--grad-accum 1.5', () => [...base, '--model', 'gpt2', '--grad-accum', '1.5'], /grad-accum/],
+    ['a global batch that overflows', () => [...base, '--model', 'gpt2', '--batch', '1e12', '--grad-accum', '1e9'],
+      /overflow|large/i],
+    ['--tokens -5', () => [...base, '--model', 'gpt2', '--tokens', '-5'], /tokens/],
+    ['--tokens abc', () => [...base, '--model', 'gpt2', '--tokens', 'abc'], /tokens/],
+    ['--samples 1.5', () => [...base, '--model', 'gpt2', '--samples', '1.5'], /samples/],
+    ['--samples 1e30', () => [...base, '--model', 'gpt2', '--samples', '1e30'], /samples|large/],
+    ['--epochs 0', () => [...base, '--model', 'gpt2', '--samples', '1000', '--epochs', '0'], /epochs/],
+    ['--epochs without --samples', () => [...base, '--model', 'gpt2', '--epochs', '3'], /epochs/],
+    ['both --samples and --tokens', () => [...base, '--model', 'gpt2', '--samples', '100', '--tokens', '1e9'],
+      /samples|tokens/],
+    ['--tokens on a vision model', () => [...base, '--model', 'resnet18', '--tokens', '1e9'], /tokens/],
+    ['--price-per-hour -1', () => [...base, '--model', 'gpt2', '--price-per-hour', '-1'], /price-per-hour/],
+    ['--input-samples-per-s 0', () => [...base, '--model', 'gpt2', '--input-samples-per-s', '0'],
+      /input-samples-per-s/],
+    ['--checkpointing with a value', () => [...base, '--model', 'gpt2', '--checkpointing=yes'], /checkpointing/],
     ['malformed JSON model file', () => [...base, '--model', file('malformed.json')], /JSON/],
     ['missing model file', () => [...base, '--model', file('does-not-exist.json')], /does-not-exist/],
     ['malformed hardware sheet', () => ['predict', '--model', 'gpt2', '--hardware', file('malformed.json')], /JSON/],

@@ -1,0 +1,53 @@
+#include "run/checkpointing.hpp"
+
+#include <algorithm>
+
+namespace prenet {
+
+bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty(); }
+
+namespace {
+
+// Calls f(first, last) for each run of consecutive layers that form one checkpointed block.
+template <class F>
+void for_each_block(const ModelFeatures& features, F f) {
+    const auto& ls = features.layers;
+    for (size_t i = 0; i < ls.size();) {
+        size_t j = i + 1;
+        if (is_checkpointed(ls[i]))
+            while (j < ls.size() && ls[j].block == ls[i].block && ls[j].repeat == ls[i].repeat) ++j;
+        if (is_checkpointed(ls[i])) f(i, j);
+        i = j;
+    }
+}
+
+}  // namespace
+
+std::int64_t checkpoint_units(const ModelFeatures& features) {
+    std::int64_t units = 0;
+    for_each_block(features, [&](size_t first, size_t) { units += features.layers[first].repeat; });
+    return units;
+}
+
+ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing) {
+    ActivationMemory m;
+    if (!checkpointing) {
+        m.saved = features.saved_activation_bytes;
+        return m;
+    }
+    for (const auto& lf : features.layers)
+        if (!is_checkpointed(lf)) m.saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
+    for_each_block(features, [&](size_t first, size_t last) {
+        const LayerFeatures& head = features.layers[first];
+        double input = head.layer ? double(elements(head.layer->input)) * activation_bytes(precision) : 0.0;
+        double inside = 0;
+        for (size_t i = first; i < last; ++i) inside += features.layers[i].cost.saved_activation_bytes;
+        m.block_inputs += double(head.repeat) * input;
+        m.recompute_block = std::max(m.recompute_block, inside);
+        m.checkpointed_blocks += head.repeat;
+    });
+    m.saved += m.block_inputs + m.recompute_block;
+    return m;
+}
+
+}  // namespace prenet

@@ -1,0 +1,56 @@
+#include "run/memory.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "run/checkpointing.hpp"
+#include "run/precision_recipe.hpp"
+
+namespace prenet {
+
+MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& o) {
+    if (!o.optimizer) throw Error("estimate_memory: no optimizer given");
+    MemoryUse m;
+    PrecisionRecipe recipe = precision_recipe(o.precision);
+    double n = double(features.params);
+    // Mixed precision keeps an fp32 master copy beside the half-precision weights and gradients
+    // (2 + 4 + 2 bytes per parameter, plus the optimizer's fp32 states: 16 bytes with Adam).
+    m.weights = n * (recipe.weight_bytes + recipe.master_bytes);
+    m.gradients = n * recipe.gradient_bytes;
+    m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
+
+    ActivationMemory act = activation_memory(features, o.precision, o.checkpointing);
+    m.activations = act.saved;
+    m.checkpointed_blocks = act.checkpointed_blocks;
+
+    // The largest single layer's transient output and its gradient live beside everything else; with
+    // accumulation, so does one layer's freshly computed weight gradient before it is added in.
+    double largest_output = 0, largest_layer_params = 0;
+    for (const auto& lf : features.layers) {
+        largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
+        largest_layer_params = std::max(largest_layer_params, double(lf.cost.params));
+    }
+    m.layer_temporary = 2.0 * largest_output;
+    if (o.grad_accum > 1) m.layer_temporary += largest_layer_params * recipe.gradient_bytes;
+    m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, o.precision, o.optimizer_impl);
+
+    double fixed = m.weights + m.gradients + m.optimizer_states;
+    double forward_backward = m.activations + m.layer_temporary;
+    double tensors = fixed + std::max(forward_backward, m.optimizer_scratch);
+    m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
+    m.temporary = tensors - fixed - m.activations;
+    m.framework_reserve = o.reserve.bytes(tensors);
+    m.peak = tensors + m.framework_reserve;
+    m.capacity = hw.memory_bytes();
+    return m;
+}
+
+MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,
+                          const OptimizerDef& optimizer) {
+    MemoryOptions o;
+    o.precision = precision;
+    o.optimizer = &optimizer;
+    return estimate_memory(features, hw, o);
+}
+
+}  // namespace prenet

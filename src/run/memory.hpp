@@ -1,0 +1,57 @@
+#pragma once
+// Peak memory of one training step on one accelerator (docs/training-model.md). Two phases never overlap:
+//   forward/backward  weights + gradients + optimizer states + saved activations + the largest layer's
+//                     transient output and its gradient (+ one layer's fresh gradient when accumulating);
+//   optimizer step    weights + gradients + optimizer states + the optimizer's scratch (foreach intermediates;
+//                     activations are freed by then).
+// The peak is the larger phase plus the framework reserve (CUDA context, library workspaces and caching-
+// allocator fragmentation).
+#include <cstdint>
+#include <string>
+
+#include "hardware/spec.hpp"
+#include "ops/features.hpp"
+#include "run/optimizer.hpp"
+
+namespace prenet {
+
+// Memory the framework takes beyond the tensors: a fixed context plus a fraction of the tensor peak.
+struct FrameworkReserve {
+    double context_bytes = 0;
+    double fraction = 0;
+    // PreNeT's default for PyTorch on a GPU: 1 GiB (CUDA context with its loaded kernels, cuBLAS/cuDNN
+    // workspaces) plus 5% of the tensor peak (allocator rounding and fragmentation).
+    static FrameworkReserve pytorch_default() { return {1024.0 * 1024.0 * 1024.0, 0.05}; }
+    double bytes(double tensor_peak) const { return context_bytes + fraction * tensor_peak; }
+};
+
+struct MemoryOptions {
+    Precision precision = Precision::fp32;
+    const OptimizerDef* optimizer = nullptr;  // required
+    OptimizerImpl optimizer_impl = OptimizerImpl::fused;
+    std::int64_t grad_accum = 1;
+    bool checkpointing = false;
+    FrameworkReserve reserve;  // none unless set
+};
+
+struct MemoryUse {
+    double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+    // What the peak adds beyond weights, gradients, states and activations (transient buffers).
+    double temporary = 0;
+    double layer_temporary = 0;    // the forward/backward phase's transient buffers
+    double optimizer_scratch = 0;  // the optimizer phase's transient buffers
+    double framework_reserve = 0;
+    std::string peak_phase = "forward_backward";  // or "optimizer"
+    std::int64_t checkpointed_blocks = 0;
+    double peak = 0, capacity = 0;
+    bool fits() const { return peak <= capacity; }
+    // weights + gradients + optimizer states + activations + temporary + framework reserve == peak.
+};
+
+MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options);
+
+// Tensors only (no framework reserve), fused optimizer, no checkpointing or accumulation.
+MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,
+                          const OptimizerDef& optimizer);
+
+}  // namespace prenet

@@ -1,0 +1,64 @@
+#pragma once
+// What to change when a step does not fit in an accelerator's memory: how far over it is, the largest
+// micro-batch that fits with gradient accumulation keeping the global batch, whether activation
+// checkpointing makes it fit, and the smallest catalogue accelerator that holds it as it is.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/spec.hpp"
+
+namespace prenet {
+
+// Peak bytes per device of the same run at another micro-batch, with or without checkpointing.
+using PeakAt = std::function<double(std::int64_t micro_batch, bool checkpointing)>;
+
+struct BatchAdvice {
+    std::int64_t batch = 0, grad_accum = 0;
+    double peak_bytes = 0;
+    // The largest micro-batch that fits at all; `batch` is the largest divisor of the global batch not above
+    // it, so that batch x grad_accum keeps the global batch exactly.
+    std::int64_t largest_fitting_batch = 0;
+};
+
+struct CheckpointAdvice {
+    double peak_bytes = 0;  // at the current micro-batch
+    bool fits = false;
+    std::optional<BatchAdvice> micro_batch;  // when it does not fit as is: the largest micro-batch that does
+};
+
+struct HardwareAdvice {
+    HardwareSpec hardware;
+    std::int64_t batch = 0, grad_accum = 0;  // the settings it fits with
+    bool checkpointing = false;
+    double peak_bytes = 0;
+};
+
+struct MemoryAdvice {
+    double over_bytes = 0;
+    std::optional<BatchAdvice> micro_batch;          // same checkpointing setting
+    std::optional<CheckpointAdvice> checkpointing;   // only when checkpointing is off and the model has blocks
+    // The smallest-capacity catalogue accelerator (the cheapest among equals) that holds the step as it is
+    // or, when none does, with the smallest footprint: micro-batch 1 (same global batch) and checkpointing.
+    std::optional<HardwareAdvice> smallest_hardware;
+    std::string summary;
+};
+
+struct AdviceRequest {
+    double peak_bytes = 0, capacity_bytes = 0;
+    std::int64_t batch = 1, grad_accum = 1;
+    bool checkpointing = false;
+    bool has_checkpoint_blocks = false;
+};
+
+MemoryAdvice advise_memory(const AdviceRequest& request, const PeakAt& peak_at,
+                           const std::vector<HardwareSpec>& catalogue);
+
+// The largest micro-batch below `batch` that divides the global batch (batch x grad_accum) and whose peak
+// fits `capacity`; nullopt when even a micro-batch of 1 does not fit. Exposed for tests.
+std::optional<BatchAdvice> largest_fitting_micro_batch(std::int64_t batch, std::int64_t grad_accum, bool checkpointing,
+                                                       double capacity, const PeakAt& peak_at);
+
+}  // namespace prenet

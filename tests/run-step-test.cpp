@@ -1,0 +1,164 @@
+// Step composition (run/step.hpp): micro-batches, gradient accumulation, recompute, loss scaling, the
+// optimizer implementations, the input-pipeline cap and the per-kernel overhead hook, on the roofline.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "graph/builder.hpp"
+#include "hardware/spec.hpp"
+#include "ops/features.hpp"
+#include "predict/predictor.hpp"
+#include "run/checkpointing.hpp"
+#include "run/grad_accumulation.hpp"
+#include "run/step.hpp"
+
+using namespace prenet;
+
+namespace {
+
+// Features point into their model: both live here, for the whole test.
+struct Built {
+    Model model;
+    ModelFeatures features;
+};
+
+const ModelFeatures& blocks_features(std::int64_t batch, Precision p) {
+    static std::map<std::pair<std::int64_t, int>, std::unique_ptr<Built>> cache;
+    auto& slot = cache[{batch, int(p)}];
+    if (slot) return slot->features;
+    ModelBuilder b("blocks", {batch, 128, 512});
+    b.add("linear", "in", {{"out_features", 512}});
+    b.begin_block("layers", 4);
+    b.add("layernorm", "ln");
+    b.add("linear", "up", {{"out_features", 2048}});
+    b.add("activation", "act", {{"function", "gelu"}});
+    b.add("linear", "down", {{"out_features", 512}});
+    b.add("residual_add", "res");
+    b.end_block();
+    b.add("linear", "head", {{"out_features", 10}});
+    slot = std::make_unique<Built>();
+    slot->model = b.finish("custom", 128);
+    slot->features = compute_features(slot->model, p);
+    return slot->features;
+}
+
+StepOptions step_options(Precision p, const char* optimizer) {
+    StepOptions o;
+    o.precision = p;
+    o.optimizer = &find_optimizer(optimizer);
+    return o;
+}
+
+const HardwareSpec& a100() { return find_hardware("a100-sxm4-80gb"); }
+
+}  // namespace
+
+TEST(TrainingStep, PlainStepMatchesTheOldComposition) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepTime a = predict_step(f, a100(), roofline, step_options(Precision::bf16, "adamw"));
+    StepTime b = predict_step(f, a100(), roofline, Precision::bf16, find_optimizer("adamw"));
+    EXPECT_DOUBLE_EQ(a.total_ms(), b.total_ms());
+    EXPECT_DOUBLE_EQ(a.micro_batch_ms, a.forward_ms + a.backward_ms);
+    EXPECT_DOUBLE_EQ(a.recompute_ms, 0);
+    EXPECT_DOUBLE_EQ(a.grad_accumulation_ms, 0);
+    EXPECT_DOUBLE_EQ(a.input_stall_ms, 0);
+    EXPECT_FALSE(a.input_bound());
+    EXPECT_GT(a.matmul_ms, 0);
+    EXPECT_LT(a.matmul_ms, a.total_ms());
+}
+
+TEST(TrainingStep, GradientAccumulationRunsMicroBatchesAndTheOptimizerOnce) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    StepTime one = predict_step(f, a100(), roofline, o);
+    o.grad_accum = 4;
+    StepTime four = predict_step(f, a100(), roofline, o);
+    EXPECT_NEAR(four.forward_ms, 4 * one.forward_ms, 1e-9);
+    EXPECT_DOUBLE_EQ(four.optimizer_ms, one.optimizer_ms);
+    EXPECT_DOUBLE_EQ(four.micro_batch_ms, one.micro_batch_ms);
+    // Three accumulation passes, each reading two 2-byte gradients and writing one.
+    Kernel acc = gradient_accumulation_kernel(precision_recipe(Precision::bf16), f.params);
+    EXPECT_DOUBLE_EQ(acc.bytes, 6.0 * double(f.params));
+    EXPECT_NEAR(four.grad_accumulation_ms, 3 * roofline.kernel_ms(acc, a100()), 1e-12);
+    EXPECT_NEAR(four.backward_ms, 4 * one.backward_ms + four.grad_accumulation_ms, 1e-9);
+    EXPECT_NEAR(four.total_ms(), 4 * four.micro_batch_ms + four.grad_accumulation_ms + four.optimizer_ms, 1e-9);
+    double by_family = 0;
+    for (const auto& [family, ms] : four.by_family_ms) by_family += ms;
+    EXPECT_NEAR(by_family, four.total_ms(), 1e-9 * four.total_ms());
+    EXPECT_EQ(global_batch(8, 4), 32);
+}
+
+TEST(TrainingStep, CheckpointingAddsOneForwardOfEachBlockToBackward) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    StepTime plain = predict_step(f, a100(), roofline, o);
+    o.checkpointing = true;
+    StepTime ckpt = predict_step(f, a100(), roofline, o);
+    double block_forward = 0;
+    for (const auto& lf : f.layers)
+        if (is_checkpointed(lf))
+            for (const auto& k : lf.cost.kernels)
+                if (k.phase == Phase::forward) block_forward += double(lf.repeat) * roofline.kernel_ms(k, a100());
+    EXPECT_GT(block_forward, 0);
+    EXPECT_NEAR(ckpt.recompute_ms, block_forward, 1e-12);
+    EXPECT_DOUBLE_EQ(ckpt.forward_ms, plain.forward_ms);
+    EXPECT_NEAR(ckpt.backward_ms, plain.backward_ms + block_forward, 1e-12);
+    EXPECT_LT(ckpt.recompute_ms, plain.forward_ms);  // the input layer and head are not recomputed
+    EXPECT_NEAR(ckpt.micro_batch_ms, plain.micro_batch_ms + block_forward, 1e-12);
+    EXPECT_GT(ckpt.kernels, plain.kernels);
+}
+
+TEST(TrainingStep, Fp16AddsTheUnscalePassAndForeachCostsMore) {
+    const ModelFeatures& f = blocks_features(8, Precision::fp16);
+    RooflinePredictor roofline;
+    StepTime fp16 = predict_step(f, a100(), roofline, step_options(Precision::fp16, "adamw"));
+    StepTime bf16 = predict_step(blocks_features(8, Precision::bf16), a100(), roofline,
+                                 step_options(Precision::bf16, "adamw"));
+    Kernel unscale = loss_scaling_kernels(precision_recipe(Precision::fp16), f.params).at(0);
+    EXPECT_NEAR(fp16.optimizer_ms - bf16.optimizer_ms, roofline.kernel_ms(unscale, a100()), 1e-12);
+
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.optimizer_impl = OptimizerImpl::foreach;
+    StepTime foreach = predict_step(blocks_features(8, Precision::bf16), a100(), roofline, o);
+    EXPECT_GT(foreach.optimizer_ms, 2.5 * bf16.optimizer_ms);  // 92 vs 28 bytes per parameter, 10 launches
+    EXPECT_DOUBLE_EQ(foreach.forward_ms, bf16.forward_ms);
+}
+
+TEST(TrainingStep, InputPipelineCapsTheStepRate) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.grad_accum = 2;
+    o.micro_batch = 8;
+    StepTime free = predict_step(f, a100(), roofline, o);
+    // A pipeline that delivers the 16 samples in exactly twice the compute time.
+    o.input_samples_per_s = 16.0 / (2.0 * free.compute_ms() / 1e3);
+    StepTime slow = predict_step(f, a100(), roofline, o);
+    EXPECT_TRUE(slow.input_bound());
+    EXPECT_NEAR(slow.input_ms, 2.0 * free.compute_ms(), 1e-9);
+    EXPECT_NEAR(slow.total_ms(), slow.input_ms, 1e-9);
+    EXPECT_NEAR(slow.input_stall_ms, free.compute_ms(), 1e-9);
+    EXPECT_DOUBLE_EQ(slow.compute_ms(), free.compute_ms());
+    // A fast pipeline changes nothing.
+    o.input_samples_per_s = 1e12;
+    StepTime fast = predict_step(f, a100(), roofline, o);
+    EXPECT_FALSE(fast.input_bound());
+    EXPECT_DOUBLE_EQ(fast.total_ms(), free.total_ms());
+}
+
+TEST(TrainingStep, KernelOverheadHookAddsPerLaunch) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.grad_accum = 3;
+    o.checkpointing = true;
+    StepTime base = predict_step(f, a100(), roofline, o);
+    o.kernel_overhead_ms = 0.01;
+    StepTime slow = predict_step(f, a100(), roofline, o);
+    EXPECT_NEAR(slow.total_ms() - base.total_ms(), 0.01 * base.kernels, 1e-9);
+}

@@ -87,6 +87,10 @@ Settings read_settings(const json& r) {
     s.inputs.batch = size_option(r, "batch", 1, std::int64_t{1} << 40);
     s.inputs.seq = r.contains("seq") ? size_option(r, "seq", 0, std::int64_t{1} << 40) : 0;
     s.inputs.image = r.contains("image") ? size_option(r, "image", 0, 1 << 20) : 0;
+    std::string attention = text_option(r, "attention", "eager");
+    if (attention != "eager" && attention != "flash")
+        throw Error("'attention' must be eager or flash, got '" + attention + "'");
+    s.inputs.flash_attention = attention == "flash";
     s.precision = parse_precision(text_option(r, "precision", "fp32"));
     s.optimizer = text_option(r, "optimizer", "adamw");
     find_optimizer(s.optimizer);
@@ -144,6 +148,7 @@ json settings_json(const Settings& s, const Model& m) {
             {"seq", m.tokens_per_sample ? json(m.tokens_per_sample) : json(nullptr)},
             {"image", m.tokens_per_sample ? json(nullptr) : (s.inputs.image ? json(s.inputs.image) : json(nullptr))},
             {"precision", to_string(s.precision)},
+            {"attention", s.inputs.flash_attention ? "flash" : "eager"},
             {"optimizer", s.optimizer},
             {"optimizer_impl", to_string(s.optimizer_impl)},
             {"optimizer_impl_used", to_string(effective_impl(opt, s.optimizer_impl))},

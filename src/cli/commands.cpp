@@ -57,6 +57,8 @@ const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.js
   --price-per-hour X  price of one accelerator-hour in USD for the run's cost (default: the cheapest cloud
                    price on its spec sheet)
   --input-samples-per-s R  the input pipeline's rate: a step takes at least batch x grad-accum / R
+  --attention A    eager (default: scores materialised, as Hugging Face's eager attention) | flash (one fused
+                   kernel, FlashAttention / PyTorch SDPA)
   --predictor P    learned (default when fitted models are built in) | roofline
   --models FILE    use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones
   --json           print one JSON document instead of a table
@@ -163,6 +165,7 @@ json request_from(const std::string& command, const Args& a) {
     for (const char* flag : {"precision", "optimizer", "predictor"})
         if (a.has(flag)) r[flag] = a.get(flag);
     if (a.has("optimizer-impl")) r["optimizer_impl"] = a.get("optimizer-impl");
+    if (a.has("attention")) r["attention"] = a.get("attention");
     if (a.has("grad-accum")) r["grad_accum"] = size_value("grad-accum", a.get("grad-accum"));
     if (a.has("checkpointing")) r["checkpointing"] = true;
     for (const char* flag : {"samples", "tokens"})
@@ -239,7 +242,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out) {
     const std::set<std::string> values = {"model", "hardware", "batch",  "seq",    "image",  "precision",
                                           "optimizer", "predictor", "csv", "out", "data", "models",
                                           "report", "plots", "rows-per-device", "trees", "dump-predictions",
-                                          "optimizer-impl", "grad-accum", "samples", "epochs", "tokens",
+                                          "optimizer-impl", "attention", "grad-accum", "samples", "epochs", "tokens",
                                           "price-per-hour", "input-samples-per-s"};
     Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing"});
     if (a.has("version")) {

@@ -1,0 +1,30 @@
+// --attention eager|flash: the fused kernel keeps less memory and the choice is echoed in settings.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const prenet = process.env.PRENET || join(root, 'build', 'prenet');
+const predict = (...args) => {
+  const r = spawnSync(prenet, ['predict', '--json', ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+};
+
+test('flash attention lowers activation memory and is echoed', () => {
+  const common = ['--model', 'llama2-7b', '--seq', '4096', '--batch', '2', '--precision', 'bf16', '--hardware', 'h100-sxm5-80gb'];
+  const eager = predict(...common);
+  const flash = predict(...common, '--attention', 'flash');
+  assert.equal(eager.settings.attention, 'eager');
+  assert.equal(flash.settings.attention, 'flash');
+  assert.ok(flash.results[0].memory.activation_bytes < eager.results[0].memory.activation_bytes / 2);
+  assert.equal(flash.model.params, eager.model.params);
+});
+
+test('an unknown attention mode is a clear error', () => {
+  const r = spawnSync(prenet, ['predict', '--model', 'gpt2', '--attention', 'sparse'], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /attention' must be eager or flash/);
+});

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Usage: scripts/build.sh [native|wasm|all]   (default: all)
+# Usage: scripts/build.sh [native|wasm|web|all]   (default: all = native, wasm, then web)
 #   native -> build/       (prenet CLI, prenet_tests)
 #   wasm   -> build-wasm/  (prenet.mjs + prenet.wasm, prenet_node.mjs, tests/prenet_tests.js)
+#   web    -> dist/        (the static web calculator: web/ + the wasm module + vendored npm packages;
+#                           needs build-wasm/ and node_modules/, see docs/web.md)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 what=${1:-all}
 case "$what" in
-  native | wasm | all) ;;
-  *) echo "usage: $0 [native|wasm|all]" >&2; exit 2 ;;
+  native | wasm | web | all) ;;
+  *) echo "usage: $0 [native|wasm|web|all]" >&2; exit 2 ;;
 esac
 
 run() { echo "+ $*"; "$@"; }
@@ -28,4 +30,9 @@ if [[ $what == wasm || $what == all ]]; then
   run emcmake cmake -S . -B build-wasm -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "-DCMAKE_CROSSCOMPILING_EMULATOR=$node_bin"
   run cmake --build build-wasm
+fi
+
+if [[ $what == web || $what == all ]]; then
+  echo "build: web (dist/)"
+  run node web/build.mjs
 fi

@@ -2,8 +2,18 @@
 # Checks the toolchain (see docs/toolchain.md) and installs what is missing; fast and silent-ish when all
 # is present. On Debian/Ubuntu as root it runs `apt-get update` once and installs the missing packages;
 # elsewhere it prints what to install and exits 1. Then `npm ci` when node_modules is missing or stale.
+#   --browser   also Chromium, for the browser tests and benchmarks (scripts/test.sh passes it); set
+#               PRENET_CHROMIUM to use a browser elsewhere than /usr/bin/chromium
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    *) echo "usage: $0 [--browser]" >&2; exit 2 ;;
+  esac
+done
 
 # Debian package -> how to tell it is present (a command on PATH, or a file).
 missing=()
@@ -19,6 +29,9 @@ need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need_file libgtest-dev /usr/src/googletest/CMakeLists.txt   # sources, built with em++ for the wasm tests
 need_cmd nodejs node
 need_cmd npm npm
+if ((browser)) && [[ ! -x ${PRENET_CHROMIUM:-/usr/bin/chromium} ]]; then
+  missing+=(chromium)
+fi
 
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then

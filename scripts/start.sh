@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Usage: scripts/start.sh [prenet arguments...]
-# Sets up, builds the native CLI and runs it: by default a prediction for GPT-2 on every hardware entry.
+# Usage: scripts/start.sh                 set up, build everything, serve the web calculator (dist/) locally
+#        scripts/start.sh [prenet args]   set up, build the native CLI and run it, e.g. `npm start -- zoo`
+# The server listens on 127.0.0.1:${PORT:-8080} (the next free port if that one is taken); HOST=0.0.0.0
+# serves other machines too. The page computes the default prediction (GPT-2 on every accelerator) on load.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
-bash scripts/build.sh native
 if (($#)); then
+  bash scripts/build.sh native
   exec ./build/prenet "$@"
 fi
-exec ./build/prenet predict --model gpt2 --hardware all
+bash scripts/build.sh all
+exec node web/serve.mjs dist "${PORT:-8080}"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Everything CI runs: setup, build native + wasm, then
+# Everything CI runs: setup (with Chromium), build native + wasm + the web page, then
 #   1. ctest on the native build (GoogleTest suite + CLI contract tests),
 #   2. the same GoogleTest suite compiled to wasm, under Node,
-#   3. the JS tests (node:test) against the Node build of the wasm module.
+#   3. the JS tests (node:test) against the Node build of the wasm module,
+#   4. the browser tests: dist/ served locally, driven in headless Chromium (tests/browser).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
+bash scripts/setup.sh --browser
 bash scripts/build.sh all
 
 # Every suite runs even if an earlier one fails; the script fails at the end if any did.
@@ -25,6 +26,11 @@ shopt -s nullglob
 js_tests=(tests/js/*.test.mjs)
 if ((${#js_tests[@]})); then
   suite "JS (node --test)" node --test "${js_tests[@]}"
+fi
+
+browser_tests=(tests/browser/*.test.mjs)
+if ((${#browser_tests[@]})); then
+  suite "browser (headless Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
 fi
 
 if ((${#failed[@]})); then

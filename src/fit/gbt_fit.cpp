@@ -17,7 +17,12 @@ std::vector<std::vector<double>> quantile_thresholds(const Matrix& x, int bins) 
         for (size_t i = 0; i < n; ++i) column[i] = x[i][j];
         std::sort(column.begin(), column.end());
         for (int b = 1; b < bins; ++b) {
-            double t = column[std::min(n - 1, n * size_t(b) / size_t(bins))];
+            size_t i = std::min(n - 1, n * size_t(b) / size_t(bins));
+            // Split halfway to the next distinct value: a feature computed a few ulps differently (wasm's libm
+            // against glibc's) then never lands on the other side of a threshold that equals a training value.
+            auto next = std::upper_bound(column.begin() + i, column.end(), column[i]);
+            if (next == column.end()) continue;
+            double t = 0.5 * (column[i] + *next);
             if (thresholds[j].empty() || t > thresholds[j].back()) thresholds[j].push_back(t);
         }
     }

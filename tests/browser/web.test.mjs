@@ -1,0 +1,377 @@
+// The web calculator (dist/, built by `npm run build`) in headless Chromium: the default table, choosing a
+// model and accelerators through the page, uploading configs (good and broken), the layer editor, custom
+// hardware, the URL round trip, the widget, exports, and the page's numbers against the native CLI's.
+// Every test fails on a console error or on any request that does not go to the local server.
+// Screenshots go to test-results/.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TIME_TOLERANCE, cli, compareReplies, dist, divergences, root, settled, shot, splitCommand, start } from './helpers.mjs';
+
+let h;
+const catalogue = cli(['hardware', '--json']).hardware;
+
+before(async () => {
+  h = await start();
+});
+after(async () => {
+  await h?.close();
+  if (divergences.length)
+    console.log(`wasm and native differ beyond 1e-9 (within ${TIME_TOLERANCE * 100}%) in ${divergences.length} numbers, e.g.:\n  ${divergences.slice(0, 5).join("\n  ")}`);
+});
+afterEach(async () => {
+  for (const page of h.context.pages()) await page.close();
+  const problems = h.problems.splice(0);
+  assert.deepEqual(problems, [], 'console errors or outside requests');
+});
+
+const rows = (page) => page.locator('#results-table tbody tr');
+const reply = (page) => page.evaluate(() => window.prenet.last().predict);
+const cliText = (page) => page.locator('#cli').textContent();
+
+/** Runs the command line the page shows and compares its numbers with the page's. */
+async function checkCommandLine(page, label) {
+  const args = splitCommand(await cliText(page));
+  assert.equal(args[0], 'prenet');
+  assert.equal(args[1], 'predict');
+  compareReplies(await reply(page), cli(args.slice(1)), label);
+}
+
+describe('web calculator', () => {
+  test('loads with every catalogue accelerator for GPT-2, batch 8, bf16, AdamW', async () => {
+    const page = await h.page();
+    await settled(page);
+    assert.equal(await rows(page).count(), catalogue.length);
+    assert.equal(await page.locator('#results-table tr.best').count(), 1, 'one best choice highlighted');
+    assert.match(await page.locator('#verdict').textContent(), /Best choice: .+ trains in .+ for \$/);
+    const assumptions = await page.locator('#assumptions').textContent();
+    for (const words of ['gpt2', 'batch of 8', '1,024 tokens', 'bf16', 'AdamW', 'one accelerator']) assert.ok(assumptions.includes(words), `assumptions mention ${words}`);
+    const command = await cliText(page);
+    assert.ok(command.startsWith('prenet predict --model gpt2 --hardware all --batch 8 --precision bf16 --optimizer adamw'), command);
+    assert.ok(command.endsWith(' --json'), command);
+    await checkCommandLine(page, 'default');
+    // The model panel, the chart and the breakdown follow.
+    await page.waitForSelector('#model-summary .stat');
+    assert.match(await page.locator('#model-summary').textContent(), /124M/);
+    await page.waitForSelector('#chart canvas');
+    assert.match(await page.locator('#breakdown').textContent(), /gemm/);
+    assert.match((await page.locator('#privacy').textContent()).replace(/\s+/g, ' '), /Nothing you enter or upload leaves this page/);
+    await shot(page, 'default-desktop');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(300);
+    await shot(page, 'default-phone', { fullPage: false });
+    await page.locator('.results-card').screenshot({ path: join(root, 'test-results/default-phone-results.png') });
+  });
+
+  test('a zoo model and three accelerators chosen through the page', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.click('#tab-zoo');
+    await page.fill('#zoo-search', 'llama3');
+    await page.check('input[name=zoo][value="llama3-8b"]');
+    // Clear every accelerator, then pick three.
+    await page.click('#hw-clear-shown');
+    await page.fill('#hw-search', 'H100');
+    await page.click('#hw-select-shown');
+    await page.fill('#hw-search', '');
+    await page.check('[data-hw="a100-sxm4-80gb"]');
+    await page.fill('#batch', '4');
+    await page.selectOption('#precision', 'bf16');
+    await page.fill('#seq', '4096');
+    await settled(page);
+    const ids = await page.locator('#results-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
+    assert.deepEqual([...ids].sort(), ['a100-sxm4-80gb', 'h100-pcie-80gb', 'h100-sxm5-80gb']);
+    assert.ok((await cliText(page)).startsWith('prenet predict --model llama3-8b --hardware a100-sxm4-80gb,h100-pcie-80gb,h100-sxm5-80gb --batch 4 --seq 4096 --precision bf16 --optimizer adamw'));
+    await checkCommandLine(page, 'llama3-8b');
+    // What the table shows is the reply's numbers.
+    const r = await reply(page);
+    for (const result of r.results) {
+      const shown = Number(await page.locator(`tr[data-id="${result.hardware}"] td[data-col=step]`).getAttribute('data-value'));
+      assert.equal(shown, result.step.total_ms);
+    }
+    // Sorting by clicking a heading, with the keyboard.
+    await page.locator('[data-sort=memory]').focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('th:has([data-sort=memory])').getAttribute('aria-sort'), 'ascending');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('th:has([data-sort=memory])').getAttribute('aria-sort'), 'descending');
+    // The breakdown follows the accelerator picked in the table.
+    await page.click('[data-pick="a100-sxm4-80gb"]');
+    assert.match(await page.locator('#breakdown h3').first().textContent(), /A100 SXM4 80GB/);
+    await shot(page, 'llama3-8b-three-accelerators');
+  });
+
+  test('the numbers match the CLI for several settings', async () => {
+    const cases = [
+      'model=resnet50&batch=64&image=160&precision=fp16&optimizer=sgd&hw=a100-sxm4-80gb,t4,tpu-v4',
+      'model=bert-base&batch=16&seq=128&precision=fp32&optimizer=adam&hw=v100-sxm2-32gb,rtx-4090',
+      'model=mixtral-8x7b&batch=1&precision=bf16&hw=h100-sxm5-80gb,mi300x,gaudi2',
+      'model=vit-b16&batch=32&precision=tf32',
+    ];
+    for (const hash of cases) {
+      const page = await h.page(`index.html#${hash}`);
+      await settled(page);
+      await checkCommandLine(page, hash);
+      await page.close();
+    }
+  });
+
+  test('upload a Hugging Face config.json, then broken files: clear messages, the page keeps working', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.click('#tab-file');
+    const fixture = join(root, 'tests/fixtures/hf/mistral-7b-v0.1.json');
+    await page.setInputFiles('#file-input', fixture);
+    await page.waitForSelector('#file-status.good');
+    assert.match(await page.locator('#file-status').textContent(), /mistral-7b-v0.1\.json: a Hugging Face config \(mistral\)/);
+    await settled(page);
+    assert.match(await page.locator('#model-in-use').textContent(), /mistral-7b-v0\.1\.json/);
+    const native = cli(['features', '--model', fixture, '--batch', '8', '--precision', 'bf16', '--json']);
+    await page.waitForFunction((params) => window.prenet.last().features?.params === params, native.params);
+    // The command line names the file (saved next to where it runs) and prints the same numbers.
+    const command = await cliText(page);
+    assert.match(command, /--model mistral-7b-v0\.1\.json /);
+    compareReplies(await reply(page), cli(splitCommand(command.replace('mistral-7b-v0.1.json', fixture)).slice(1)), 'mistral upload');
+
+    const before = await reply(page);
+    const broken = join(tmpdir(), 'prenet-broken-config.json');
+    writeFileSync(broken, '{"model_type": "llama", "hidden_size": 4096,');
+    await page.setInputFiles('#file-input', broken);
+    await page.waitForSelector('#file-status.bad');
+    assert.match(await page.locator('#file-status').textContent(), /prenet-broken-config\.json is not valid JSON/);
+    const unknown = join(tmpdir(), 'prenet-not-a-model.json');
+    writeFileSync(unknown, JSON.stringify({ model_type: 'nonsense-arch', hidden_size: 8 }));
+    await page.setInputFiles('#file-input', unknown);
+    await page.waitForFunction(() => /could not be used/.test(document.querySelector('#file-status').textContent));
+    assert.equal(await page.locator('#file-status').getAttribute('class'), 'file-status bad');
+    await shot(page, 'upload-broken-file');
+    // Still the uploaded model, and still computing.
+    assert.match(await page.locator('#model-in-use').textContent(), /mistral-7b-v0\.1\.json/);
+    assert.deepEqual((await reply(page)).model, before.model);
+    await page.fill('#batch', '2');
+    await settled(page);
+    assert.equal((await reply(page)).settings.batch, 2);
+  });
+
+  test('a layers JSON upload and the layer-by-layer form', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.click('#tab-file');
+    await page.setInputFiles('#file-input', join(root, 'examples/mnist-mlp.json'));
+    await page.waitForSelector('#file-status.good');
+    await settled(page);
+    const command = await cliText(page);
+    assert.match(command, /--model mnist-mlp\.json /);
+    compareReplies(await reply(page), cli(splitCommand(command.replace('mnist-mlp.json', join(root, 'examples/mnist-mlp.json'))).slice(1)), 'mnist-mlp');
+    // Into the editor: shapes and parameters beside each layer.
+    await page.click('#edit-upload');
+    await page.waitForSelector('.le-layer');
+    await settled(page);
+    const fc1 = page.locator('.le-layer', { has: page.locator('input.le-name[value="fc1"]') });
+    await page.waitForFunction(() => /→ \[8, 512\]/.test(document.querySelector('.le-layer .le-out')?.parentElement?.parentElement?.textContent ?? ''));
+    assert.match(await fc1.locator('.le-out').textContent(), /\[8, 512\] · 402k params/);
+    // Edit a width: the shape and count follow.
+    await fc1.locator('[data-field=out_features]').fill('256');
+    await page.waitForFunction(() => [...document.querySelectorAll('.le-out')].some((e) => /\[8, 256\] · 201k params/.test(e.textContent)));
+    // Add a layer at the end, move it up, then remove it.
+    const count = await page.locator('#layers-editor > .le-list > .le-layer').count();
+    await page.selectOption('#le-add-type-root', 'dropout');
+    await page.click('#le-add-root');
+    assert.equal(await page.locator('#layers-editor > .le-list > .le-layer').count(), count + 1);
+    const added = page.locator('#layers-editor > .le-list > .le-layer').last();
+    const name = await added.locator('input.le-name').inputValue();
+    await added.locator('[data-move][data-dir="-1"]').click();
+    assert.equal(await page.locator('#layers-editor > .le-list > .le-layer').nth(count - 1).locator('input.le-name').inputValue(), name);
+    await page.locator('#layers-editor > .le-list > .le-layer').nth(count - 1).locator('[data-del]').click();
+    assert.equal(await page.locator('#layers-editor > .le-list > .le-layer').count(), count);
+    // An invalid setting is marked on its layer, with the API's message naming it.
+    await fc1.locator('[data-field=out_features]').fill('0');
+    await page.waitForSelector('.le-layer.invalid');
+    const error = await page.locator('.le-layer.invalid .le-error').textContent();
+    assert.match(error, /layer 'fc1'.*out_features/);
+    assert.equal(await page.locator('.le-layer.invalid input.le-name').inputValue(), 'fc1');
+    assert.equal(await page.locator('.le-layer.invalid [data-field=out_features]').getAttribute('aria-invalid'), 'true');
+    await page.locator('#layers-editor').screenshot({ path: join(root, 'test-results/layer-editor-error.png') });
+    // Fixed again: the results follow.
+    await fc1.locator('[data-field=out_features]').fill('128');
+    await settled(page);
+    assert.equal(await page.locator('.le-layer.invalid').count(), 0);
+    await shot(page, 'layer-editor');
+  });
+
+  test('the URL holds the whole state', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.check('input[name=zoo][value="resnet50"]');
+    await page.fill('#batch', '32');
+    await page.fill('#image', '192');
+    await page.selectOption('#precision', 'fp16');
+    await page.selectOption('#optimizer', 'sgd');
+    await page.click('#hw-clear-shown');
+    await page.check('[data-hw="a100-sxm4-80gb"]');
+    await page.check('[data-hw="l4"]');
+    await page.check('[data-hw="rtx-4090"]');
+    await page.fill('#price-rtx-4090', '0.5');
+    await page.click('[data-sort=cost]');
+    await settled(page);
+    await page.waitForFunction(() => location.hash.includes('price=') && location.hash.includes('sort=cost'));
+    const url = page.url();
+    const table = await page.locator('#results-table tbody').innerText();
+    const command = await cliText(page);
+    const state = await page.evaluate(() => window.prenet.state());
+
+    const again = await h.page(url.slice(h.url.length));
+    await settled(again);
+    assert.equal(await again.locator('#results-table tbody').innerText(), table);
+    assert.equal(await cliText(again), command);
+    const restored = await again.evaluate(() => window.prenet.state());
+    for (const key of ['model', 'batch', 'image', 'precision', 'optimizer', 'hw', 'prices', 'sort', 'dir']) assert.deepEqual(restored[key], state[key], key);
+    assert.equal(await again.inputValue('#batch'), '32');
+    assert.equal(await again.inputValue('#precision'), 'fp16');
+    assert.equal(await again.isChecked('input[name=zoo][value="resnet50"]'), true);
+    assert.equal(await again.isChecked('[data-hw="t4"]'), false);
+    assert.equal(await again.inputValue('#price-rtx-4090'), '0.5');
+    assert.match(await again.locator('tr[data-id="rtx-4090"] td[data-col=cost]').textContent(), /at \$0\.50\/h ✎ edited/);
+
+    // A model built layer by layer travels in the URL too.
+    await again.click('#tab-layers');
+    await again.click('#layers-use');
+    await settled(again);
+    await again.waitForFunction(() => location.hash.includes('src=layers'));
+    const params = (await reply(again)).model.params;
+    const third = await h.page(again.url().slice(h.url.length));
+    await settled(third);
+    assert.equal((await reply(third)).model.params, params);
+    assert.equal(await third.locator('#tab-layers').getAttribute('aria-selected'), 'true');
+    assert.ok((await third.locator('.le-layer').count()) > 3);
+  });
+
+  test('a custom accelerator from its spec sheet, saved in the browser', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.click('#custom-box > summary');
+    await page.click('#c-save');
+    assert.match(await page.locator('#c-error').textContent(), /a name/);
+    await page.fill('#c-name', 'Lab GPU X');
+    await page.fill('#c-fp32', '40');
+    await page.fill('#c-bf16', '400');
+    await page.fill('#c-mem', '64');
+    await page.fill('#c-bw', '2000');
+    await page.fill('#c-sms', '100');
+    await page.fill('#c-clock', '1800');
+    await page.fill('#c-tdp', '500');
+    await page.fill('#c-price', '1.5');
+    await page.click('#c-save');
+    await page.waitForSelector('tr[data-id="custom-lab-gpu-x"]');
+    await settled(page);
+    assert.equal(await rows(page).count(), catalogue.length + 1);
+    assert.match(await page.locator('tr[data-id="custom-lab-gpu-x"]').textContent(), /custom/);
+    const sheet = await page.evaluate(() => window.prenet.state().custom[0]);
+    assert.deepEqual(sheet.peak_tflops, { fp32: 40, bf16: 400, fp16: 400 });
+    // The command line uses a spec file; with the sheet saved as that file it prints the same numbers.
+    const command = await cliText(page);
+    assert.match(command, /--hardware all,custom-lab-gpu-x\.json /);
+    const file = join(tmpdir(), 'custom-lab-gpu-x.json');
+    writeFileSync(file, JSON.stringify(sheet));
+    compareReplies(await reply(page), cli(splitCommand(command.replace('custom-lab-gpu-x.json', file)).slice(1)), 'custom hardware');
+    // Saved: a fresh visit without a hash still has it.
+    const again = await h.page();
+    await settled(again);
+    assert.equal(await again.locator('tr[data-id="custom-lab-gpu-x"]').count(), 1);
+    await again.click('#custom-box > summary');
+    await again.locator('[data-remove-custom="0"]').click();
+    await settled(again);
+    assert.equal(await rows(again).count(), catalogue.length);
+  });
+
+  test('CSV and JSON exports', async () => {
+    const page = await h.page('index.html#hw=a100-sxm4-80gb,h100-sxm5-80gb');
+    await settled(page);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
+    const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+    assert.equal(lines.length, 3);
+    assert.match(lines[0], /^hardware,name,model,batch,seq,image,precision,optimizer,step_ms/);
+    const [json] = await Promise.all([page.waitForEvent('download'), page.click('#download-json')]);
+    const doc = JSON.parse(readFileSync(await json.path(), 'utf8'));
+    assert.equal(doc.reply.results.length, 2);
+    assert.equal(doc.request.model, 'gpt2');
+  });
+
+  test('the embeddable widget', async () => {
+    const page = await h.page('widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb,rtx-4090&batch=8&precision=bf16');
+    await page.waitForSelector('html[data-ready=true]');
+    assert.equal(await page.locator('#w-table tbody tr').count(), 3);
+    assert.match(await page.locator('#w-title').textContent(), /gpt2 · 124M params · batch 8/);
+    await page.setViewportSize({ width: 560, height: 300 });
+    await shot(page, 'widget');
+    const bad = await h.page('widget.html?model=no-such-model');
+    await bad.waitForSelector('#w-error:not([hidden])');
+    assert.match(await bad.locator('#w-error').textContent(), /no-such-model/);
+  });
+
+  test('accessibility: axe-core finds no violations (light and dark), controls are labelled, keyboard works', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.waitForSelector('#chart canvas');
+    await page.addScriptTag({ path: join(root, 'node_modules/axe-core/axe.min.js') });
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const violations = await page.evaluate(async () =>
+        (await window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })).violations.map(
+          (v) => `${v.id}: ${v.help} (${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')})`,
+        ),
+      );
+      assert.deepEqual(violations, [], `axe-core, ${scheme} scheme`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, button, textarea')]
+        .filter((el) => el.type !== 'hidden' && !el.closest('[hidden]'))
+        .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.outerHTML.slice(0, 120)),
+    );
+    assert.deepEqual(unlabelled, []);
+    // Tabs with the arrow keys; the zoo with the keyboard.
+    await page.locator('#tab-zoo').focus();
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.locator('#tab-layers').getAttribute('aria-selected'), 'true');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.locator('#tab-zoo').getAttribute('aria-selected'), 'true');
+    await page.locator('input[name=zoo][value="gpt2"]').focus();
+    await page.keyboard.press('ArrowDown');
+    await settled(page);
+    assert.equal((await reply(page)).model.name, 'gpt2-medium');
+  });
+});
+
+describe('installable offline app', () => {
+  let offline;
+  before(async () => {
+    offline = await start({ serviceWorkers: 'allow' });
+  });
+  after(async () => {
+    await offline?.close();
+  });
+
+  test('manifest, service worker, and a reload with the network off', async () => {
+    const page = await offline.page();
+    await settled(page);
+    const manifest = await page.evaluate(() => fetch('manifest.webmanifest').then((r) => r.json()));
+    assert.ok(manifest.icons.some((i) => i.sizes === '512x512'));
+    assert.equal(manifest.display, 'standalone');
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null || document.querySelector('#offline-status').textContent.includes('offline'), null, { timeout: 30_000 });
+    const cache = await page.evaluate(async () => (await caches.keys()).find((k) => k.startsWith('prenet-')));
+    const version = JSON.parse(readFileSync(join(dist, 'version.json'), 'utf8'));
+    assert.equal(cache, `prenet-${version.build}`);
+    await page.waitForFunction(async () => (await (await caches.open((await caches.keys())[0])).keys()).length >= 20);
+    await offline.context.setOffline(true);
+    await page.reload();
+    await settled(page);
+    assert.ok((await rows(page).count()) > 10);
+    await offline.context.setOffline(false);
+    const problems = offline.problems.splice(0);
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,76 @@
+// The page's side of the worker: a comlink proxy, JSON in and out, and "latest wins" channels so that a
+// burst of input changes computes only the newest state (the worker runs one request at a time).
+import * as Comlink from '../vendor/comlink.mjs';
+
+export function createClient() {
+  // index.html starts the worker from an inline script, before this module graph has loaded.
+  const worker = globalThis.prenetWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  globalThis.prenetWorker = null;
+  const remote = Comlink.wrap(worker);
+  const ready = remote.ready();
+  return {
+    ready,
+    /** Sends one request object; resolves to {doc, ms} where doc is the parsed reply (maybe {error}). */
+    async call(request) {
+      const { reply, ms } = await remote.request(JSON.stringify(request));
+      return { doc: JSON.parse(reply), ms };
+    },
+    worker,
+    remote,
+  };
+}
+
+/**
+ * A channel that runs `run(arg)` for the newest argument only. `submit(arg)` returns at once; `onResult`
+ * gets (error, value, arg) for results that are still current. `onBusy(true/false)` says when the channel
+ * has been working for longer than one frame, so quick recomputes do not flash a busy state.
+ */
+export function latest(run, onResult, onBusy = () => {}) {
+  let generation = 0;
+  let pending = null;
+  let inflight = false;
+  let busyTimer = null;
+  let busy = false;
+  const setBusy = (value) => {
+    if (busy !== value) onBusy((busy = value));
+  };
+  async function pump() {
+    if (inflight || !pending) return;
+    const job = pending;
+    pending = null;
+    inflight = true;
+    try {
+      const value = await run(job.arg);
+      if (job.generation === generation) onResult(null, value, job.arg);
+    } catch (error) {
+      if (job.generation === generation) onResult(error, null, job.arg);
+    } finally {
+      inflight = false;
+      if (pending) pump();
+      else {
+        clearTimeout(busyTimer);
+        busyTimer = null;
+        setBusy(false);
+      }
+    }
+  }
+  return function submit(arg) {
+    pending = { arg, generation: ++generation };
+    if (!busyTimer && !busy) busyTimer = setTimeout(() => setBusy(true), 16);
+    pump();
+  };
+}
+
+/** Calls fn after `ms` of quiet. */
+export function debounce(fn, ms) {
+  let timer = null;
+  const debounced = (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+  debounced.now = (...args) => {
+    clearTimeout(timer);
+    fn(...args);
+  };
+  return debounced;
+}

@@ -1,0 +1,348 @@
+// Turns a `predict` reply into table rows (with the page's price edits and, where the reply has no `run`,
+// a time-to-train estimate from the step time), picks the best choice, and renders the table, the verdict,
+// the plain-words assumptions and the breakdown of one accelerator.
+import * as F from './format.js';
+
+const { esc, isNum } = F;
+
+/** Short label for charts: the marketing name without the vendor. */
+export const shortName = (name) =>
+  String(name)
+    .replace(/^(NVIDIA|AMD|Intel|Google Cloud|Google)\s+/, '')
+    .replace(/\s*\(per chip\)/, '')
+    .replace(/^(Tesla|GeForce|Instinct)\s+/, '');
+
+/**
+ * Rows for the table. `hardware`: id -> catalogue entry (for TDP and vendor); `customs`: the custom sheets
+ * sent; `prices`: the page's edits (id -> USD/hour); `request`: the request that produced the reply.
+ */
+export function buildRows(reply, { hardware, customs = [], prices = {}, request }) {
+  const settings = reply.settings ?? {};
+  const model = reply.model ?? {};
+  const tokensPerSample = model.tokens_per_sample || 0;
+  const batch = settings.batch ?? request?.batch ?? 1;
+  const devices = settings.devices ?? 1;
+  const plan = request?.tokens != null ? { tokens: request.tokens } : request?.samples != null ? { samples: request.samples, epochs: request.epochs ?? 1 } : null;
+  const customById = new Map(customs.map((c) => [c.id, c]));
+  return (reply.results ?? []).map((r) => {
+    const entry = hardware.get(r.hardware);
+    const custom = customById.get(r.hardware);
+    const tdp = entry?.tdp_w || custom?.power?.tdp_w || null;
+    const global = settings.price_per_hour ?? request?.price_per_hour;
+    const apiPrice = isNum(r.run?.price_per_hour_used) ? r.run.price_per_hour_used : isNum(global) ? global : r.price_per_hour > 0 ? r.price_per_hour : null;
+    const edited = Object.hasOwn(prices, r.hardware) ? prices[r.hardware] : null;
+    const price = edited ?? apiPrice;
+    let run = null;
+    if (r.run && typeof r.run === 'object') {
+      run = { ...r.run, estimated: false };
+      if (edited != null && isNum(run.gpu_hours)) run.cost_usd = run.gpu_hours * edited;
+      else if (!isNum(run.cost_usd) && price != null && isNum(run.gpu_hours)) run.cost_usd = run.gpu_hours * price;
+    } else if (plan && isNum(r.step?.total_ms)) {
+      let samples = null;
+      if (plan.tokens != null && tokensPerSample > 0) samples = plan.tokens / tokensPerSample;
+      else if (plan.samples != null) samples = plan.samples * plan.epochs;
+      if (samples != null) {
+        const steps = Math.ceil(samples / batch);
+        const hours = (steps * r.step.total_ms) / 3.6e6;
+        run = {
+          steps,
+          hours,
+          gpu_hours: hours * devices,
+          cost_usd: price != null ? hours * devices * price : null,
+          energy_kwh: tdp ? (hours * devices * tdp) / 1000 : null,
+          estimated: true,
+        };
+      }
+    }
+    return {
+      id: r.hardware,
+      name: r.name ?? r.hardware,
+      vendor: entry?.vendor ?? custom?.vendor ?? '',
+      custom: Boolean(custom) && !entry,
+      result: r,
+      step: r.step?.total_ms,
+      low: r.uncertainty?.low_ms,
+      high: r.uncertainty?.high_ms,
+      samplesPerS: r.throughput?.samples_per_s,
+      tokensPerS: r.throughput?.tokens_per_s,
+      run,
+      hours: run?.hours,
+      gpuHours: run?.gpu_hours,
+      cost: run?.cost_usd ?? null,
+      energy: run?.energy_kwh ?? null,
+      price,
+      priceEdited: edited != null,
+      peak: r.memory?.peak_bytes_per_device,
+      capacity: r.memory?.capacity_bytes,
+      fits: r.memory?.fits !== false,
+      advice: r.memory?.advice,
+    };
+  });
+}
+
+export const COLUMNS = [
+  { key: 'name', label: 'Accelerator', value: (r) => r.name.toLowerCase(), dir: 1 },
+  { key: 'step', label: 'Step time', unit: 'per step', value: (r) => r.step, dir: 1 },
+  { key: 'throughput', label: 'Throughput', value: (r) => r.samplesPerS, dir: -1 },
+  { key: 'hours', label: 'Time to train', value: (r) => r.hours, dir: 1 },
+  { key: 'gpu_hours', label: 'GPU-hours', value: (r) => r.gpuHours, dir: 1 },
+  { key: 'cost', label: 'Cost', unit: 'at price / hour', value: (r) => r.cost, dir: 1 },
+  { key: 'energy', label: 'Energy', unit: 'to train', value: (r) => r.energy, dir: 1 },
+  { key: 'memory', label: 'Memory', unit: 'peak / capacity', value: (r) => (r.capacity ? r.peak / r.capacity : null), dir: 1 },
+];
+
+export function sortRows(rows, key, dir) {
+  const col = COLUMNS.find((c) => c.key === key) ?? COLUMNS[1];
+  return [...rows].sort((a, b) => {
+    const x = col.value(a);
+    const y = col.value(b);
+    const xm = x == null || (typeof x === 'number' && !Number.isFinite(x));
+    const ym = y == null || (typeof y === 'number' && !Number.isFinite(y));
+    if (xm || ym) return xm === ym ? 0 : xm ? 1 : -1; // missing values last, whatever the direction
+    if (x < y) return -dir;
+    if (x > y) return dir;
+    return 0;
+  });
+}
+
+/** Best choice: the cheapest accelerator that fits; without prices, the fastest that fits. */
+export function pickBest(rows) {
+  const fitting = rows.filter((r) => r.fits && isNum(r.step));
+  const by = (f) => fitting.filter((r) => isNum(f(r))).sort((a, b) => f(a) - f(b))[0] ?? null;
+  const fastest = by((r) => r.step);
+  const cheapest = by((r) => r.cost);
+  return { best: cheapest ?? fastest, fastest, cheapest, fitting: fitting.length };
+}
+
+export function renderTable(table, rows, { sort, dir, selected, best, fastest, language }) {
+  const head = COLUMNS.map((c) => {
+    const label = c.key === 'throughput' ? `Throughput<span class="unit">${language ? 'tokens/s' : 'samples/s'}</span>` : `${c.label}${c.unit ? `<span class="unit">${c.unit}</span>` : ''}`;
+    const aria = c.key === sort ? `aria-sort="${dir > 0 ? 'ascending' : 'descending'}"` : '';
+    return `<th scope="col" ${aria}><button type="button" class="sort" data-sort="${c.key}">${label}</button></th>`;
+  }).join('');
+  const body = rows
+    .map((r) => {
+      const classes = [r.id === best?.id ? 'best' : '', r.fits ? '' : 'nofit', r.id === selected ? 'selected' : ''].filter(Boolean).join(' ');
+      const badges = [
+        r.id === best?.id ? '<span class="badge best">best choice</span>' : '',
+        r.id === fastest?.id && fastest?.id !== best?.id ? '<span class="badge fast">fastest</span>' : '',
+        r.custom ? '<span class="badge custom">custom</span>' : '',
+      ].join('');
+      const range = isNum(r.low) && isNum(r.high) ? `<span class="range">${F.ms(r.low)} – ${F.ms(r.high)}</span>` : '';
+      const tput = language && isNum(r.tokensPerS) ? F.si(r.tokensPerS) : F.si(r.samplesPerS);
+      const share = r.capacity ? Math.min(1, r.peak / r.capacity) : 0;
+      const advice = adviceSummary(r.advice);
+      const memory = `${F.num(r.peak / 1e9)} / ${F.gb(r.capacity)}<span class="range">${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(advice)}"` : ''}>✗ does not fit</span>`}</span>
+        <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span style="width:${(share * 100).toFixed(1)}%"></span></span>`;
+      const est = r.run?.estimated ? ' title="estimated in the page from the step time"' : '';
+      return `<tr class="${classes}" data-id="${esc(r.id)}">
+        <th scope="row"><span class="vendor">${esc(r.vendor)}</span><button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}</th>
+        <td data-col="step" data-value="${r.step}">${F.ms(r.step)}${range}</td>
+        <td data-col="throughput">${tput}</td>
+        <td data-col="hours"${est}>${F.hours(r.hours)}</td>
+        <td data-col="gpu_hours">${isNum(r.gpuHours) ? F.num(r.gpuHours) : '—'}</td>
+        <td data-col="cost">${F.usd(r.cost)}<span class="range">${r.price != null ? `at ${F.usd(r.price)}/h` : '<span title="no public price; set one in the accelerator list">no price</span>'}${r.priceEdited ? ' <span class="edited-mark" title="price edited on this page">✎ edited</span>' : ''}</span></td>
+        <td data-col="energy">${F.kwh(r.energy)}</td>
+        <td data-col="memory">${memory}</td>
+      </tr>`;
+    })
+    .join('');
+  table.innerHTML = `<caption class="visually-hidden">Predicted training step time, throughput, time to train, cost, energy and memory per accelerator</caption>
+    <thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
+}
+
+export function verdictHtml(rows, pick) {
+  if (!rows.length) return '';
+  const nofit = rows.length - pick.fitting;
+  const tail = nofit ? ` ${nofit} of ${rows.length} cannot hold this training step in memory.` : '';
+  if (!pick.best)
+    return `<strong>Nothing fits.</strong> None of the ${rows.length} accelerators can hold this training step in memory: try a smaller batch, activation checkpointing or a lower precision.`;
+  const b = pick.best;
+  const time = isNum(b.hours) ? `trains in <strong>${F.hours(b.hours)}</strong>` : `runs a step in <strong>${F.ms(b.step)}</strong>`;
+  const cost = isNum(b.cost) ? ` for <strong>${F.usd(b.cost)}</strong>` : '';
+  const why = pick.cheapest ? 'the cheapest that fits' : 'the fastest that fits (no prices known)';
+  const fast =
+    pick.fastest && pick.fastest.id !== b.id
+      ? ` Fastest: <strong>${esc(pick.fastest.name)}</strong>${isNum(pick.fastest.hours) ? `, ${F.hours(pick.fastest.hours)}` : ''}${isNum(pick.fastest.cost) ? ` for ${F.usd(pick.fastest.cost)}` : ''}.`
+      : '';
+  return `Best choice: <strong>${esc(b.name)}</strong> ${time}${cost} (${why}).${fast}${tail}`;
+}
+
+const PRECISION_WORDS = {
+  fp32: 'fp32 (full precision)',
+  tf32: 'tf32 matrix maths with fp32 storage',
+  fp16: 'fp16 mixed precision (fp32 master weights)',
+  bf16: 'bf16 mixed precision (fp32 master weights)',
+  fp8: 'fp8 matrix maths',
+};
+const OPTIMIZER_WORDS = { adamw: 'AdamW', adam: 'Adam', sgd: 'SGD with momentum' };
+// Settings the sentences below put into words; anything else the reply carries is listed as it is.
+const COVERED = new Set([
+  'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
+  'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
+  'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model',
+]);
+
+export function assumptionsHtml(reply, request, rows) {
+  const s = reply.settings ?? {};
+  const m = reply.model ?? {};
+  const parts = [];
+  const batch = F.integer(s.batch);
+  let what;
+  if (s.seq != null) what = `a batch of ${batch} sequences of ${F.integer(s.seq)} tokens (${F.integer(s.batch * s.seq)} tokens)`;
+  else if (s.image != null) what = `a batch of ${batch} images of ${F.integer(s.image)} × ${F.integer(s.image)} pixels`;
+  else what = `a batch of ${batch} samples`;
+  const devices = s.devices ?? 1;
+  const accum = s.grad_accum > 1 ? `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.integer(s.global_batch ?? s.batch * s.grad_accum)} samples per optimizer step)` : '';
+  const impl = s.optimizer_impl_used ?? s.optimizer_impl;
+  parts.push(
+    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(PRECISION_WORDS[s.precision] ?? s.precision)}, with the ${esc(OPTIMIZER_WORDS[s.optimizer] ?? s.optimizer)} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, on ${devices === 1 ? 'one accelerator (no parallelism)' : `${devices} accelerators`}.`,
+  );
+  if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
+  if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);
+  if (isNum(s.kernel_overhead_ms) && s.kernel_overhead_ms > 0) parts.push(`Each kernel launch costs ${F.ms(s.kernel_overhead_ms)} of framework overhead.`);
+  const b = request ? (request.tokens != null ? { tokens: request.tokens } : { samples: request.samples, epochs: request.epochs }) : null;
+  const steps = rows.find((r) => r.run?.steps)?.run.steps;
+  if (b?.tokens != null) parts.push(`Training budget: <strong>${F.count(b.tokens)} tokens</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
+  else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
+  const reserve = s.memory_reserve;
+  if (reserve && typeof reserve === 'object')
+    parts.push(`Memory includes a framework reserve of ${F.gb(reserve.context_bytes)} plus ${F.num((reserve.fraction ?? 0) * 100)}% of the tensor peak${reserve.assumption ? ` (${esc(reserve.assumption)})` : ''}.`);
+  const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
+  if (extra.length)
+    parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);
+  const learned = String(s.predictor ?? '').startsWith('learned');
+  parts.push(
+    `Step times come from the ${learned ? "learned kernel predictor (each kernel's roofline time times a slowdown learned from measurements; the ranges are its uncertainty)" : `${esc(s.predictor ?? 'roofline')} predictor`}; ${esc(s.flops_convention ?? 'FLOPs = 2 × multiply-accumulates')}.`,
+  );
+  const estimated = rows.some((r) => r.run?.estimated);
+  const priceWords = isNum(s.price_per_hour) ? `${F.usd(s.price_per_hour)} per accelerator-hour for every accelerator (yours)` : 'the lowest cloud price on file for each accelerator';
+  if (estimated)
+    parts.push(`Time to train = steps × step time; cost = GPU-hours × ${priceWords}; energy = hours × board power (TDP). These three are worked out in the page from the step time.`);
+  else
+    parts.push(`Time to train, GPU-hours, cost and energy come from the calculator: cost at ${priceWords}${s.energy_model ? `; energy = ${esc(s.energy_model)}` : ''}.`);
+  if (rows.some((r) => r.priceEdited)) parts.push('Prices marked ✎ were edited on this page.');
+  return `<strong class="assumptions-title">What this assumes</strong><ul>${parts.map((p) => `<li>${p}</li>`).join('')}</ul>`;
+}
+
+/** One line for a memory.advice value (an object with a summary, or text). */
+export function adviceSummary(advice) {
+  if (!advice) return '';
+  if (typeof advice === 'string') return advice;
+  if (Array.isArray(advice)) return advice.map(adviceSummary).join(' ');
+  return advice.summary ?? advice.text ?? advice.message ?? '';
+}
+
+const STEP_PARTS = [
+  ['forward_ms', 'Forward', 'var(--c-fwd)'],
+  ['backward_ms', 'Backward', 'var(--c-bwd)'],
+  ['optimizer_ms', 'Optimizer', 'var(--c-opt)'],
+  ['communication_ms', 'Communication', 'var(--c-comm)'],
+  ['input_stall_ms', 'Waiting for input', '#8a94a6'],
+];
+// The parts that add up to the peak (weights + gradients + states + activations + temporary + reserve).
+const MEMORY_PARTS = [
+  ['weights_bytes', 'Weights', 'var(--c-fwd)'],
+  ['gradients_bytes', 'Gradients', 'var(--c-bwd)'],
+  ['optimizer_state_bytes', 'Optimizer states', 'var(--c-opt)'],
+  ['activation_bytes', 'Activations', 'var(--c-comm)'],
+  ['temporary_bytes', 'Temporary buffers', '#8a94a6'],
+  ['framework_reserve_bytes', 'Framework reserve', '#c2a060'],
+];
+
+function stackHtml(parts, total, fmt, label) {
+  const segs = parts.filter((p) => p.value > 0);
+  return `<div class="stack" role="img" aria-label="${esc(label)}">${segs
+    .map((p) => `<span style="width:${((p.value / total) * 100).toFixed(2)}%;background:${p.color}" title="${esc(p.label)}: ${esc(fmt(p.value))}"></span>`)
+    .join('')}</div>
+    <ul class="legend">${parts
+      .map((p) => `<li><span class="sw" style="background:${p.color}"></span><span>${esc(p.label)}</span><span>${fmt(p.value)}</span><span class="pct">${total > 0 ? `${((p.value / total) * 100).toFixed(1)}%` : ''}</span></li>`)
+      .join('')}</ul>`;
+}
+
+export function breakdownHtml(row) {
+  if (!row) return '<p class="hint">No accelerator selected.</p>';
+  const r = row.result;
+  const step = r.step ?? {};
+  const total = step.total_ms ?? 0;
+  const stepParts = STEP_PARTS.filter(([k]) => k in step && (k !== 'input_stall_ms' || step[k] > 0)).map(([k, label, color]) => ({ label, color, value: step[k] ?? 0 }));
+  const families = Object.entries(step.by_family_ms ?? {}).sort((a, b) => b[1] - a[1]);
+  const maxFamily = families[0]?.[1] ?? 1;
+  const mem = r.memory ?? {};
+  const memParts = MEMORY_PARTS.filter(([k]) => k in mem && (mem[k] > 0 || k !== 'framework_reserve_bytes')).map(([k, label, color]) => ({ label, color, value: mem[k] ?? 0 }));
+  const memTotal = Math.max(mem.peak_bytes_per_device ?? 0, memParts.reduce((s, p) => s + p.value, 0));
+  const range = isNum(row.low) && isNum(row.high) ? ` (likely ${F.ms(row.low)} – ${F.ms(row.high)})` : '';
+  const adviceHtml = adviceBlock(mem.advice);
+  const notes = [];
+  if (step.recompute_ms > 0) notes.push(`backward includes ${F.ms(step.recompute_ms)} of checkpointing recompute`);
+  if (step.grad_accumulation_ms > 0) notes.push(`and ${F.ms(step.grad_accumulation_ms)} of gradient accumulation`);
+  if (step.grad_accum > 1 && isNum(step.micro_batch_ms)) notes.push(`${F.integer(step.grad_accum)} micro-batches of ${F.ms(step.micro_batch_ms)}`);
+  if (step.input_bound) notes.push('the input pipeline limits this step');
+  if (isNum(step.kernels)) notes.push(`${F.integer(step.kernels)} kernel launches`);
+  const memNotes = [];
+  if (mem.peak_phase) memNotes.push(`peak during the ${esc(String(mem.peak_phase).replace(/_/g, '/'))} phase`);
+  if (mem.checkpointed_blocks > 0) memNotes.push(`${F.integer(mem.checkpointed_blocks)} checkpointed blocks`);
+  return `
+    <div>
+      <h3>Step on ${esc(row.name)}: ${F.ms(total)}${range}</h3>
+      ${stackHtml(stepParts, total, F.ms, `Step time split: ${stepParts.map((p) => `${p.label} ${F.ms(p.value)}`).join(', ')}`)}
+      ${notes.length ? `<p class="hint">${notes.join('; ')}.</p>` : ''}
+      <h3>By kernel family</h3>
+      <ul class="bars">${families
+        .map(
+          ([name, ms]) =>
+            `<li><span>${esc(name)}</span><span class="bar" aria-hidden="true"><span style="width:${((ms / maxFamily) * 100).toFixed(1)}%"></span></span><span class="val">${F.ms(ms)} <small>${total ? ((ms / total) * 100).toFixed(0) : 0}%</small></span></li>`,
+        )
+        .join('')}</ul>
+    </div>
+    <div>
+      <h3>Memory: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
+      ${stackHtml(memParts, memTotal || 1, F.gb, `Memory split: ${memParts.map((p) => `${p.label} ${F.gb(p.value)}`).join(', ')}`)}
+      ${memNotes.length ? `<p class="hint">${memNotes.join('; ')}.</p>` : ''}
+      ${adviceHtml}
+      ${row.run ? `<h3>Training run</h3><ul class="legend run">
+        ${isNum(row.run.steps) ? `<li><span></span><span>Steps</span><span>${F.integer(row.run.steps)}</span><span></span></li>` : ''}
+        <li><span></span><span>Time to train</span><span>${F.hours(row.hours)}</span><span></span></li>
+        <li><span></span><span>GPU-hours</span><span>${F.num(row.gpuHours)}</span><span></span></li>
+        <li><span></span><span>Cost</span><span>${F.usd(row.cost)}</span><span></span></li>
+        <li><span></span><span>Energy</span><span>${F.kwh(row.energy)}</span><span></span></li></ul>` : ''}
+    </div>`;
+}
+
+function adviceBlock(advice) {
+  if (!advice) return '';
+  if (typeof advice !== 'object' || Array.isArray(advice)) return `<div class="advice"><strong>Memory advice:</strong> ${esc(adviceSummary(advice))}</div>`;
+  const items = [];
+  const mb = advice.micro_batch;
+  if (mb) items.push(`batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation: ${F.gb(mb.peak_bytes)}${mb.largest_fitting_batch ? ` (largest batch that fits: ${F.integer(mb.largest_fitting_batch)})` : ''}`);
+  const ck = advice.checkpointing;
+  if (ck) items.push(`activation checkpointing: ${F.gb(ck.peak_bytes)}, ${ck.fits ? 'fits' : 'still too big'}${ck.micro_batch ? `; with batch ${F.integer(ck.micro_batch.batch)} × ${F.integer(ck.micro_batch.grad_accum)} accumulation: ${F.gb(ck.micro_batch.peak_bytes)}` : ''}`);
+  const hw = advice.smallest_hardware;
+  if (hw) items.push(`smallest catalogue accelerator that holds it: ${esc(hw.id)} (${F.gb(hw.capacity_bytes)}${hw.price_per_hour > 0 ? `, ${F.usd(hw.price_per_hour)}/h` : ''})`);
+  return `<div class="advice"><strong>Does not fit${isNum(advice.over_bytes) ? ` by ${F.gb(advice.over_bytes)}` : ''}.</strong> ${esc(advice.summary ?? '')}${items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : ''}</div>`;
+}
+
+/** CSV of the table (one row per accelerator, raw numbers). */
+export function toCsv(rows, reply) {
+  const s = reply.settings ?? {};
+  const header = [
+    'hardware', 'name', 'model', 'batch', 'seq', 'image', 'precision', 'optimizer', 'step_ms', 'low_ms', 'high_ms',
+    'forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'samples_per_s', 'tokens_per_s', 'steps', 'hours',
+    'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
+  ];
+  const cell = (v) => {
+    if (v == null) return '';
+    const t = String(v);
+    return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+  };
+  const lines = rows.map((r) =>
+    [
+      r.id, r.name, reply.model?.name, s.batch, s.seq, s.image, s.precision, s.optimizer, r.step, r.low, r.high,
+      r.result.step?.forward_ms, r.result.step?.backward_ms, r.result.step?.optimizer_ms, r.result.step?.communication_ms,
+      r.samplesPerS, r.tokensPerS, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak, r.capacity, r.fits,
+    ]
+      .map(cell)
+      .join(','),
+  );
+  return `${header.join(',')}\n${lines.join('\n')}\n`;
+}

@@ -106,7 +106,9 @@ Settings read_settings(const json& r) {
     s.price_per_hour = number_option(r, "price_per_hour", -1, false, 1e6);
     s.input_samples_per_s = number_option(r, "input_samples_per_s", 0, true, 1e15);
     s.kernel_overhead_ms = number_option(r, "kernel_overhead_ms", 0, false, 1e3);
-    s.predictor = text_option(r, "predictor", default_predictor_name());
+    // Only a request without a predictor pays for looking at the built-in models (parsed on first use).
+    s.predictor = r.contains("predictor") && !r["predictor"].is_null() ? text_option(r, "predictor", "")
+                                                                     : default_predictor_name();
     return s;
 }
 

@@ -132,27 +132,27 @@ json hardware_argument(const std::string& h) {
     return items;
 }
 
-// Size flags accept plain integers and scientific notation (2e12) but nothing fractional or negative.
-json size_value(const std::string& flag, const std::string& text) {
-    // Only decimal digits, a point and an exponent: strtod alone would also take hex, "inf" and leading blanks.
-    if (text.find_first_not_of("0123456789.eE+-") != std::string::npos)
-        throw Error("--" + flag + " must be a number, got '" + text + "'");
+// A flag's number: decimal digits, a point and an exponent only (strtod alone would also take hex, "inf" and
+// leading blanks), so 2e12 works and 0x10 does not.
+double number_flag(const std::string& flag, const std::string& text) {
     char* end = nullptr;
     double x = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(x))
+    if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos || *end != '\0' ||
+        !std::isfinite(x))
         throw Error("--" + flag + " must be a number, got '" + text + "'");
+    return x;
+}
+
+// Size flags: positive whole numbers, scientific notation allowed.
+json size_value(const std::string& flag, const std::string& text) {
+    double x = number_flag(flag, text);
     if (x <= 0 || x != std::floor(x)) throw Error("--" + flag + " must be a positive integer, got '" + text + "'");
     return x;
 }
 
 // A positive real number (rates, epochs); zero_ok allows 0 (prices).
 json positive_value(const std::string& flag, const std::string& text, bool zero_ok = false) {
-    if (text.find_first_not_of("0123456789.eE+-") != std::string::npos)
-        throw Error("--" + flag + " must be a number, got '" + text + "'");
-    char* end = nullptr;
-    double x = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(x))
-        throw Error("--" + flag + " must be a number, got '" + text + "'");
+    double x = number_flag(flag, text);
     if (x < 0 || (!zero_ok && x == 0))
         throw Error("--" + flag + " must be " + (zero_ok ? "zero or more" : "positive") + ", got '" + text + "'");
     return x;

@@ -95,3 +95,14 @@ TEST(RecurrentZoo, LstmLanguageModel) {
     EXPECT_EQ(f.params, expected);
     EXPECT_DOUBLE_EQ(compute_features(build_zoo_model("lstm-lm", {40, 0, 0}), Precision::fp32).macs, 2 * f.macs);
 }
+
+// A ReLU keeps its output and the next convolution keeps its input: one tensor, counted once. NVIDIA trains
+// ResNet-50 with AMP at batch 256 on a 16 GB V100, so its saved activations must stay well below that.
+TEST(CnnZoo, ReluOutputAndNextConvInputAreOneTensor) {
+    auto f = compute_features(build_zoo_model("resnet50", {256, 0, 224}), Precision::fp16);
+    EXPECT_LT(f.saved_activation_bytes, 12e9);
+    double relu_saved = 0;
+    for (const auto& lf : f.layers)
+        if (lf.layer->kind == "activation") relu_saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
+    EXPECT_GT(relu_saved, 0);
+}

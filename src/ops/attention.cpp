@@ -82,7 +82,8 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
     ops::add_vector(cost, layer, p, Family::softmax, "softmax", scores, 1.0, 1.0, 5.0, true, kv_len);
     if (dropout > 0) {
         ops::add_vector(cost, layer, p, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
-        cost.saved_activation_bytes += scores;
+        // The mask, and the dropped-out probabilities the context product keeps for its backward.
+        cost.saved_activation_bytes += scores + scores * eb;
     }
     ops::add_gemm(cost, layer, p, "attention_context", batch * heads, q_len, v_dim, kv_len, false, true);
     cost.saved_activation_bytes += scores * eb +                                       // softmax output

@@ -1,5 +1,6 @@
 #include "ops/features.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/checked.hpp"
@@ -7,13 +8,40 @@
 #include "ops/catalogue.hpp"
 
 namespace prenet {
+namespace {
+
+// PyTorch's ReLU, sigmoid and tanh keep their output for the backward pass.
+bool saves_its_output(const Layer& layer) {
+    if (layer.kind != "activation") return false;
+    std::string fn = layer.attrs.value("function", std::string("relu"));
+    return fn == "relu" || fn == "relu6" || fn == "sigmoid" || fn == "tanh";
+}
+
+// Layers that keep their input for the backward pass (for their weight or input gradient).
+bool saves_its_input(const Layer& layer) {
+    static const char* kinds[] = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "maxpool2d",
+                                  "batchnorm", "layernorm", "rmsnorm", "groupnorm", "squeeze_excitation", "mlp",
+                                  "attention", "mla_attention", "moe", "rnn", "lstm", "gru"};
+    for (const char* k : kinds)
+        if (layer.kind == k) return true;
+    return false;
+}
+
+}  // namespace
 
 ModelFeatures compute_features(const Model& model, Precision precision) {
     ModelFeatures f;
+    const Layer* previous = nullptr;
     for (const auto& block : model.blocks) {
         double r = double(block.repeat);
         for (const auto& layer : block.layers) {
             LayerFeatures lf{&layer, block.name, block.repeat, layer_cost(layer, precision)};
+            // A ReLU's saved output and the next layer's saved input are one tensor (conv -> bn -> relu -> conv):
+            // count it once. Only for a direct successor (same shape, next in order).
+            if (previous && saves_its_output(*previous) && saves_its_input(layer) && previous->output == layer.input)
+                lf.cost.saved_activation_bytes = std::max(
+                    0.0, lf.cost.saved_activation_bytes - double(elements(layer.input)) * matmul_input_bytes(precision));
+            previous = &layer;
             f.params = checked_add(f.params, checked_mul(lf.cost.params, block.repeat, "parameter count"),
                                    "parameter count");
             f.macs += r * lf.cost.macs;

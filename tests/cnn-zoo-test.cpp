@@ -103,6 +103,6 @@ TEST(CnnZoo, ReluOutputAndNextConvInputAreOneTensor) {
     EXPECT_LT(f.saved_activation_bytes, 12e9);
     double relu_saved = 0;
     for (const auto& lf : f.layers)
-        if (lf.layer->kind == "activation") relu_saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
+        if (lf.layer.kind == "activation") relu_saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
     EXPECT_GT(relu_saved, 0);
 }

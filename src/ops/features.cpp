@@ -35,7 +35,7 @@ ModelFeatures compute_features(const Model& model, Precision precision) {
     for (const auto& block : model.blocks) {
         double r = double(block.repeat);
         for (const auto& layer : block.layers) {
-            LayerFeatures lf{&layer, block.name, block.repeat, layer_cost(layer, precision)};
+            LayerFeatures lf{layer, block.name, block.repeat, layer_cost(layer, precision)};
             // A ReLU's saved output and the next layer's saved input are one tensor (conv -> bn -> relu -> conv):
             // count it once. Only for a direct successor (same shape, next in order).
             if (previous && saves_its_output(*previous) && saves_its_input(layer) && previous->output == layer.input)
@@ -64,12 +64,12 @@ json to_json(const ModelFeatures& f) {
     json layers = json::array();
     for (const auto& lf : f.layers) {
         const LayerCost& c = lf.cost;
-        layers.push_back({{"name", lf.layer->name},
-                          {"kind", lf.layer->kind},
+        layers.push_back({{"name", lf.layer.name},
+                          {"kind", lf.layer.kind},
                           {"block", lf.block},
                           {"repeat", lf.repeat},
-                          {"input_shape", lf.layer->input},
-                          {"output_shape", lf.layer->output},
+                          {"input_shape", lf.layer.input},
+                          {"output_shape", lf.layer.output},
                           {"params", c.params},
                           {"macs", c.macs},
                           {"forward_flops", c.forward_flops},

@@ -9,7 +9,7 @@
 namespace prenet {
 
 struct LayerFeatures {
-    const Layer* layer = nullptr;
+    Layer layer;  // a copy: features outlive the model they were computed from
     std::string block;
     std::int64_t repeat = 1;
     LayerCost cost;  // of one execution

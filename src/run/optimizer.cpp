@@ -140,7 +140,7 @@ double optimizer_state_bytes(const OptimizerDef& opt, const ModelFeatures& featu
     for (const auto& lf : features.layers) {
         double p = double(lf.cost.params);
         if (p <= 0) continue;
-        bool vector_params = lf.layer && lf.layer->kind.find("norm") != std::string::npos;
+        bool vector_params = lf.layer.kind.find("norm") != std::string::npos;
         bytes += double(lf.repeat) * (vector_params ? 4.0 * p : 4.0 * 2.0 * std::sqrt(p));
     }
     return bytes;

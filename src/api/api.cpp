@@ -255,21 +255,19 @@ json predict(const json& r) {
     std::optional<RunSteps> run;
     if (s.run.given()) run = run_steps(s.run, global, model.tokens_per_sample);
 
+    TrainingSetup setup;
+    setup.precision = s.precision;
+    setup.optimizer = &optimizer;
+    setup.optimizer_impl = s.optimizer_impl;
+    setup.grad_accum = s.grad_accum;
+    setup.checkpointing = s.checkpointing;
     StepOptions step_options;
-    step_options.precision = s.precision;
-    step_options.optimizer = &optimizer;
-    step_options.optimizer_impl = s.optimizer_impl;
-    step_options.grad_accum = s.grad_accum;
-    step_options.checkpointing = s.checkpointing;
+    static_cast<TrainingSetup&>(step_options) = setup;
     step_options.micro_batch = model.batch;
     step_options.input_samples_per_s = s.input_samples_per_s;
     step_options.kernel_overhead_ms = s.kernel_overhead_ms;
     MemoryOptions memory_options;
-    memory_options.precision = s.precision;
-    memory_options.optimizer = &optimizer;
-    memory_options.optimizer_impl = s.optimizer_impl;
-    memory_options.grad_accum = s.grad_accum;
-    memory_options.checkpointing = s.checkpointing;
+    static_cast<TrainingSetup&>(memory_options) = setup;
     memory_options.reserve = s.reserve;
 
     // The peak at another micro-batch or checkpointing setting (for advice): the model rebuilt at that

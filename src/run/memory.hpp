@@ -25,12 +25,16 @@ struct FrameworkReserve {
     double bytes(double tensor_peak) const { return context_bytes + fraction * tensor_peak; }
 };
 
-struct MemoryOptions {
+// How a step trains: what both the step time and the memory estimate depend on.
+struct TrainingSetup {
     Precision precision = Precision::fp32;
     const OptimizerDef* optimizer = nullptr;  // required
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
     bool checkpointing = false;
+};
+
+struct MemoryOptions : TrainingSetup {
     FrameworkReserve reserve;  // none unless set
 };
 

@@ -16,12 +16,7 @@
 
 namespace prenet {
 
-struct StepOptions {
-    Precision precision = Precision::fp32;
-    const OptimizerDef* optimizer = nullptr;  // required
-    OptimizerImpl optimizer_impl = OptimizerImpl::fused;
-    std::int64_t grad_accum = 1;
-    bool checkpointing = false;
+struct StepOptions : TrainingSetup {
     std::int64_t micro_batch = 1;        // samples per micro-batch (the features' batch), for the input cap
     double input_samples_per_s = 0;      // the input pipeline's rate; 0: it never limits the step
     // Hook for a framework overhead per kernel launch (dispatch, Python), added to every kernel's time.

@@ -32,6 +32,15 @@ TEST(CnnZoo, ParameterCountsMatchTorchvision) {
     EXPECT_EQ(features("densenet121").params, 7978856);
 }
 
+// v1 strides the first 1x1 of layer2.0, layer3.0 and layer4.0 instead of the 3x3: same weights, and each of those
+// 1x1 convolutions (C x C/2 channels at H x H) runs on a quarter of the pixels: C * C/2 * H^2 * 3/4 MACs fewer.
+TEST(CnnZoo, ResNet50V1StridesTheFirst1x1) {
+    const double saved = 3 * (256.0 * 128 * 56 * 56 * 0.75);  // the same for (512, 28) and (1024, 14)
+    EXPECT_EQ(features("resnet50-v1").params, features("resnet50").params);
+    EXPECT_DOUBLE_EQ(features("resnet50-v1").macs, features("resnet50").macs - saved);
+    EXPECT_NEAR(features("resnet50-v1").macs, 3.858e9, 1e6);  // the paper's "3.8 x 10^9 FLOPs" (multiply-adds)
+}
+
 TEST(CnnZoo, MacsMatchQuotedNumbers) {
     EXPECT_NEAR(features("resnet18").macs, 1.814e9, 0.5e6);
     EXPECT_NEAR(features("resnet50").macs, 4.089e9, 0.5e6);

@@ -87,7 +87,7 @@ ModelBuilder image_builder(const std::string& name, const ModelInputs& in) {
     return ModelBuilder(name, {in.batch, 3, in.image, in.image});
 }
 
-// ---- ResNet (He et al. 2016; torchvision v1.5: stride on the 3x3 conv) ----
+// ---- ResNet (He et al. 2016; torchvision v1.5: stride on the 3x3 conv; v1: on the first 1x1) ----
 
 void basic_block(ModelBuilder& b, const std::string& n, I planes, I stride) {
     Shape in = b.shape();
@@ -100,12 +100,14 @@ void basic_block(ModelBuilder& b, const std::string& n, I planes, I stride) {
     act(b, n + ".relu2", "relu");
 }
 
-void bottleneck(ModelBuilder& b, const std::string& n, I planes, I stride) {
+enum class ResNetBlock { basic, bottleneck, bottleneck_v1 };
+
+void bottleneck(ModelBuilder& b, const std::string& n, I planes, I stride, bool stride_on_1x1) {
     Shape in = b.shape();
-    conv(b, n + ".conv1", planes, 1);
+    conv(b, n + ".conv1", planes, 1, stride_on_1x1 ? stride : 1);
     bn(b, n + ".bn1");
     act(b, n + ".relu1", "relu");
-    conv(b, n + ".conv2", planes, 3, stride);
+    conv(b, n + ".conv2", planes, 3, stride_on_1x1 ? 1 : stride);
     bn(b, n + ".bn2");
     act(b, n + ".relu2", "relu");
     conv(b, n + ".conv3", planes * 4, 1);
@@ -114,7 +116,7 @@ void bottleneck(ModelBuilder& b, const std::string& n, I planes, I stride) {
     act(b, n + ".relu3", "relu");
 }
 
-Model resnet(const std::string& name, const ModelInputs& in, const std::vector<I>& depths, bool use_bottleneck) {
+Model resnet(const std::string& name, const ModelInputs& in, const std::vector<I>& depths, ResNetBlock block) {
     ModelBuilder b = image_builder(name, in);
     conv(b, "conv1", 64, 7, 2);
     bn(b, "bn1");
@@ -124,8 +126,8 @@ Model resnet(const std::string& name, const ModelInputs& in, const std::vector<I
         I planes = I(64) << s;
         stage(b, "layer" + std::to_string(s + 1) + ".", 0, depths[s], [&](const std::string& n, bool first) {
             I stride = first && s > 0 ? 2 : 1;
-            if (use_bottleneck) bottleneck(b, n, planes, stride);
-            else basic_block(b, n, planes, stride);
+            if (block == ResNetBlock::basic) basic_block(b, n, planes, stride);
+            else bottleneck(b, n, planes, stride, block == ResNetBlock::bottleneck_v1);
         });
     }
     return classify(b, "fc");
@@ -288,10 +290,13 @@ ZooEntry vision(std::string id, std::string description, std::function<Model(con
 std::vector<ZooEntry> cnn_zoo() {
     return {
         vision("resnet18", "ResNet-18, 11.7M params (He et al. 2016, 'Deep Residual Learning'; torchvision resnet18)",
-               [](const ModelInputs& in) { return resnet("resnet18", in, {2, 2, 2, 2}, false); }),
+               [](const ModelInputs& in) { return resnet("resnet18", in, {2, 2, 2, 2}, ResNetBlock::basic); }),
         vision("resnet50",
                "ResNet-50 with bottlenecks, 25.6M params (He et al. 2016; torchvision resnet50, stride on the 3x3)",
-               [](const ModelInputs& in) { return resnet("resnet50", in, {3, 4, 6, 3}, true); }),
+               [](const ModelInputs& in) { return resnet("resnet50", in, {3, 4, 6, 3}, ResNetBlock::bottleneck); }),
+        vision("resnet50-v1",
+               "ResNet-50 v1 as in the paper and TensorFlow's tf_cnn_benchmarks: stride on the first 1x1 of a block",
+               [](const ModelInputs& in) { return resnet("resnet50-v1", in, {3, 4, 6, 3}, ResNetBlock::bottleneck_v1); }),
         vision("vgg16", "VGG-16 without batch norm, 138M params (Simonyan & Zisserman 2015; torchvision vgg16)",
                vgg16),
         vision("mobilenet-v2",

@@ -1,5 +1,7 @@
 // Transformer architectures of the zoo, with the published hyper-parameters (papers and the models' Hugging Face
 // config.json files). Parameter counts of most are checked exactly in tests/transformer-zoo-test.cpp.
+#include <tuple>
+
 #include "importers/transformer.hpp"
 #include "importers/zoo.hpp"
 
@@ -79,6 +81,14 @@ std::vector<ZooEntry> transformer_zoo() {
 
     z.push_back(entry(bert_like("bert-base", 768, 12, 12), "BERT-base encoder with pooler (Devlin et al. 2019)"));
     z.push_back(entry(bert_like("bert-large", 1024, 24, 16), "BERT-large encoder with pooler (Devlin et al. 2019)"));
+    // The pre-training task as published benchmarks run it: the masked-LM head (vocabulary logits at every
+    // position, as Hugging Face's BertForPreTraining and NVIDIA's 2019 recipe compute them) and the NSP head.
+    for (auto [name, hidden, layers, heads] : {std::tuple{"bert-base-pretraining", 768, 12, 12},
+                                               std::tuple{"bert-large-pretraining", 1024, 24, 16}}) {
+        TransformerSpec s = bert_like(name, hidden, layers, heads);
+        s.mlm_head = s.nsp_head = true;
+        z.push_back(entry(s, "BERT encoder with the masked-LM and next-sentence pre-training heads (BertForPreTraining)"));
+    }
     z.push_back(entry(t5_like("t5-base", 768, 12, 12, 3072), "T5-base encoder-decoder (Raffel et al. 2020)"));
 
     z.push_back(entry(gpt2_like("gpt2", 768, 12, 12), "GPT-2 small, 124M (Radford et al. 2019)"));

@@ -46,6 +46,9 @@ const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.js
   --image PX       image side in pixels (vision models; default: the model's)
   --precision P    fp32 | tf32 | fp16 | bf16 | fp8 (default fp32); fp16/bf16/fp8 are mixed precision with
                    fp32 master weights, fp16 adds loss scaling (docs/training-model.md)
+  --mixed R        how fp16/bf16 keep their tensors: autocast (default: PyTorch AMP, fp32 weights and
+                   gradients, norms/softmax/embeddings in fp32) | half (Megatron/DeepSpeed: a half-precision
+                   model beside an fp32 master copy); fp8 always runs as a bf16 model
   --optimizer O    sgd (with momentum) | adam | adamw | adafactor | lion (default adamw)
   --optimizer-impl I  fused (one multi-tensor kernel; default) | foreach (torch.optim's sequence of
                    multi-tensor ops); Adafactor has no fused kernel: fused runs it tensor by tensor
@@ -82,11 +85,15 @@ an optional `precision` column) and writes them back with a `predicted_ms` colum
 )";
 
 const char* kFitUsage = R"(Usage: prenet fit [--data DIR] [--models OUT.json] [--report OUT.md] [--plots DIR]
-                   [--rows-per-device N] [--trees N] [--dump-predictions OUT.csv]
+                   [--rows-per-device N] [--trees N] [--dump-predictions OUT.csv] [--without CHIPS]
 
 Fits the per-family kernel models on the measurements in DIR (default data), validates them leaving one
 accelerator out at a time, and writes the models (default models/kernels.json), the accuracy report (default
 docs/accuracy.md) and plots (default docs/plots). Deterministic: the same data gives the same files.
+
+  --without CHIPS  leave these chips out of everything (comma-separated device-id prefixes: `v100,a100`
+                   drops every V100 and A100 variant), for checking whole-model predictions on chips the
+                   models never saw (tools/compare_published.mjs)
 )";
 
 json read_json_file(const std::string& path) {
@@ -121,14 +128,20 @@ json hardware_item(const std::string& h) {
     return h;
 }
 
+std::vector<std::string> comma_list(const std::string& text) {
+    std::vector<std::string> items;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) items.push_back(item);
+    return items;
+}
+
 json hardware_argument(const std::string& h) {
     if (h == "all") return h;
     if (std::ifstream(h).good()) return read_json_file(h);
     // A comma-separated list of ids and spec files.
     json items = json::array();
-    std::stringstream ss(h);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) items.push_back(hardware_item(item));
+    for (const auto& item : comma_list(h)) items.push_back(hardware_item(item));
     return items;
 }
 
@@ -162,7 +175,7 @@ json request_from(const std::string& command, const Args& a) {
     json r = {{"command", command}, {"model", model_argument(a)}};
     for (const char* flag : {"batch", "seq", "image"})
         if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
-    for (const char* flag : {"precision", "optimizer", "predictor"})
+    for (const char* flag : {"precision", "optimizer", "predictor", "mixed"})
         if (a.has(flag)) r[flag] = a.get(flag);
     if (a.has("optimizer-impl")) r["optimizer_impl"] = a.get("optimizer-impl");
     if (a.has("attention")) r["attention"] = a.get("attention");
@@ -232,6 +245,7 @@ int fit_command(const Args& a) {
     if (a.has("rows-per-device")) o.max_rows_per_device = int(size_value("rows-per-device", a.get("rows-per-device")).get<double>());
     o.dump_predictions = a.get("dump-predictions");
     if (a.has("trees")) o.gbt.trees = int(size_value("trees", a.get("trees")).get<double>());
+    if (a.has("without")) o.without = comma_list(a.get("without"));
     fit_and_validate(o);
     return 0;
 }
@@ -241,9 +255,9 @@ int fit_command(const Args& a) {
 int run(const std::vector<std::string>& argv, std::ostream& out) {
     const std::set<std::string> values = {"model", "hardware", "batch",  "seq",    "image",  "precision",
                                           "optimizer", "predictor", "csv", "out", "data", "models",
-                                          "report", "plots", "rows-per-device", "trees", "dump-predictions",
+                                          "report", "plots", "rows-per-device", "trees", "dump-predictions", "without",
                                           "optimizer-impl", "attention", "grad-accum", "samples", "epochs", "tokens",
-                                          "price-per-hour", "input-samples-per-s"};
+                                          "price-per-hour", "input-samples-per-s", "mixed"};
     Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing"});
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";

@@ -18,7 +18,13 @@ struct FitOptions {
     GbtParams gbt;
     bool verbose = true;
     std::string dump_predictions;  // optional CSV of every held-out row's prediction, for analysis
+    // Chips to hold out of the whole fit (device-id prefixes: "v100" drops every V100 variant), so that
+    // end-to-end checks on those chips (tools/compare_published.mjs) judge a model that never saw them.
+    std::vector<std::string> without;
 };
+
+// Whether `device` belongs to one of the held-out chips (its id starts with one of the prefixes).
+bool is_held_out_chip(const std::string& device, const std::vector<std::string>& without);
 
 void fit_and_validate(const FitOptions& options);
 

@@ -67,7 +67,7 @@ const std::vector<std::string>& kernel_feature_names() {
         "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
         "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
         "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase",
-        "vendor_amd"};
+        "vendor_amd",       "winograd"};
     return names;
 }
 
@@ -89,7 +89,7 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             lg((flops / bytes) / (peak / bw)),
             lg(compute_ms),
             lg(memory_ms),
-            lg(std::max(compute_ms, memory_ms)),
+            lg(lower_bound_ms(k, hw)),  // the bound the learned slowdown multiplies (Winograd-aware)
             lg(peak),
             lg(bw),
             lg(units),
@@ -108,7 +108,8 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             matrix ? wave_efficiency(g, 64, 64, units) : 1.0,
             matrix ? wave_efficiency(g, 256, 128, units) : 1.0,
             k.family == Family::conv ? double(int(k.phase)) : 0.0,
-            hw.vendor == "AMD" ? 1.0 : 0.0};
+            hw.vendor == "AMD" ? 1.0 : 0.0,
+            winograd_eligible(k) ? 1.0 : 0.0};
 }
 
 }  // namespace prenet

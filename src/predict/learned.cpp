@@ -56,7 +56,7 @@ LearnedPredictor::LearnedPredictor(const json& models) {
 double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const {
     auto it = families_.find(model_family(kernel.family));
     if (it == families_.end()) it = families_.find("elementwise");
-    if (it == families_.end()) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(roofline_bound_ms(kernel, hw), 1e-9));
+    if (it == families_.end()) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(lower_bound_ms(kernel, hw), 1e-9));
     std::vector<double> all = kernel_features(kernel, hw), x;
     for (int c : it->second.columns) x.push_back(all[size_t(c)]);
     double g = it->second.regressor->predict(x);
@@ -73,7 +73,7 @@ double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw)
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
     auto it = families_.find(model_family(kernel.family));
     if (it == families_.end()) it = families_.find("elementwise");
-    double bound = roofline_bound_ms(kernel, hw);
+    double bound = lower_bound_ms(kernel, hw);
     if (it != families_.end() && it->second.predicts_time) {
         std::vector<double> all = kernel_features(kernel, hw), x;
         for (int c : it->second.columns) x.push_back(all[size_t(c)]);

@@ -9,11 +9,32 @@ bool uses_matrix_units(Family family) {
     return family == Family::gemm || family == Family::conv || family == Family::attention || family == Family::rnn;
 }
 
-double roofline_bound_ms(const Kernel& kernel, const HardwareSpec& hw) {
+bool winograd_eligible(const Kernel& kernel) {
+    if (kernel.family != Family::conv || kernel.conv_dims.size() < 10) return false;
+    const auto& d = kernel.conv_dims;  // n, c, h, w, k, r, s, stride_h, pad_h, groups[, stride_w, pad_w]
+    std::int64_t stride_w = d.size() >= 12 ? d[10] : d[7];
+    return d[5] == 3 && d[6] == 3 && d[7] == 1 && stride_w == 1 && d[9] == 1;
+}
+
+double bound_flops(const Kernel& kernel) {
+    constexpr double kWinogradSaving = 2.25;  // F(2x2, 3x3): 16 multiplies per 2x2 output tile instead of 36
+    return winograd_eligible(kernel) ? kernel.flops / kWinogradSaving : kernel.flops;
+}
+
+namespace {
+
+double bound_ms(const Kernel& kernel, const HardwareSpec& hw, double flops) {
     double peak = uses_matrix_units(kernel.family) ? hw.matmul_flops(kernel.precision) : hw.vector_flops();
-    double compute_s = kernel.flops / peak;
     double memory_s = kernel.bytes / hw.bandwidth_bytes_per_s();
-    return 1e3 * std::max(compute_s, memory_s);
+    return 1e3 * std::max(flops / peak, memory_s);
+}
+
+}  // namespace
+
+double roofline_bound_ms(const Kernel& kernel, const HardwareSpec& hw) { return bound_ms(kernel, hw, kernel.flops); }
+
+double lower_bound_ms(const Kernel& kernel, const HardwareSpec& hw) {
+    return bound_ms(kernel, hw, bound_flops(kernel));
 }
 
 double RooflinePredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {

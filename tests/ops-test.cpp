@@ -49,3 +49,61 @@ TEST(Catalogue, UnknownKindIsAClearError) {
         EXPECT_NE(std::string(e.what()).find("unknown layer type 'convolution9d'"), std::string::npos);
     }
 }
+
+namespace {
+
+// Token embedding, one pre-norm block (layernorm, linear, gelu, linear, residual add) and a head.
+Model tiny_lm() {
+    ModelBuilder b("tiny", {2, 16});
+    b.add("embedding", "tokens", {{"num_embeddings", 100}, {"embedding_dim", 32}});
+    b.begin_block("layers", 1);
+    b.add("layernorm", "ln");
+    b.add("linear", "up", {{"out_features", 64}});
+    b.add("activation", "act", {{"function", "gelu"}});
+    b.add("linear", "down", {{"out_features", 32}});
+    b.add("residual_add", "res");
+    b.end_block();
+    b.add("linear", "head", {{"out_features", 100}});
+    return b.finish("language", 16);
+}
+
+const LayerFeatures& layer_named(const ModelFeatures& f, const std::string& name) {
+    for (const auto& lf : f.layers)
+        if (lf.layer.name == name) return lf;
+    throw Error("no layer " + name);
+}
+
+bool has_kernel(const LayerFeatures& lf, const std::string& op) {
+    for (const auto& k : lf.cost.kernels)
+        if (k.op == op) return true;
+    return false;
+}
+
+}  // namespace
+
+// Autocast runs the layernorm in fp32 on the fp32 residual stream the embedding starts, casts what the
+// matmuls read, and keeps 2-byte weight copies; the half-precision model does none of that.
+TEST(Autocast, Fp32NormsCastsAndWeightCopies) {
+    Model m = tiny_lm();
+    ModelFeatures half = compute_features(m, Precision::bf16, MixedRecipe::half_model);
+    ModelFeatures autocast = compute_features(m, Precision::bf16, MixedRecipe::autocast);
+    const double tokens = 2 * 16;
+    EXPECT_DOUBLE_EQ(layer_named(half, "ln").cost.saved_activation_bytes, tokens * 32 * 2);
+    EXPECT_DOUBLE_EQ(layer_named(autocast, "ln").cost.saved_activation_bytes, tokens * 32 * 4);
+    EXPECT_EQ(layer_named(autocast, "ln").cost.kernels.front().precision, Precision::fp32);
+    // The first matmul after the fp32 norm casts its input; the second reads the gelu's bf16 output.
+    EXPECT_TRUE(has_kernel(layer_named(autocast, "up"), "autocast_input_cast"));
+    EXPECT_FALSE(has_kernel(layer_named(autocast, "down"), "autocast_input_cast"));
+    EXPECT_TRUE(has_kernel(layer_named(autocast, "up"), "autocast_weight_cast"));
+    EXPECT_TRUE(has_kernel(layer_named(autocast, "up"), "autocast_weight_grad_cast"));
+    EXPECT_FALSE(has_kernel(layer_named(half, "up"), "autocast_weight_cast"));
+    // A residual add on the fp32 stream reads and writes fp32.
+    EXPECT_EQ(layer_named(autocast, "res").cost.kernels.front().precision, Precision::fp32);
+    EXPECT_EQ(layer_named(half, "res").cost.kernels.front().precision, Precision::bf16);
+    // The weight copies: every matmul weight (not the embedding) at 2 bytes.
+    double matmul_params = (32 * 64 + 64) + (64 * 32 + 32) + (32 * 100 + 100);
+    EXPECT_DOUBLE_EQ(autocast.half_weight_copy_bytes, 2 * matmul_params);
+    EXPECT_DOUBLE_EQ(half.half_weight_copy_bytes, 0);
+    // fp32 has nothing to cast.
+    EXPECT_DOUBLE_EQ(compute_features(m, Precision::fp32).half_weight_copy_bytes, 0);
+}

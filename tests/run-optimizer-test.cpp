@@ -78,12 +78,18 @@ TEST(Optimizer, ForeachRunsTorchOptimSequence) {
         EXPECT_GT(total_bytes(ks), total_bytes(optimizer_kernels(find_optimizer(name), n, Precision::fp32)) - 1e-9)
             << name << ": foreach never moves less than fused";
     }
-    // Mixed precision: copy the 2-byte gradients to fp32 first (6 bytes) and the master weights back (6 bytes).
-    auto mixed = optimizer_kernels(find_optimizer("adamw"), n, Precision::bf16, OptimizerImpl::foreach);
+    // A half-precision model: copy the 2-byte gradients to fp32 first (6 bytes) and the master weights back
+    // (6 bytes).
+    PrecisionRecipe half = precision_recipe(Precision::bf16, MixedRecipe::half_model);
+    auto mixed = optimizer_kernels(find_optimizer("adamw"), n, half, OptimizerImpl::foreach);
     ASSERT_EQ(mixed.size(), 10u);
     EXPECT_EQ(mixed.front().op, "grad_to_fp32");
     EXPECT_EQ(mixed.back().op, "master_to_model_copy");
     EXPECT_DOUBLE_EQ(total_bytes(mixed), (80.0 + 6.0 + 6.0) * n);
+    // Autocast's weights and gradients are fp32: the fp32 sequence.
+    auto autocast = optimizer_kernels(find_optimizer("adamw"), n, Precision::bf16, OptimizerImpl::foreach);
+    EXPECT_EQ(autocast.size(), 8u);
+    EXPECT_DOUBLE_EQ(total_bytes(autocast), 80.0 * n);
     // Adafactor's single-tensor loop has the foreach passes and traffic.
     EXPECT_DOUBLE_EQ(total_bytes(optimizer_kernels(find_optimizer("adafactor"), n, Precision::fp32)), 76.0 * n);
     EXPECT_TRUE(optimizer_kernels(find_optimizer("adam"), 0, Precision::fp32).empty());
@@ -121,8 +127,10 @@ TEST(Optimizer, ScratchMemory) {
     EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(adam, f, Precision::fp32, OptimizerImpl::fused), 0.0);
     // foreach Adam allocates sqrt(v) for every parameter at once (_foreach_sqrt).
     EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(adam, f, Precision::fp32, OptimizerImpl::foreach), 4.0 * n);
-    // ... plus the fp32 gradient copy in mixed precision.
-    EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(adam, f, Precision::bf16, OptimizerImpl::foreach), 8.0 * n);
+    // ... plus the fp32 gradient copy of a half-precision model; autocast's gradients are fp32 already.
+    PrecisionRecipe half = precision_recipe(Precision::bf16, MixedRecipe::half_model);
+    EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(adam, f, half, OptimizerImpl::foreach), 8.0 * n);
+    EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(adam, f, Precision::bf16, OptimizerImpl::foreach), 4.0 * n);
     EXPECT_DOUBLE_EQ(optimizer_scratch_bytes(find_optimizer("sgd"), f, Precision::fp32, OptimizerImpl::foreach), 0.0);
     // Tensor by tensor (Adafactor "fused"): one layer's worth at a time.
     const OptimizerDef& ada = find_optimizer("adafactor");
@@ -138,19 +146,29 @@ TEST(PrecisionRecipe, WhatEachModeStores) {
         EXPECT_DOUBLE_EQ(r.weight_bytes + r.master_bytes + r.gradient_bytes, 8.0);
     }
     for (Precision p : {Precision::fp16, Precision::bf16, Precision::fp8}) {
-        PrecisionRecipe r = precision_recipe(p);
+        PrecisionRecipe r = precision_recipe(p, MixedRecipe::half_model);
         EXPECT_TRUE(r.mixed) << to_string(p);
+        EXPECT_TRUE(r.half_model) << to_string(p);
         EXPECT_DOUBLE_EQ(r.weight_bytes, 2.0);
         EXPECT_DOUBLE_EQ(r.master_bytes, 4.0);
         EXPECT_DOUBLE_EQ(r.gradient_bytes, 2.0);
         EXPECT_EQ(r.loss_scaling, p == Precision::fp16) << to_string(p);
     }
-    // Only fp16 runs the unscale/inf-check pass: read and write every 2-byte gradient.
-    auto ks = loss_scaling_kernels(precision_recipe(Precision::fp16), 1000);
+    // Autocast (the default for fp16 and bf16) keeps fp32 weights and gradients; fp8 is always a bf16 model.
+    for (Precision p : {Precision::fp16, Precision::bf16}) {
+        PrecisionRecipe r = precision_recipe(p);
+        EXPECT_TRUE(r.mixed && !r.half_model) << to_string(p);
+        EXPECT_DOUBLE_EQ(r.weight_bytes + r.master_bytes + r.gradient_bytes, 8.0);
+    }
+    EXPECT_TRUE(precision_recipe(Precision::fp8).half_model);
+    // Only fp16 runs the unscale/inf-check pass: read and write every gradient (2 bytes in a half model, 4
+    // under autocast).
+    auto ks = loss_scaling_kernels(precision_recipe(Precision::fp16, MixedRecipe::half_model), 1000);
     ASSERT_EQ(ks.size(), 1u);
     EXPECT_EQ(ks[0].op, "unscale_inf_check");
     EXPECT_EQ(ks[0].phase, Phase::optimizer);
     EXPECT_DOUBLE_EQ(ks[0].bytes, 4000.0);
+    EXPECT_DOUBLE_EQ(loss_scaling_kernels(precision_recipe(Precision::fp16), 1000)[0].bytes, 8000.0);
     EXPECT_TRUE(loss_scaling_kernels(precision_recipe(Precision::bf16), 1000).empty());
     EXPECT_TRUE(loss_scaling_kernels(precision_recipe(Precision::fp32), 1000).empty());
 }

@@ -80,9 +80,13 @@ TEST(TrainingStep, GradientAccumulationRunsMicroBatchesAndTheOptimizerOnce) {
     EXPECT_NEAR(four.forward_ms, 4 * one.forward_ms, 1e-9);
     EXPECT_DOUBLE_EQ(four.optimizer_ms, one.optimizer_ms);
     EXPECT_DOUBLE_EQ(four.micro_batch_ms, one.micro_batch_ms);
-    // Three accumulation passes, each reading two 2-byte gradients and writing one.
+    // Three accumulation passes, each reading two gradients and writing one: fp32 under autocast, 2-byte in a
+    // half-precision model.
     Kernel acc = gradient_accumulation_kernel(precision_recipe(Precision::bf16), f.params);
-    EXPECT_DOUBLE_EQ(acc.bytes, 6.0 * double(f.params));
+    EXPECT_DOUBLE_EQ(acc.bytes, 12.0 * double(f.params));
+    EXPECT_DOUBLE_EQ(
+        gradient_accumulation_kernel(precision_recipe(Precision::bf16, MixedRecipe::half_model), f.params).bytes,
+        6.0 * double(f.params));
     EXPECT_NEAR(four.grad_accumulation_ms, 3 * roofline.kernel_ms(acc, a100()), 1e-12);
     EXPECT_NEAR(four.backward_ms, 4 * one.backward_ms + four.grad_accumulation_ms, 1e-9);
     EXPECT_NEAR(four.total_ms(), 4 * four.micro_batch_ms + four.grad_accumulation_ms + four.optimizer_ms, 1e-9);

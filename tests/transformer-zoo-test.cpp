@@ -18,6 +18,7 @@ std::int64_t params_of(const std::string& id) {
 TEST(TransformerZoo, ParameterCountsMatchPublished) {
     const std::pair<const char*, std::int64_t> expected[] = {
         {"vit-b16", 86567656},           {"bert-base", 109482240},        {"bert-large", 335141888},
+        {"bert-base-pretraining", 110106428}, {"bert-large-pretraining", 336226108},
         {"gpt2", 124439808},             {"gpt2-medium", 354823168},      {"gpt2-large", 774030080},
         {"gpt2-xl", 1557611200},         {"opt-1.3b", 1315758080},        {"llama2-7b", 6738415616},
         {"llama2-13b", 13015864320},     {"llama2-70b", 68976648192},     {"llama3-8b", 8030261248},
@@ -69,14 +70,21 @@ TEST(TransformerZoo, UnknownIdSuggestsAlternatives) {
 
 TEST(TransformerZoo, FlashAttentionSavesActivationMemory) {
     ModelInputs eager{2, 2048, 0}, flash{2, 2048, 0, true};
-    auto a = compute_features(build_zoo_model("llama2-7b", eager), Precision::bf16);
-    auto b = compute_features(build_zoo_model("llama2-7b", flash), Precision::bf16);
+    auto half = MixedRecipe::half_model;
+    auto a = compute_features(build_zoo_model("llama2-7b", eager), Precision::bf16, half);
+    auto b = compute_features(build_zoo_model("llama2-7b", flash), Precision::bf16, half);
     EXPECT_EQ(a.params, b.params);
     // Eager attention keeps the [batch, heads, seq, seq] probabilities of every layer; the fused kernel does not
     // (it keeps the attention output and a log-sum-exp per row instead).
-    double probabilities = 32.0 * 2 * 32 * 2048.0 * 2048 * 2;
+    double scores = 32.0 * 2 * 32 * 2048.0 * 2048;
     double output_and_lse = 32.0 * 2 * 32 * 2048.0 * (128 * 2 + 4);
-    EXPECT_NEAR(a.saved_activation_bytes - b.saved_activation_bytes, probabilities - output_and_lse, 1e6);
+    EXPECT_NEAR(a.saved_activation_bytes - b.saved_activation_bytes, 2 * scores - output_and_lse, 1e6);
+    // Under autocast the softmax runs in fp32: it keeps its 4-byte output and the context product keeps the
+    // 2-byte copy it casts.
+    auto c = compute_features(build_zoo_model("llama2-7b", eager), Precision::bf16);
+    auto d = compute_features(build_zoo_model("llama2-7b", flash), Precision::bf16);
+    double eager_minus_flash = c.saved_activation_bytes - d.saved_activation_bytes;
+    EXPECT_NEAR(eager_minus_flash, (4 + 2) * scores - output_and_lse, 1e6);
     // Causal flash attention skips the masked half of the scores.
     EXPECT_LT(b.forward_flops, a.forward_flops);
 }

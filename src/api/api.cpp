@@ -18,6 +18,7 @@
 #include "run/grad_accumulation.hpp"
 #include "run/memory.hpp"
 #include "run/memory_advice.hpp"
+#include "run/precision_recipe.hpp"
 #include "run/run_estimate.hpp"
 #include "run/run_length.hpp"
 #include "run/step.hpp"
@@ -71,6 +72,7 @@ bool bool_option(const json& r, const char* key, bool fallback) {
 struct Settings {
     ModelInputs inputs;
     Precision precision = Precision::fp32;
+    MixedRecipe mixed = MixedRecipe::autocast;
     std::string optimizer = "adamw", predictor;
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
@@ -92,6 +94,14 @@ Settings read_settings(const json& r) {
         throw Error("'attention' must be eager or flash, got '" + attention + "'");
     s.inputs.flash_attention = attention == "flash";
     s.precision = parse_precision(text_option(r, "precision", "fp32"));
+    // fp8 runs as a bf16 model (Transformer Engine); fp16 and bf16 default to PyTorch's autocast.
+    s.mixed = s.precision == Precision::fp8 ? MixedRecipe::half_model : MixedRecipe::autocast;
+    if (r.contains("mixed") && !r["mixed"].is_null()) {
+        MixedRecipe asked = parse_mixed_recipe(text_option(r, "mixed", "autocast"));
+        if (s.precision == Precision::fp8 && asked == MixedRecipe::autocast)
+            throw Error("fp8 runs as a bf16 model with fp32 master weights; 'mixed' autocast applies to fp16 and bf16");
+        s.mixed = asked;
+    }
     s.optimizer = text_option(r, "optimizer", "adamw");
     find_optimizer(s.optimizer);
     s.optimizer_impl = parse_optimizer_impl(text_option(r, "optimizer_impl", "fused"));
@@ -150,6 +160,7 @@ json settings_json(const Settings& s, const Model& m) {
             {"seq", m.tokens_per_sample ? json(m.tokens_per_sample) : json(nullptr)},
             {"image", m.tokens_per_sample ? json(nullptr) : (s.inputs.image ? json(s.inputs.image) : json(nullptr))},
             {"precision", to_string(s.precision)},
+            {"mixed", precision_recipe(s.precision, s.mixed).mixed ? json(to_string(s.mixed)) : json(nullptr)},
             {"attention", s.inputs.flash_attention ? "flash" : "eager"},
             {"optimizer", s.optimizer},
             {"optimizer_impl", to_string(s.optimizer_impl)},
@@ -245,7 +256,7 @@ json predict(const json& r) {
         const Shape& in = model.blocks.front().layers.front().input;
         if (in.size() == 4) s.inputs.image = in[3];
     }
-    ModelFeatures features = compute_features(model, s.precision);
+    ModelFeatures features = compute_features(model, s.precision, s.mixed);
     std::unique_ptr<KernelPredictor> predictor;
     if (r.contains("kernel_models")) predictor = std::make_unique<LearnedPredictor>(r["kernel_models"]);
     else predictor = make_predictor(s.predictor);
@@ -257,6 +268,7 @@ json predict(const json& r) {
 
     TrainingSetup setup;
     setup.precision = s.precision;
+    setup.mixed = s.mixed;
     setup.optimizer = &optimizer;
     setup.optimizer_impl = s.optimizer_impl;
     setup.grad_accum = s.grad_accum;
@@ -281,7 +293,7 @@ json predict(const json& r) {
         ModelInputs inputs = s.inputs;
         inputs.batch = batch;
         Model m = resolve_model(model_argument(r), inputs);  // outlives f, which points into it
-        ModelFeatures f = compute_features(m, s.precision);
+        ModelFeatures f = compute_features(m, s.precision, s.mixed);
         MemoryOptions o = memory_options;
         o.checkpointing = checkpointing;
         o.grad_accum = (global + batch - 1) / batch;  // the accumulation that keeps the global batch
@@ -347,6 +359,7 @@ json predict(const json& r) {
                {"optimizer_state_bytes", mem.optimizer_states},
                {"activation_bytes", mem.activations},
                {"temporary_bytes", mem.temporary},
+               {"weight_copies_bytes", mem.weight_copies},
                {"framework_reserve_bytes", mem.framework_reserve},
                {"layer_temporary_bytes", mem.layer_temporary},
                {"optimizer_scratch_bytes", mem.optimizer_scratch},
@@ -364,7 +377,7 @@ json predict(const json& r) {
 json features(const json& r) {
     Settings s = read_settings(r);
     Model model = resolve_model(model_argument(r), s.inputs);
-    json out = to_json(compute_features(model, s.precision));
+    json out = to_json(compute_features(model, s.precision, s.mixed));
     out["model"] = model.name;
     out["settings"] = settings_json(s, model);
     return out;

@@ -24,6 +24,18 @@ const char* to_string(Precision p) {
     return "fp32";
 }
 
+MixedRecipe parse_mixed_recipe(const std::string& name) {
+    if (name == "autocast") return MixedRecipe::autocast;
+    if (name == "half") return MixedRecipe::half_model;
+    throw Error("unknown mixed-precision recipe '" + name + "' (expected autocast or half)");
+}
+
+const char* to_string(MixedRecipe r) { return r == MixedRecipe::autocast ? "autocast" : "half"; }
+
+bool runs_autocast(Precision p, MixedRecipe r) {
+    return r == MixedRecipe::autocast && (p == Precision::fp16 || p == Precision::bf16);
+}
+
 double activation_bytes(Precision p) {
     return (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : 2.0;
 }

@@ -79,14 +79,22 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
     // Unfused ("eager") attention scales the scores and applies the mask as two passes of their own.
     ops::add_vector(cost, layer, p, Family::elementwise, "attention_scale", scores, 1.0, 1.0, 1.0);
     ops::add_vector(cost, layer, p, Family::elementwise, "attention_mask", scores, 1.0, 1.0, 1.0);
-    ops::add_vector(cost, layer, p, Family::softmax, "softmax", scores, 1.0, 1.0, 5.0, true, kv_len);
+    // Under torch.autocast the softmax (and the dropout after it) run in fp32; the context product then casts
+    // the probabilities back to half precision and keeps that copy for its backward.
+    bool fp32_softmax = ops::bool_attr(layer, "softmax_fp32", false) && eb < 4.0;
+    Precision sp = fp32_softmax ? Precision::fp32 : p;
+    ops::add_vector(cost, layer, sp, Family::softmax, "softmax", scores, 1.0, 1.0, 5.0, true, kv_len);
     if (dropout > 0) {
-        ops::add_vector(cost, layer, p, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
-        // The mask, and the dropped-out probabilities the context product keeps for its backward.
-        cost.saved_activation_bytes += scores + scores * eb;
+        ops::add_vector(cost, layer, sp, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
+        cost.saved_activation_bytes += scores;  // the mask, one byte per element
     }
+    if (fp32_softmax)  // reads 4 bytes (two half-precision units) and writes 2 per element
+        ops::add_vector(cost, layer, p, Family::elementwise, "probabilities_cast", scores, 2.0, 1.0, 0.0);
+    // The softmax keeps its output; the context product keeps its input, which is a tensor of its own when
+    // dropout or a cast came in between.
+    double context_input = (dropout > 0 || fp32_softmax) ? scores * eb : 0.0;
     ops::add_gemm(cost, layer, p, "attention_context", batch * heads, q_len, v_dim, kv_len, false, true);
-    cost.saved_activation_bytes += scores * eb +                                       // softmax output
+    cost.saved_activation_bytes += scores * activation_bytes(sp) + context_input +
                                    bh * (double(q_len) * qk_dim + double(kv_len) * (qk_dim + v_dim)) * eb;  // q,k,v
 }
 

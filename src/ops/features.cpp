@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -27,15 +28,89 @@ bool saves_its_input(const Layer& layer) {
     return false;
 }
 
+bool is_one_of(const std::string& kind, std::initializer_list<const char*> kinds) {
+    for (const char* k : kinds)
+        if (kind == k) return true;
+    return false;
+}
+
+// Ops torch.autocast runs in fp32 (its fp32 list: norms, softmax, losses) and the embeddings, which produce
+// their fp32 weights' type.
+bool autocast_runs_in_fp32(const Layer& layer) {
+    return is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy", "embedding",
+                                  "positional_embedding", "token_type_embedding", "cls_token",
+                                  "relative_position_bias"});
+}
+
+// Layers whose matmuls or convolutions autocast runs in half precision, casting their inputs and weights.
+bool autocast_runs_in_half(const Layer& layer) {
+    return is_one_of(layer.kind, {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "attention",
+                                  "mla_attention", "mlp", "moe", "rnn", "lstm", "gru", "squeeze_excitation"});
+}
+
+Kernel cast_kernel(const std::string& op, Phase phase, double elements, Precision half) {
+    Kernel k;
+    k.family = Family::elementwise;
+    k.phase = phase;
+    k.op = op;
+    k.precision = half;
+    k.elements = std::int64_t(elements);
+    k.bytes = elements * (4.0 + activation_bytes(half));  // read fp32, write half (or the reverse)
+    return k;
+}
+
+// The dtype of the tensor flowing between layers under autocast: the embeddings start an fp32 residual stream
+// (a half-precision branch added to it is promoted back to fp32), matmuls emit half precision, element-wise
+// layers keep what they receive.
+struct AutocastStream {
+    bool residual_fp32 = false;  // the model has an fp32 embedding feeding its residual adds
+    bool current_fp32 = false;
+
+    // The precision `layer` runs at, and what it makes of the stream.
+    Precision run(const Layer& layer, Precision half) {
+        bool fp32 = autocast_runs_in_fp32(layer) || (layer.kind == "residual_add" && residual_fp32) ||
+                    (!autocast_runs_in_half(layer) && current_fp32);
+        if (autocast_runs_in_half(layer)) fp32 = false;
+        current_fp32 = fp32;
+        return fp32 ? Precision::fp32 : half;
+    }
+};
+
+// What autocast adds to a half-precision layer: casting an fp32 input, casting the weights each forward (and
+// their half-precision gradients back to fp32), and the half weight copies the backward keeps.
+void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
+    LayerCost& c = lf.cost;
+    if (input_fp32 && !lf.layer.input.empty())
+        c.kernels.push_back(cast_kernel("autocast_input_cast", Phase::forward, double(elements(lf.layer.input)), half));
+    if (c.params > 0) {
+        c.kernels.push_back(cast_kernel("autocast_weight_cast", Phase::forward, double(c.params), half));
+        c.kernels.push_back(cast_kernel("autocast_weight_grad_cast", Phase::backward_weight, double(c.params), half));
+    }
+}
+
 }  // namespace
 
-ModelFeatures compute_features(const Model& model, Precision precision) {
+ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed) {
     ModelFeatures f;
     const Layer* previous = nullptr;
+    bool autocast = runs_autocast(precision, mixed);
+    AutocastStream stream;
+    for (const auto& block : model.blocks)
+        for (const auto& layer : block.layers)
+            if (is_one_of(layer.kind, {"embedding", "positional_embedding", "cls_token"})) stream.residual_fp32 = true;
     for (const auto& block : model.blocks) {
         double r = double(block.repeat);
         for (const auto& layer : block.layers) {
-            LayerFeatures lf{layer, block.name, block.repeat, layer_cost(layer, precision)};
+            bool input_fp32 = stream.current_fp32;
+            Precision p = autocast ? stream.run(layer, precision) : precision;
+            Layer costed = layer;
+            // Autocast's softmax inside eager attention runs in fp32 as well.
+            if (autocast && is_one_of(layer.kind, {"attention", "mla_attention"})) costed.attrs["softmax_fp32"] = true;
+            LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
+            if (autocast && autocast_runs_in_half(layer)) {
+                add_autocast_casts(lf, precision, input_fp32);
+                f.half_weight_copy_bytes += r * double(lf.cost.params) * activation_bytes(precision);
+            }
             // A ReLU's saved output and the next layer's saved input are one tensor (conv -> bn -> relu -> conv):
             // count it once. Only for a direct successor (same shape, next in order).
             if (previous && saves_its_output(*previous) && saves_its_input(layer) && previous->output == layer.input)

@@ -13,17 +13,22 @@ struct LayerFeatures {
     std::string block;
     std::int64_t repeat = 1;
     LayerCost cost;  // of one execution
+    bool input_fp32 = false;  // the layer receives an fp32 tensor although training is mixed (autocast)
 };
 
 struct ModelFeatures {
     std::int64_t params = 0;
     double macs = 0, forward_flops = 0, backward_input_flops = 0, backward_weight_flops = 0;
     double forward_bytes = 0, saved_activation_bytes = 0;
+    // Under autocast: the half-precision copies of the weights that matmuls and convolutions keep for the
+    // backward pass (2 bytes per weight, alive from the forward until the backward has used them).
+    double half_weight_copy_bytes = 0;
     std::vector<LayerFeatures> layers;
     double backward_flops() const { return backward_input_flops + backward_weight_flops; }
 };
 
-ModelFeatures compute_features(const Model& model, Precision precision);
+// `mixed` matters for fp16 and bf16 only (core/precision.hpp).
+ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed = MixedRecipe::autocast);
 json to_json(const ModelFeatures& features);
 
 }  // namespace prenet

@@ -39,7 +39,8 @@ ActivationMemory activation_memory(const ModelFeatures& features, Precision prec
         if (!is_checkpointed(lf)) m.saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
     for_each_block(features, [&](size_t first, size_t last) {
         const LayerFeatures& head = features.layers[first];
-        double input = double(elements(head.layer.input)) * activation_bytes(precision);
+        double input =
+            double(elements(head.layer.input)) * (head.input_fp32 ? 4.0 : activation_bytes(precision));
         double inside = 0;
         for (size_t i = first; i < last; ++i) inside += features.layers[i].cost.saved_activation_bytes;
         m.block_inputs += double(head.repeat) * input;

@@ -11,10 +11,11 @@ namespace prenet {
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& o) {
     if (!o.optimizer) throw Error("estimate_memory: no optimizer given");
     MemoryUse m;
-    PrecisionRecipe recipe = precision_recipe(o.precision);
+    PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
     double n = double(features.params);
-    // Mixed precision keeps an fp32 master copy beside the half-precision weights and gradients
-    // (2 + 4 + 2 bytes per parameter, plus the optimizer's fp32 states: 16 bytes with Adam).
+    // A half-precision model keeps an fp32 master copy beside its weights and gradients (2 + 4 + 2 bytes per
+    // parameter, plus the optimizer's fp32 states: 16 bytes with Adam); autocast keeps fp32 weights and
+    // gradients (4 + 4) and, while forward and backward run, half-precision copies of the weights.
     m.weights = n * (recipe.weight_bytes + recipe.master_bytes);
     m.gradients = n * recipe.gradient_bytes;
     m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
@@ -32,10 +33,11 @@ MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw,
     }
     m.layer_temporary = 2.0 * largest_output;
     if (o.grad_accum > 1) m.layer_temporary += largest_layer_params * recipe.gradient_bytes;
-    m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, o.precision, o.optimizer_impl);
+    m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, recipe, o.optimizer_impl);
+    m.weight_copies = recipe.mixed && !recipe.half_model ? features.half_weight_copy_bytes : 0.0;
 
     double fixed = m.weights + m.gradients + m.optimizer_states;
-    double forward_backward = m.activations + m.layer_temporary;
+    double forward_backward = m.activations + m.weight_copies + m.layer_temporary;
     double tensors = fixed + std::max(forward_backward, m.optimizer_scratch);
     m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
     m.temporary = tensors - fixed - m.activations;

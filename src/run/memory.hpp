@@ -28,6 +28,7 @@ struct FrameworkReserve {
 // How a step trains: what both the step time and the memory estimate depend on.
 struct TrainingSetup {
     Precision precision = Precision::fp32;
+    MixedRecipe mixed = MixedRecipe::autocast;  // fp16/bf16 only; must match the features' recipe
     const OptimizerDef* optimizer = nullptr;  // required
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
@@ -40,6 +41,7 @@ struct MemoryOptions : TrainingSetup {
 
 struct MemoryUse {
     double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+    double weight_copies = 0;  // autocast's half-precision weight copies, alive through forward and backward
     // What the peak adds beyond weights, gradients, states and activations (transient buffers).
     double temporary = 0;
     double layer_temporary = 0;    // the forward/backward phase's transient buffers
@@ -49,7 +51,8 @@ struct MemoryUse {
     std::int64_t checkpointed_blocks = 0;
     double peak = 0, capacity = 0;
     bool fits() const { return peak <= capacity; }
-    // weights + gradients + optimizer states + activations + temporary + framework reserve == peak.
+    // weights + gradients + optimizer states + activations + temporary + framework reserve == peak, where
+    // temporary includes the weight copies when the forward/backward phase sets the peak.
 };
 
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options);

@@ -105,31 +105,32 @@ Kernel optimizer_kernel(const std::string& op, std::int64_t params, double bytes
 
 }  // namespace
 
-std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, Precision precision) {
-    return optimizer_kernels(opt, params, precision, OptimizerImpl::fused);
-}
-
 std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, Precision precision,
                                       OptimizerImpl impl) {
+    return optimizer_kernels(opt, params, precision_recipe(precision), impl);
+}
+
+std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, const PrecisionRecipe& recipe,
+                                      OptimizerImpl impl) {
     if (params <= 0) return {};
-    PrecisionRecipe recipe = precision_recipe(precision);
     std::vector<Kernel> out;
     if (effective_impl(opt, impl) == OptimizerImpl::fused) {
-        // Mixed precision reads a half-precision gradient (2 bytes less than fp32) and also writes the
+        // A half-precision model reads a half-precision gradient (2 bytes less than fp32) and also writes the
         // half-precision weight copy (2 bytes more): the same total as with fp32 gradients.
-        double bytes = opt.bytes_per_param - 4.0 + recipe.gradient_bytes + (recipe.mixed ? recipe.weight_bytes : 0.0);
+        double bytes =
+            opt.bytes_per_param - 4.0 + recipe.gradient_bytes + (recipe.half_model ? recipe.weight_bytes : 0.0);
         out.push_back(optimizer_kernel(opt.name + "_step", params, bytes, opt.flops_per_param));
         return out;
     }
-    // Foreach ops need one dtype per tensor list: mixed precision first copies the gradients to fp32 and at
-    // the end copies the updated master weights to the half-precision model. Tensor by tensor, the same
-    // passes and traffic (the per-tensor launches are not counted separately).
-    if (recipe.mixed)
+    // Foreach ops need one dtype per tensor list: a half-precision model first copies the gradients to fp32
+    // and at the end copies the updated master weights to the model. Tensor by tensor, the same passes and
+    // traffic (the per-tensor launches are not counted separately).
+    if (recipe.half_model)
         out.push_back(optimizer_kernel("grad_to_fp32", params, recipe.gradient_bytes + 4.0, 0.0));
     for (const auto& pass : opt.foreach_passes)
         out.push_back(optimizer_kernel(opt.name + "_" + pass.op, params, 4.0 * (pass.reads + pass.writes),
                                        pass.flops_per_param));
-    if (recipe.mixed)
+    if (recipe.half_model)
         out.push_back(optimizer_kernel("master_to_model_copy", params, 4.0 + recipe.weight_bytes, 0.0));
     return out;
 }
@@ -148,6 +149,11 @@ double optimizer_state_bytes(const OptimizerDef& opt, const ModelFeatures& featu
 
 double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& features, Precision precision,
                                OptimizerImpl impl) {
+    return optimizer_scratch_bytes(opt, features, precision_recipe(precision), impl);
+}
+
+double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& features, const PrecisionRecipe& recipe,
+                               OptimizerImpl impl) {
     OptimizerImpl used = effective_impl(opt, impl);
     if (used == OptimizerImpl::fused) return 0.0;
     double n = double(features.params);
@@ -155,7 +161,7 @@ double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& fea
         n = 0;
         for (const auto& lf : features.layers) n = std::max(n, double(lf.cost.params));
     }
-    double grad_copy = precision_recipe(precision).mixed ? 4.0 * n : 0.0;
+    double grad_copy = recipe.half_model ? 4.0 * n : 0.0;
     return opt.foreach_scratch_tensors * 4.0 * n + grad_copy;
 }
 

@@ -45,10 +45,11 @@ const OptimizerDef& find_optimizer(const std::string& name);  // sgd | adam | ad
 OptimizerImpl effective_impl(const OptimizerDef& opt, OptimizerImpl requested);
 
 // The kernels of one optimizer step over `params` parameters (the fp16 unscale pass is separate:
-// loss_scaling_kernels). The three-argument form is the fused implementation.
-std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, Precision precision);
+// loss_scaling_kernels). The Precision forms use that precision's default recipe (autocast for fp16/bf16).
+std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, const PrecisionRecipe& recipe,
+                                      OptimizerImpl impl = OptimizerImpl::fused);
 std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t params, Precision precision,
-                                      OptimizerImpl impl);
+                                      OptimizerImpl impl = OptimizerImpl::fused);
 
 // Optimizer state bytes for a model. Adafactor keeps 4 bytes per parameter of norm layers (vectors) and, for
 // every other layer, one fp32 row and column statistic per matrix, approximated as one square matrix per
@@ -57,6 +58,8 @@ double optimizer_state_bytes(const OptimizerDef& opt, const ModelFeatures& featu
 // Transient memory the optimizer step allocates: foreach intermediates, and in mixed precision the fp32
 // copy of the gradients the foreach ops read; tensor by tensor, only the largest layer's share of those.
 // Zero for fused kernels.
+double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& features, const PrecisionRecipe& recipe,
+                               OptimizerImpl impl);
 double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& features, Precision precision,
                                OptimizerImpl impl);
 

@@ -2,15 +2,17 @@
 
 namespace prenet {
 
-PrecisionRecipe precision_recipe(Precision p) {
+PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed) {
     PrecisionRecipe r;
     r.mode = p;
     r.mixed = p == Precision::fp16 || p == Precision::bf16 || p == Precision::fp8;
+    r.half_model = r.mixed && !runs_autocast(p, mixed);
     r.loss_scaling = p == Precision::fp16;
-    // fp8 keeps bf16 weights and gradients: the fp8 copies are transient casts inside each layer.
-    r.weight_bytes = r.mixed ? 2.0 : 4.0;
-    r.master_bytes = r.mixed ? 4.0 : 0.0;
-    r.gradient_bytes = r.mixed ? 2.0 : 4.0;
+    // fp8 keeps bf16 weights and gradients: the fp8 copies are transient casts inside each layer. Autocast
+    // keeps fp32 weights and gradients: they are the master copy.
+    r.weight_bytes = r.half_model ? 2.0 : 4.0;
+    r.master_bytes = r.half_model ? 4.0 : 0.0;
+    r.gradient_bytes = r.half_model ? 2.0 : 4.0;
     return r;
 }
 

@@ -3,9 +3,10 @@
 // (docs/training-model.md states the assumptions):
 //   fp32  fp32 weights, gradients and kernels.
 //   tf32  fp32 storage; matmuls and convolutions run on TF32 tensor cores (the op catalogue picks the peak).
-//   fp16  mixed precision: fp16 weights, activations and gradients, an fp32 master copy of the weights that
-//         the optimizer updates, and dynamic loss scaling: every step unscales the gradients and checks them
-//         for inf/NaN before the update.
+//   fp16  mixed precision with dynamic loss scaling: every step unscales the gradients and checks them for
+//         inf/NaN before the update. With the autocast recipe (default) the weights and gradients stay fp32 and
+//         autocast casts to fp16 (the ops carry the casts and the fp32 ops, ops/features.cpp); with the half
+//         recipe the model is fp16 (weights, activations, gradients) beside an fp32 master copy.
 //   bf16  mixed precision as fp16 without loss scaling (bf16 has fp32's exponent range).
 //   fp8   matmuls read fp8 inputs (per-tensor scaled casts made inside the layers); everything else is bf16,
 //         with an fp32 master copy: memory as bf16.
@@ -19,14 +20,15 @@ namespace prenet {
 
 struct PrecisionRecipe {
     Precision mode = Precision::fp32;
-    bool mixed = false;         // a half-precision model copy plus fp32 master weights
+    bool mixed = false;         // half-precision matmuls and activations (fp16, bf16, fp8)
+    bool half_model = false;    // half-precision weights and gradients beside an fp32 master copy
     bool loss_scaling = false;  // fp16 only
     double weight_bytes = 4;    // per parameter, the weights the forward and backward passes read
     double master_bytes = 0;    // per parameter, the fp32 master copy (0: the weights are the master)
     double gradient_bytes = 4;  // per parameter, a stored gradient
 };
 
-PrecisionRecipe precision_recipe(Precision p);
+PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed = MixedRecipe::autocast);
 
 // fp16 only (empty otherwise): the unscale/inf-check pass over every gradient that GradScaler runs before
 // the optimizer (`_amp_foreach_non_finite_check_and_unscale_`): reads and writes each gradient once.

@@ -48,7 +48,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.matmul_ms = micro * matmul;
     t.kernels = micro * kernels;
 
-    PrecisionRecipe recipe = precision_recipe(o.precision);
+    PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
     if (o.grad_accum > 1 && features.params > 0) {
         Kernel acc = gradient_accumulation_kernel(recipe, features.params);
         double ms = (micro - 1.0) * time(acc);
@@ -59,7 +59,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     }
 
     std::vector<Kernel> update = loss_scaling_kernels(recipe, features.params);
-    for (const auto& k : optimizer_kernels(*o.optimizer, features.params, o.precision, o.optimizer_impl))
+    for (const auto& k : optimizer_kernels(*o.optimizer, features.params, recipe, o.optimizer_impl))
         update.push_back(k);
     for (const auto& k : update) {
         double ms = time(k);

@@ -317,6 +317,7 @@ function syncInputs() {
   set('epochs', state.epochs);
   set('grad_accum', state.grad_accum);
   set('optimizer_impl', state.optimizer_impl);
+  set('mixed', state.mixed);
   set('input_samples_per_s', state.input_samples_per_s);
   set('price_per_hour', state.price_per_hour);
   $('checkpointing').checked = state.checkpointing;
@@ -360,7 +361,7 @@ function bindTraining() {
       const v = readNumber(event.target, options);
       if (v !== undefined) update({ [id]: v });
     });
-  for (const id of ['precision', 'optimizer', 'optimizer_impl']) $(id).addEventListener('change', (e) => update({ [id]: e.target.value }, 'now'));
+  for (const id of ['precision', 'optimizer', 'optimizer_impl', 'mixed']) $(id).addEventListener('change', (e) => update({ [id]: e.target.value }, 'now'));
   $('checkpointing').addEventListener('change', (e) => update({ checkpointing: e.target.checked }, 'now'));
   $('budget-kind').addEventListener('change', (e) => {
     if (e.target.value === 'tokens') update({ tokens: S.DEFAULT_TOKENS, samples: null, epochs: null }, 'now');

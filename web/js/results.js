@@ -171,16 +171,24 @@ export function verdictHtml(rows, pick) {
 const PRECISION_WORDS = {
   fp32: 'fp32 (full precision)',
   tf32: 'tf32 matrix maths with fp32 storage',
-  fp16: 'fp16 mixed precision (fp32 master weights)',
-  bf16: 'bf16 mixed precision (fp32 master weights)',
-  fp8: 'fp8 matrix maths',
+  fp16: 'fp16 mixed precision',
+  bf16: 'bf16 mixed precision',
+  fp8: 'fp8 matrix maths (a bf16 model with fp32 master weights)',
+};
+const MIXED_WORDS = {
+  autocast: 'PyTorch autocast: fp32 weights and gradients, norms and softmax in fp32',
+  half: 'a half-precision model beside fp32 master weights',
+};
+const precisionWords = (s) => {
+  const base = PRECISION_WORDS[s.precision] ?? s.precision;
+  return s.mixed && s.precision !== 'fp8' ? `${base} (${MIXED_WORDS[s.mixed] ?? s.mixed})` : base;
 };
 const OPTIMIZER_WORDS = { adamw: 'AdamW', adam: 'Adam', sgd: 'SGD with momentum' };
 // Settings the sentences below put into words; anything else the reply carries is listed as it is.
 const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
   'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
-  'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model',
+  'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model', 'mixed',
 ]);
 
 export function assumptionsHtml(reply, request, rows) {
@@ -196,7 +204,7 @@ export function assumptionsHtml(reply, request, rows) {
   const accum = s.grad_accum > 1 ? `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.integer(s.global_batch ?? s.batch * s.grad_accum)} samples per optimizer step)` : '';
   const impl = s.optimizer_impl_used ?? s.optimizer_impl;
   parts.push(
-    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(PRECISION_WORDS[s.precision] ?? s.precision)}, with the ${esc(OPTIMIZER_WORDS[s.optimizer] ?? s.optimizer)} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, on ${devices === 1 ? 'one accelerator (no parallelism)' : `${devices} accelerators`}.`,
+    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(precisionWords(s))}, with the ${esc(OPTIMIZER_WORDS[s.optimizer] ?? s.optimizer)} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, on ${devices === 1 ? 'one accelerator (no parallelism)' : `${devices} accelerators`}.`,
   );
   if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
   if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);

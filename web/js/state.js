@@ -14,6 +14,7 @@ export const DEFAULTS = Object.freeze({
   grad_accum: null,
   checkpointing: false,
   optimizer_impl: '',
+  mixed: '', // '': the API's default (autocast for fp16/bf16)
   tokens: null, // training budget; null: 1e9 tokens for language models, one ImageNet epoch otherwise
   samples: null,
   epochs: null,
@@ -29,7 +30,10 @@ export const DEFAULTS = Object.freeze({
 
 export const DEFAULT_TOKENS = 1e9;
 export const DEFAULT_SAMPLES = 1281167; // ImageNet-1k training set
-export const EXTRA_OPTIONS = ['grad_accum', 'checkpointing', 'optimizer_impl', 'input_samples_per_s', 'price_per_hour'];
+export const EXTRA_OPTIONS = ['grad_accum', 'checkpointing', 'optimizer_impl', 'mixed', 'input_samples_per_s', 'price_per_hour'];
+
+// The mixed-precision recipe applies to fp16 and bf16 only (fp8 is always a bf16 model).
+const mixedFor = (state) => (state.mixed && (state.precision === 'fp16' || state.precision === 'bf16') ? state.mixed : null);
 
 export const fresh = () => structuredClone({ ...DEFAULTS, custom: [], prices: {} });
 
@@ -58,6 +62,7 @@ export function predictRequest(state, language) {
   if (state.grad_accum != null) r.grad_accum = state.grad_accum;
   if (state.checkpointing) r.checkpointing = true;
   if (state.optimizer_impl) r.optimizer_impl = state.optimizer_impl;
+  if (mixedFor(state)) r.mixed = mixedFor(state);
   if (state.input_samples_per_s != null) r.input_samples_per_s = state.input_samples_per_s;
   if (state.price_per_hour != null) r.price_per_hour = state.price_per_hour;
   Object.assign(r, budget(state, language));
@@ -66,6 +71,7 @@ export function predictRequest(state, language) {
 
 export function featuresRequest(state, model = modelArgument(state)) {
   const r = { command: 'features', model, batch: state.batch, precision: state.precision };
+  if (mixedFor(state)) r.mixed = mixedFor(state);
   if (state.seq != null) r.seq = state.seq;
   if (state.image != null) r.image = state.image;
   return r;
@@ -98,7 +104,7 @@ export function commandLine(state, language, supported = new Set()) {
   if (state.image != null) args.push('--image', String(state.image));
   args.push('--precision', state.precision, '--optimizer', state.optimizer);
   const extra = { ...predictRequest(state, language) };
-  for (const key of ['grad_accum', 'checkpointing', 'optimizer_impl', 'tokens', 'samples', 'epochs', 'price_per_hour', 'input_samples_per_s']) {
+  for (const key of ['grad_accum', 'checkpointing', 'optimizer_impl', 'mixed', 'tokens', 'samples', 'epochs', 'price_per_hour', 'input_samples_per_s']) {
     if (!(key in extra) || !supported.has(key)) continue;
     const flag = `--${key.replace(/_/g, '-')}`;
     if (extra[key] === true) args.push(flag);
@@ -169,6 +175,7 @@ export async function toHash(state) {
   if (state.optimizer !== DEFAULTS.optimizer) p.set('optimizer', state.optimizer);
   if (state.checkpointing) p.set('ckpt', '1');
   if (state.optimizer_impl) p.set('opt_impl', state.optimizer_impl);
+  if (state.mixed) p.set('mixed', state.mixed);
   if (state.hw) p.set('hw', state.hw.join(',') || 'none');
   if (state.custom.length) p.set('custom', await pack(state.custom));
   const prices = Object.entries(state.prices);
@@ -202,6 +209,7 @@ export async function fromHash(hash) {
   for (const key of ['precision', 'optimizer']) if (p.has(key)) s[key] = p.get(key);
   s.checkpointing = p.get('ckpt') === '1';
   s.optimizer_impl = p.get('opt_impl') ?? '';
+  s.mixed = ['autocast', 'half'].includes(p.get('mixed')) ? p.get('mixed') : '';
   if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : p.get('hw').split(',').filter(Boolean);
   if (p.has('custom')) {
     try {

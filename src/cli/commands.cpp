@@ -13,6 +13,7 @@
 #include "fit/fit_models.hpp"
 #include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
+#include "predict/learned.hpp"
 #include "predict/op_rows.hpp"
 #include "predict/predictor.hpp"
 
@@ -77,7 +78,7 @@ Prints params, forward and backward FLOPs (FLOPs = 2 x multiply-accumulates) and
 )";
 
 const char* kKernelsUsage = R"(Usage: prenet kernels --csv IN --hardware <id | spec file> [--out OUT] [--precision P]
-                       [--predictor learned|roofline]
+                       [--predictor learned|roofline] [--models kernels.json]
 
 Reads kernel rows in the layout of NeuSight's ops tables (column `op` plus its dims: linear/bmm b,m,n,k;
 conv b,in_channels,out_channels,kernel_size,input_size,stride,padding; ln, softmax and elementwise ops b,h;
@@ -216,7 +217,9 @@ int kernels_command(const Args& a, std::ostream& out) {
     if (!a.has("hardware")) throw Error("missing --hardware (an id or a spec file)");
     HardwareSpec hw = single_hardware(a.get("hardware"));
     Precision precision = parse_precision(a.get("precision", "fp32"));
-    auto predictor = make_predictor(a.get("predictor", default_predictor_name()));
+    std::unique_ptr<KernelPredictor> predictor;
+    if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models")));
+    else predictor = make_predictor(a.get("predictor", default_predictor_name()));
     CsvTable table = read_csv_file(a.get("csv"));
     std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"));
     std::ofstream file;

@@ -82,3 +82,26 @@ test('fit on a slice of the data writes loadable models and a report', () => {
   assert.ok(result.step.total_ms > 0);
   assert.ok(result.uncertainty.low_ms < result.step.total_ms && result.step.total_ms < result.uncertainty.high_ms);
 });
+
+test('fit --without holds every variant of a chip out, and kernels --models uses what it wrote', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-fit-'));
+  mkdirSync(join(dir, 'data', 'neusight', 'ops'), { recursive: true });
+  writeFileSync(join(dir, 'data', 'neusight', 'ops', 'ln.csv'), readFileSync(join(root, 'data', 'neusight', 'ops', 'ln.csv')));
+  const models = join(dir, 'kernels.json');
+  const r = run('fit', '--data', join(dir, 'data'), '--models', models, '--report', join(dir, 'accuracy.md'),
+    '--plots', join(dir, 'plots'), '--rows-per-device', '60', '--trees', '5', '--without', 'v100');
+  assert.equal(r.status, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(models, 'utf8'));
+  assert.deepEqual(doc.held_out_chips, ['v100']);
+  const devices = doc.families.norm.devices;
+  assert.equal(devices.length, 4, devices.join(','));
+  assert.ok(devices.every((d) => !d.startsWith('v100')), devices.join(','));
+  const input = join(dir, 'ln.csv');
+  writeFileSync(input, 'op,b,h\nln,64,1024\n');
+  const held = run('kernels', '--csv', input, '--hardware', 'v100-sxm2-16gb', '--models', models);
+  const shipped = run('kernels', '--csv', input, '--hardware', 'v100-sxm2-16gb');
+  assert.equal(held.status, 0, held.stderr);
+  const ms = (out) => Number(parseCsv(out.stdout).rows[0].at(-1));
+  assert.ok(ms(held) > 0 && ms(held) < 10, held.stdout);
+  assert.notEqual(ms(held), ms(shipped), 'kernels --models must use the given models');
+});

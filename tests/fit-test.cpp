@@ -1,6 +1,7 @@
 // Fitting and loading the learned predictor, on small synthetic data (fast; the real fit is `prenet fit`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -109,4 +110,47 @@ TEST(KernelFeatures, AreFiniteForEveryCatalogueDevice) {
         ASSERT_EQ(x.size(), kernel_feature_names().size());
         for (double v : x) EXPECT_TRUE(std::isfinite(v)) << hw.id;
     }
+}
+
+namespace {
+
+double feature(const Kernel& k, const std::string& name) {
+    const auto& names = kernel_feature_names();
+    auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) throw Error("no feature " + name);
+    return kernel_features(k, find_hardware("v100-sxm2-16gb"))[size_t(at - names.begin())];
+}
+
+Kernel conv_row(std::int64_t in, std::int64_t out, std::int64_t kernel, Precision p) {
+    return kernel_from_row("conv", {{"b", 32}, {"in_channels", in}, {"out_channels", out}, {"kernel_size", kernel},
+                                    {"input_size", 56}, {"stride", 1}, {"padding", kernel / 2}},
+                           p);
+}
+
+}  // namespace
+
+// Tensor cores (TF32 and below) need channel counts / GEMM dims in multiples of 8; FP32 never uses them.
+TEST(KernelFeatures, TensorCoreAlignmentAndWinograd) {
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp16), "tensor_core_aligned"), 1.0);
+    EXPECT_EQ(feature(conv_row(3, 64, 3, Precision::fp16), "tensor_core_aligned"), 0.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::tf32), "tensor_core_aligned"), 1.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp32), "tensor_core_aligned"), 0.0);
+    Kernel gemm = kernel_from_row("linear", {{"b", 1}, {"m", 4096}, {"n", 4096}, {"k", 4096}}, Precision::bf16);
+    Kernel odd = kernel_from_row("linear", {{"b", 1}, {"m", 4096}, {"n", 1000}, {"k", 4095}}, Precision::bf16);
+    EXPECT_EQ(feature(gemm, "tensor_core_aligned"), 1.0);
+    EXPECT_EQ(feature(odd, "tensor_core_aligned"), 0.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp32), "winograd"), 1.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 1, Precision::fp32), "winograd"), 0.0);
+}
+
+// Batch norm's streaming passes are timed by the elementwise model; layer norm keeps the norm model.
+TEST(KernelFeatures, BatchNormUsesTheElementwiseModel) {
+    Kernel bn;
+    bn.family = Family::norm;
+    bn.op = "batchnorm_backward";
+    Kernel ln = bn;
+    ln.op = "layernorm";
+    EXPECT_EQ(model_family(bn), "elementwise");
+    EXPECT_EQ(model_family(ln), "norm");
+    EXPECT_EQ(model_family(Family::norm), "norm");
 }

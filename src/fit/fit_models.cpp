@@ -85,7 +85,7 @@ std::map<std::string, std::vector<Row>> build_rows(const std::vector<Sample>& sa
         const HardwareSpec& hw = find_hardware(s.device);
         double bound = lower_bound_ms(s.kernel, hw);
         if (!(bound > 0)) continue;
-        grouped[model_family(s.kernel.family)][s.device].push_back(
+        grouped[model_family(s.kernel)][s.device].push_back(
             {s.device, s.source, to_string(s.kernel.precision), kernel_features(s.kernel, hw), s.measured_ms, bound,
              roofline_bound_ms(s.kernel, hw)});
     }
@@ -107,7 +107,7 @@ using Learner = std::string;  // "ridge" | "gbt" | "prenet"
 const std::vector<std::string> kOurFeatures = {
     "log_flops", "log_bytes", "log_intensity", "log_intensity_over_ridge", "log_bytes_over_l2", "wave_efficiency",
     "log_blocks_per_unit", "log_m", "log_n", "log_k", "log_batch", "element_bytes", "log_watts_per_tflop",
-    "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase", "vendor_amd"};
+    "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase", "vendor_amd", "winograd", "tensor_core_aligned"};
 
 std::vector<int> columns_of(const std::vector<std::string>& names) {
     std::vector<int> out;
@@ -280,7 +280,7 @@ public:
     std::string name() const override { return "prenet-style"; }
     double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override {
         if (k.flops <= 0 && k.bytes <= 0) return 0;
-        auto it = families.find(model_family(k.family));
+        auto it = families.find(model_family(k));
         if (it == families.end()) it = families.find("elementwise");
         return std::pow(10.0, it->second.model->predict(prenet_features(kernel_features(k, hw))));
     }

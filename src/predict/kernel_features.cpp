@@ -20,6 +20,16 @@ double wave_efficiency(const GemmView& g, double tile_m, double tile_n, double u
     return blocks / (std::ceil(blocks / units) * units);
 }
 
+// Tensor cores (TF32 and below) take a GEMM (or implicit-GEMM convolution) at full rate only when the reduction
+// and output dims are multiples of 8; otherwise the library pads or falls back to slower kernels.
+bool tensor_core_aligned(const Kernel& k, const GemmView& g) {
+    if (k.precision == Precision::fp32 || !uses_matrix_units(k.family)) return false;
+    auto multiple_of_8 = [](double x) { return std::fmod(x, 8.0) == 0.0; };
+    if (k.family == Family::conv && k.conv_dims.size() >= 10)
+        return multiple_of_8(double(k.conv_dims[1]) / std::max<double>(1, k.conv_dims[9])) && multiple_of_8(k.conv_dims[4]);
+    return multiple_of_8(g.k) && multiple_of_8(g.n);
+}
+
 }  // namespace
 
 std::string model_family(Family f) {
@@ -32,6 +42,11 @@ std::string model_family(Family f) {
         case Family::softmax: return "softmax";
         default: return "elementwise";
     }
+}
+
+std::string model_family(const Kernel& kernel) {
+    if (kernel.family == Family::norm && kernel.op.rfind("batchnorm", 0) == 0) return "elementwise";
+    return model_family(kernel.family);
 }
 
 GemmView gemm_view(const Kernel& k) {
@@ -67,7 +82,7 @@ const std::vector<std::string>& kernel_feature_names() {
         "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
         "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
         "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase",
-        "vendor_amd",       "winograd"};
+        "vendor_amd",       "winograd",        "tensor_core_aligned"};
     return names;
 }
 
@@ -109,7 +124,8 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             matrix ? wave_efficiency(g, 256, 128, units) : 1.0,
             k.family == Family::conv ? double(int(k.phase)) : 0.0,
             hw.vendor == "AMD" ? 1.0 : 0.0,
-            winograd_eligible(k) ? 1.0 : 0.0};
+            winograd_eligible(k) ? 1.0 : 0.0,
+            tensor_core_aligned(k, g) ? 1.0 : 0.0};
 }
 
 }  // namespace prenet

@@ -54,7 +54,7 @@ LearnedPredictor::LearnedPredictor(const json& models) {
 }
 
 double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const {
-    auto it = families_.find(model_family(kernel.family));
+    auto it = families_.find(model_family(kernel));
     if (it == families_.end()) it = families_.find("elementwise");
     if (it == families_.end()) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(lower_bound_ms(kernel, hw), 1e-9));
     std::vector<double> all = kernel_features(kernel, hw), x;
@@ -64,14 +64,14 @@ double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& 
 }
 
 double LearnedPredictor::floor_ms(const Kernel& kernel) const {
-    auto it = families_.find(model_family(kernel.family));
+    auto it = families_.find(model_family(kernel));
     if (it == families_.end()) it = families_.find("elementwise");
     return it == families_.end() ? RooflinePredictor::kLaunchMs : it->second.floor_ms;
 }
 
 double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
-    auto it = families_.find(model_family(kernel.family));
+    auto it = families_.find(model_family(kernel));
     if (it == families_.end()) it = families_.find("elementwise");
     double bound = lower_bound_ms(kernel, hw);
     if (it != families_.end() && it->second.predicts_time) {

@@ -209,6 +209,8 @@ describe('web calculator', () => {
     await page.fill('#image', '192');
     await page.selectOption('#precision', 'fp16');
     await page.selectOption('#optimizer', 'sgd');
+    await page.click('details.more > summary');
+    await page.selectOption('#mixed', 'half');
     await page.click('#hw-clear-shown');
     await page.check('[data-hw="a100-sxm4-80gb"]');
     await page.check('[data-hw="l4"]');
@@ -220,6 +222,8 @@ describe('web calculator', () => {
     const url = page.url();
     const table = await page.locator('#results-table tbody').innerText();
     const command = await cliText(page);
+    assert.match(command, /--precision fp16 .*--mixed half/);
+    assert.match(await page.locator('#assumptions').innerText(), /half-precision model beside fp32 master weights/);
     const state = await page.evaluate(() => window.prenet.state());
 
     const again = await h.page(url.slice(h.url.length));
@@ -227,7 +231,7 @@ describe('web calculator', () => {
     assert.equal(await again.locator('#results-table tbody').innerText(), table);
     assert.equal(await cliText(again), command);
     const restored = await again.evaluate(() => window.prenet.state());
-    for (const key of ['model', 'batch', 'image', 'precision', 'optimizer', 'hw', 'prices', 'sort', 'dir']) assert.deepEqual(restored[key], state[key], key);
+    for (const key of ['model', 'batch', 'image', 'precision', 'mixed', 'optimizer', 'hw', 'prices', 'sort', 'dir']) assert.deepEqual(restored[key], state[key], key);
     assert.equal(await again.inputValue('#batch'), '32');
     assert.equal(await again.inputValue('#precision'), 'fp16');
     assert.equal(await again.isChecked('input[name=zoo][value="resnet50"]'), true);

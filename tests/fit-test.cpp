@@ -129,11 +129,11 @@ Kernel conv_row(std::int64_t in, std::int64_t out, std::int64_t kernel, Precisio
 
 }  // namespace
 
-// Tensor cores (TF32 and below) need channel counts / GEMM dims in multiples of 8; FP32 never uses them.
+// Half-precision tensor cores need channel counts / GEMM dims in multiples of 8; FP32 never uses them.
 TEST(KernelFeatures, TensorCoreAlignmentAndWinograd) {
     EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp16), "tensor_core_aligned"), 1.0);
     EXPECT_EQ(feature(conv_row(3, 64, 3, Precision::fp16), "tensor_core_aligned"), 0.0);
-    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::tf32), "tensor_core_aligned"), 1.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::tf32), "tensor_core_aligned"), 0.0);  // no TF32 data
     EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp32), "tensor_core_aligned"), 0.0);
     Kernel gemm = kernel_from_row("linear", {{"b", 1}, {"m", 4096}, {"n", 4096}, {"k", 4096}}, Precision::bf16);
     Kernel odd = kernel_from_row("linear", {{"b", 1}, {"m", 4096}, {"n", 1000}, {"k", 4095}}, Precision::bf16);
@@ -141,6 +141,7 @@ TEST(KernelFeatures, TensorCoreAlignmentAndWinograd) {
     EXPECT_EQ(feature(odd, "tensor_core_aligned"), 0.0);
     EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp32), "winograd"), 1.0);
     EXPECT_EQ(feature(conv_row(64, 128, 1, Precision::fp32), "winograd"), 0.0);
+    EXPECT_EQ(feature(conv_row(64, 128, 3, Precision::fp16), "winograd"), 0.0);  // V100 tensor cores: implicit GEMM
 }
 
 // Batch norm's streaming passes are timed by the elementwise model; layer norm keeps the norm model.
@@ -153,4 +154,24 @@ TEST(KernelFeatures, BatchNormUsesTheElementwiseModel) {
     EXPECT_EQ(model_family(bn), "elementwise");
     EXPECT_EQ(model_family(ln), "norm");
     EXPECT_EQ(model_family(Family::norm), "norm");
+}
+
+// A convolution over more images than the models saw is timed as passes over the largest measured batch.
+TEST(LearnedPredictor, ConvolutionsBeyondTheMeasuredBatchArePasses) {
+    auto models = [](double max_batch) {
+        auto doc = nlohmann::json::parse(R"({"families": {"conv": {"floor_ms": 0.01, "features": ["log_flops"],
+            "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0.3}}}})");
+        doc["families"]["conv"]["max_batch"] = max_batch;
+        return LearnedPredictor(doc);
+    };
+    const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
+    Kernel k32 = conv_row(64, 128, 3, Precision::bf16);  // batch 32
+    Kernel k128 = kernel_from_row("conv", {{"b", 128}, {"in_channels", 64}, {"out_channels", 128}, {"kernel_size", 3},
+                                           {"input_size", 56}, {"stride", 1}, {"padding", 1}},
+                                  Precision::bf16);
+    LearnedPredictor capped = models(32), open = models(0);
+    EXPECT_NEAR(capped.kernel_ms(k128, hw), 4 * capped.kernel_ms(k32, hw), 1e-12);
+    EXPECT_DOUBLE_EQ(capped.kernel_ms(k32, hw), open.kernel_ms(k32, hw));  // within the range: unchanged
+    EXPECT_LT(open.kernel_ms(k128, hw), capped.kernel_ms(k128, hw));       // the floor counts once without passes
+    EXPECT_THROW(models(-1), Error);
 }

@@ -91,14 +91,20 @@ TEST(Roofline, ThreeByThreeStrideOneConvolutionsHaveTheWinogradBound) {
         return k;
     };
     double peak = v100.peak_tflops.at("fp32") * 1e12;
-    Kernel winograd = conv(3, 1, 1);
-    ASSERT_TRUE(winograd_eligible(winograd));
+    Kernel winograd = conv(3, 1, 1);  // FP32
+    ASSERT_TRUE(winograd_eligible(winograd, v100));
     EXPECT_NEAR(lower_bound_ms(winograd, v100), 1e3 * winograd.flops / 2.25 / peak, 1e-9);
     // The baseline roofline keeps the textbook (direct) count.
     EXPECT_NEAR(roofline_bound_ms(winograd, v100), 1e3 * winograd.flops / peak, 1e-9);
+    // The same convolution on tensor cores (fp16 on a V100) keeps the direct count; on P100's vector fp16 it
+    // may use Winograd.
+    Kernel half = winograd;
+    half.precision = Precision::fp16;
+    EXPECT_FALSE(winograd_eligible(half, v100));
+    EXPECT_TRUE(winograd_eligible(half, find_hardware("p100-sxm2-16gb")));
     for (Kernel direct : {conv(3, 2, 1), conv(1, 1, 1), conv(3, 1, 256)}) {
-        EXPECT_FALSE(winograd_eligible(direct));
-        EXPECT_DOUBLE_EQ(bound_flops(direct), direct.flops);
+        EXPECT_FALSE(winograd_eligible(direct, v100));
+        EXPECT_DOUBLE_EQ(bound_flops(direct, v100), direct.flops);
         EXPECT_DOUBLE_EQ(lower_bound_ms(direct, v100), roofline_bound_ms(direct, v100));
     }
 }

@@ -436,6 +436,11 @@ void fit_and_validate(const FitOptions& o) {
                   samples.end());
     if (o.verbose) std::cerr << "loaded " << samples.size() << " kernel measurements from " << o.data_dir << "\n";
     auto families = build_rows(samples, o.max_rows_per_device);
+    // The largest convolution batch measured, beyond which prediction splits a kernel into passes.
+    std::map<std::string, double> max_batch;
+    for (const auto& s : samples)
+        if (s.kernel.family == Family::conv && !s.kernel.conv_dims.empty())
+            max_batch[model_family(s.kernel)] = std::max(max_batch[model_family(s.kernel)], double(s.kernel.conv_dims[0]));
 
     json models = {{"format", 1},
                    {"description", "Per-family kernel models: time = roofline bound x 10^g(features), g >= 0"},
@@ -505,6 +510,7 @@ void fit_and_validate(const FitOptions& o) {
                                         {"median_ape", r.pooled[r.chosen].median()},
                                         {"p90_ape", r.pooled[r.chosen].p90()}}},
                                       {"model", final_model.model->to_json()}};
+        if (max_batch.count(family)) models["families"][family]["max_batch"] = max_batch[family];
         results[family] = std::move(r);
     }
     if (!o.dump_predictions.empty()) {

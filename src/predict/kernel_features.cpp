@@ -20,10 +20,12 @@ double wave_efficiency(const GemmView& g, double tile_m, double tile_n, double u
     return blocks / (std::ceil(blocks / units) * units);
 }
 
-// Tensor cores (TF32 and below) take a GEMM (or implicit-GEMM convolution) at full rate only when the reduction
-// and output dims are multiples of 8; otherwise the library pads or falls back to slower kernels.
+// Half-precision tensor cores take a GEMM (or implicit-GEMM convolution) at full rate only when the reduction
+// and output dims are multiples of 8; otherwise the library pads or falls back to slower kernels. TF32 is left
+// out: no TF32 convolution was measured, and the flag would lend it the efficiency of aligned fp16 ones.
 bool tensor_core_aligned(const Kernel& k, const GemmView& g) {
-    if (k.precision == Precision::fp32 || !uses_matrix_units(k.family)) return false;
+    bool half = k.precision == Precision::fp16 || k.precision == Precision::bf16 || k.precision == Precision::fp8;
+    if (!half || !uses_matrix_units(k.family)) return false;
     auto multiple_of_8 = [](double x) { return std::fmod(x, 8.0) == 0.0; };
     if (k.family == Family::conv && k.conv_dims.size() >= 10)
         return multiple_of_8(double(k.conv_dims[1]) / std::max<double>(1, k.conv_dims[9])) && multiple_of_8(k.conv_dims[4]);
@@ -124,7 +126,7 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             matrix ? wave_efficiency(g, 256, 128, units) : 1.0,
             k.family == Family::conv ? double(int(k.phase)) : 0.0,
             hw.vendor == "AMD" ? 1.0 : 0.0,
-            winograd_eligible(k) ? 1.0 : 0.0,
+            winograd_eligible(k, hw) ? 1.0 : 0.0,
             tensor_core_aligned(k, g) ? 1.0 : 0.0};
 }
 

@@ -24,6 +24,8 @@ LearnedPredictor::LearnedPredictor(const json& models) {
         m.regressor = regressor_from_json(it.value().at("model"));
         m.floor_ms = it.value().value("floor_ms", 0.0);
         m.predicts_time = it.value().value("target", std::string("slowdown")) == "time";
+        m.max_batch = it.value().value("max_batch", 0.0);
+        if (!(m.max_batch >= 0)) throw Error("kernel models: bad max_batch for " + it.key());
         if (!(m.floor_ms >= 0) || m.floor_ms > 1e3) throw Error("kernel models: bad floor_ms for " + it.key());
         const auto& all = kernel_feature_names();
         for (const auto& name : it.value().value("features", json(all))) {
@@ -71,6 +73,23 @@ double LearnedPredictor::floor_ms(const Kernel& kernel) const {
 
 double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
+    // A convolution over more images than any measured one is timed as passes over the largest measured batch:
+    // a GPU is saturated long before that, so the time per image stays; the regressor, asked beyond its data,
+    // would drift (per-image time grew 40% from batch 64 to 512 on an RTX 4090).
+    auto family = families_.find(model_family(kernel));
+    if (family != families_.end() && family->second.max_batch >= 1 && kernel.family == Family::conv &&
+        !kernel.conv_dims.empty() && double(kernel.conv_dims[0]) > family->second.max_batch) {
+        Kernel part = kernel;
+        part.conv_dims[0] = std::int64_t(family->second.max_batch);
+        double passes = double(kernel.conv_dims[0]) / double(part.conv_dims[0]);
+        part.flops /= passes;
+        part.bytes /= passes;
+        return overhead_ms_ + passes * (model_ms(part, hw) - overhead_ms_);
+    }
+    return model_ms(kernel, hw);
+}
+
+double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     auto it = families_.find(model_family(kernel));
     if (it == families_.end()) it = families_.find("elementwise");
     double bound = lower_bound_ms(kernel, hw);

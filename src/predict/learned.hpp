@@ -30,7 +30,9 @@ private:
         double floor_ms = 0, median_ape = 0, p90_ape = 0;
         std::vector<int> columns;  // indices into kernel_feature_names()
         bool predicts_time = false;  // the regressor gives log10 ms, clamped below by the bound
+        double max_batch = 0;        // largest convolution batch measured (0: no limit)
     };
+    double model_ms(const Kernel& kernel, const HardwareSpec& hw) const;
     std::map<std::string, FamilyModel> families_;
     double overhead_ms_ = 0;  // dispatch overhead per kernel (PyTorch eager), fitted on whole iterations
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};

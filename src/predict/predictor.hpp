@@ -31,11 +31,12 @@ double roofline_bound_ms(const Kernel& kernel, const HardwareSpec& hw);
 // The physical lower bound the learned predictor scales: the roofline with the arithmetic of the cheapest
 // algorithm a library may pick (bound_flops).
 double lower_bound_ms(const Kernel& kernel, const HardwareSpec& hw);
-// cuDNN runs a 3x3, stride-1, ungrouped convolution (forward and both gradients) with Winograd F(2x2, 3x3), 2.25x
-// fewer multiplies than the direct method: measured FP32 3x3 convolutions (NeuSight, DeepBench) run up to 2.25x
-// above the direct-FLOP peak and never beyond. Such kernels are bounded by flops / 2.25.
-bool winograd_eligible(const Kernel& kernel);
-double bound_flops(const Kernel& kernel);
+// cuDNN runs a 3x3, stride-1, ungrouped convolution on the vector units (forward and both gradients) with
+// Winograd F(2x2, 3x3), 2.25x fewer multiplies than the direct method: measured FP32 3x3 convolutions (NeuSight,
+// DeepBench) run up to 2.25x above the direct-FLOP peak and never beyond; tensor-core ones never above it. Such
+// kernels are bounded by flops / 2.25.
+bool winograd_eligible(const Kernel& kernel, const HardwareSpec& hw);
+double bound_flops(const Kernel& kernel, const HardwareSpec& hw);
 bool uses_matrix_units(Family family);
 
 // A non-owning view of a long-lived predictor.

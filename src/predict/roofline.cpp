@@ -9,16 +9,20 @@ bool uses_matrix_units(Family family) {
     return family == Family::gemm || family == Family::conv || family == Family::attention || family == Family::rnn;
 }
 
-bool winograd_eligible(const Kernel& kernel) {
+bool winograd_eligible(const Kernel& kernel, const HardwareSpec& hw) {
     if (kernel.family != Family::conv || kernel.conv_dims.size() < 10) return false;
+    // Only where the convolution runs on the vector units: FP32, or a half precision on a device without matrix
+    // units for it (P100's fp16, at twice FP32). Tensor cores (TF32/FP16/BF16 at 8x or more) run implicit GEMMs,
+    // and the measured tensor-core convolutions never beat their direct-FLOP peak.
+    if (hw.matmul_flops(kernel.precision) > 2.0 * hw.vector_flops()) return false;
     const auto& d = kernel.conv_dims;  // n, c, h, w, k, r, s, stride_h, pad_h, groups[, stride_w, pad_w]
     std::int64_t stride_w = d.size() >= 12 ? d[10] : d[7];
     return d[5] == 3 && d[6] == 3 && d[7] == 1 && stride_w == 1 && d[9] == 1;
 }
 
-double bound_flops(const Kernel& kernel) {
+double bound_flops(const Kernel& kernel, const HardwareSpec& hw) {
     constexpr double kWinogradSaving = 2.25;  // F(2x2, 3x3): 16 multiplies per 2x2 output tile instead of 36
-    return winograd_eligible(kernel) ? kernel.flops / kWinogradSaving : kernel.flops;
+    return winograd_eligible(kernel, hw) ? kernel.flops / kWinogradSaving : kernel.flops;
 }
 
 namespace {
@@ -34,7 +38,7 @@ double bound_ms(const Kernel& kernel, const HardwareSpec& hw, double flops) {
 double roofline_bound_ms(const Kernel& kernel, const HardwareSpec& hw) { return bound_ms(kernel, hw, kernel.flops); }
 
 double lower_bound_ms(const Kernel& kernel, const HardwareSpec& hw) {
-    return bound_ms(kernel, hw, bound_flops(kernel));
+    return bound_ms(kernel, hw, bound_flops(kernel, hw));
 }
 
 double RooflinePredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {

@@ -51,7 +51,9 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         << s["batch"];
     std::int64_t accum = s.value("grad_accum", std::int64_t{1});
     if (accum > 1) out << " x " << accum << " micro-batches (global " << s["global_batch"] << ")";
-    out << ", " << s["precision"].get<std::string>() << ", " << s["optimizer"].get<std::string>();
+    out << ", " << s["precision"].get<std::string>();
+    if (s.contains("mixed") && s["mixed"].is_string()) out << " (" << s["mixed"].get<std::string>() << ")";
+    out << ", " << s["optimizer"].get<std::string>();
     if (s.contains("optimizer_impl_used")) out << " (" << s["optimizer_impl_used"].get<std::string>() << ")";
     if (s.value("checkpointing", false)) out << ", checkpointing";
     out << ", predictor " << s["predictor"].get<std::string>() << "\n\n";

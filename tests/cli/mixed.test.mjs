@@ -50,3 +50,9 @@ test('mixed is null without mixed precision and fp8 is always a bf16 model', () 
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unknown mixed-precision recipe 'apex' \(expected autocast or half\)/);
 });
+
+test('the table names the recipe', () => {
+  const r = spawnSync(prenet, ['predict', ...common, '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16', '--mixed', 'half'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout.split('\n')[0], /, bf16 \(half\), adamw/);
+});

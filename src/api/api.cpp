@@ -98,6 +98,9 @@ Settings read_settings(const json& r) {
     s.mixed = s.precision == Precision::fp8 ? MixedRecipe::half_model : MixedRecipe::autocast;
     if (r.contains("mixed") && !r["mixed"].is_null()) {
         MixedRecipe asked = parse_mixed_recipe(text_option(r, "mixed", "autocast"));
+        if (s.precision == Precision::fp32 || s.precision == Precision::tf32)
+            throw Error(std::string("'mixed' applies to fp16 and bf16 (the precision is ") + to_string(s.precision) +
+                        ")");
         if (s.precision == Precision::fp8 && asked == MixedRecipe::autocast)
             throw Error("fp8 runs as a bf16 model with fp32 master weights; 'mixed' autocast applies to fp16 and bf16");
         s.mixed = asked;

@@ -46,6 +46,9 @@ test('mixed is null without mixed precision and fp8 is always a bf16 model', () 
   const r = spawnSync(prenet, ['predict', ...common, '--precision', 'fp8', '--mixed', 'autocast'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /^prenet: error: fp8 runs as a bf16 model/);
+  const full = spawnSync(prenet, ['predict', ...common, '--mixed', 'half'], { encoding: 'utf8' });
+  assert.equal(full.status, 2);
+  assert.match(full.stderr, /'mixed' applies to fp16 and bf16 \(the precision is fp32\)/);
   const bad = spawnSync(prenet, ['predict', ...common, '--precision', 'bf16', '--mixed', 'apex'], { encoding: 'utf8' });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unknown mixed-precision recipe 'apex' \(expected autocast or half\)/);

@@ -570,7 +570,11 @@ void fit_and_validate(const FitOptions& o) {
           "MI300X tables (MI300X fp8 is excluded from fitting: `data/README.md`).\n\n"
        << precision_table.str() << "\n## Kernels, per left-out device (median / p90 APE)\n" << detail.str()
        << "\nPlots: `docs/plots/<family>.svg` (kept learner, each device predicted by a model that never saw it).\n\n"
-       << e2e.markdown;
+       << e2e.markdown
+       << "\n## Whole training steps against published throughput\n\nPredicted vs published single-GPU training "
+          "throughput (ResNet-50, BERT-large; fp32/tf32 and mixed precision), with the sources and with the V100 and "
+          "A100 rows predicted by models fitted without that chip: `docs/published-throughput.md` "
+          "(`node tools/compare_published.mjs`).\n";
     write_file(o.report_out, md.str());
     if (o.verbose) std::cerr << "wrote " << o.models_out << " and " << o.report_out << " in " << seconds << " s\n";
 }

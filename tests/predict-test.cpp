@@ -2,6 +2,8 @@
 // kernels and models, checked against numbers worked out by hand.
 #include <gtest/gtest.h>
 
+#include "test-helpers.hpp"
+
 #include <cmath>
 #include <map>
 #include <string>
@@ -53,11 +55,7 @@ Model small_model() {
     return b.finish("custom", 0);
 }
 
-ModelFeatures params_only(std::int64_t params) {
-    ModelFeatures f;
-    f.params = params;
-    return f;
-}
+using prenet::testing::params_only;
 
 }  // namespace
 

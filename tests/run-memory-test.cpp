@@ -2,6 +2,8 @@
 // optimizer, checkpointing, the two phases, the framework reserve, and a check against measured peaks.
 #include <gtest/gtest.h>
 
+#include "test-helpers.hpp"
+
 #include <cmath>
 
 #include "graph/builder.hpp"
@@ -16,11 +18,7 @@ using namespace prenet;
 
 namespace {
 
-ModelFeatures params_only(std::int64_t params) {
-    ModelFeatures f;
-    f.params = params;
-    return f;
-}
+using prenet::testing::params_only;
 
 MemoryOptions options(Precision p, const char* optimizer, OptimizerImpl impl = OptimizerImpl::fused,
                       MixedRecipe mixed = MixedRecipe::autocast) {

@@ -2,6 +2,8 @@
 // implementation moves per parameter, worked out by hand from torch.optim's fused and foreach code.
 #include <gtest/gtest.h>
 
+#include "test-helpers.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -21,11 +23,7 @@ double total_bytes(const std::vector<Kernel>& ks) {
     return b;
 }
 
-ModelFeatures params_only(std::int64_t params) {
-    ModelFeatures f;
-    f.params = params;
-    return f;
-}
+using prenet::testing::params_only;
 
 }  // namespace
 

@@ -48,15 +48,10 @@ bool autocast_runs_in_half(const Layer& layer) {
                                   "mla_attention", "mlp", "moe", "rnn", "lstm", "gru", "squeeze_excitation"});
 }
 
+// Reads fp32 and writes half precision (or the reverse).
 Kernel cast_kernel(const std::string& op, Phase phase, double elements, Precision half) {
-    Kernel k;
-    k.family = Family::elementwise;
-    k.phase = phase;
-    k.op = op;
-    k.precision = half;
-    k.elements = std::int64_t(elements);
-    k.bytes = elements * (4.0 + activation_bytes(half));  // read fp32, write half (or the reverse)
-    return k;
+    return streaming_kernel(Family::elementwise, phase, op, half, elements, 0.0,
+                            elements * (4.0 + activation_bytes(half)));
 }
 
 // The dtype of the tensor flowing between layers under autocast: the embeddings start an fp32 residual stream
@@ -70,7 +65,6 @@ struct AutocastStream {
     Precision run(const Layer& layer, Precision half) {
         bool fp32 = autocast_runs_in_fp32(layer) || (layer.kind == "residual_add" && residual_fp32) ||
                     (!autocast_runs_in_half(layer) && current_fp32);
-        if (autocast_runs_in_half(layer)) fp32 = false;
         current_fp32 = fp32;
         return fp32 ? Precision::fp32 : half;
     }

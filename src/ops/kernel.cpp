@@ -1,5 +1,7 @@
 #include "ops/kernel.hpp"
 
+#include <utility>
+
 namespace prenet {
 
 const char* to_string(Family f) {
@@ -17,6 +19,19 @@ const char* to_string(Family f) {
         case Family::loss: return "loss";
     }
     return "elementwise";
+}
+
+Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
+                        double flops, double bytes) {
+    Kernel k;
+    k.family = family;
+    k.phase = phase;
+    k.op = std::move(op);
+    k.precision = precision;
+    k.elements = static_cast<std::int64_t>(elements);
+    k.flops = flops;
+    k.bytes = bytes;
+    return k;
 }
 
 const char* to_string(Phase p) {

@@ -28,6 +28,11 @@ struct Kernel {
     std::int64_t elements = 0;  // elements touched, for vector kernels
 };
 
+// A kernel that streams `elements` values once (element-wise passes, casts, accumulations, optimizer steps):
+// no matmul dims, just its arithmetic and the bytes it moves.
+Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
+                        double flops, double bytes);
+
 struct LayerCost {
     std::int64_t params = 0;          // unique trainable parameters (tied weights count 0)
     double macs = 0;                  // forward multiply-accumulates of weight layers (linear, conv)

@@ -55,50 +55,58 @@ LearnedPredictor::LearnedPredictor(const json& models) {
     }
 }
 
-double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const {
+const LearnedPredictor::FamilyModel* LearnedPredictor::family_of(const Kernel& kernel) const {
     auto it = families_.find(model_family(kernel));
     if (it == families_.end()) it = families_.find("elementwise");
-    if (it == families_.end()) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(lower_bound_ms(kernel, hw), 1e-9));
+    return it == families_.end() ? nullptr : &it->second;
+}
+
+double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const {
+    return log_slowdown(kernel, hw, family_of(kernel));
+}
+
+double LearnedPredictor::log_slowdown(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const {
+    if (!m) return std::log10(1.0 + RooflinePredictor::kLaunchMs / std::max(lower_bound_ms(kernel, hw), 1e-9));
+    return std::clamp(m->regressor->predict(model_inputs(kernel, hw, *m)), 0.0, kMaxLogSlowdown);
+}
+
+std::vector<double> LearnedPredictor::model_inputs(const Kernel& kernel, const HardwareSpec& hw,
+                                                   const FamilyModel& m) const {
     std::vector<double> all = kernel_features(kernel, hw), x;
-    for (int c : it->second.columns) x.push_back(all[size_t(c)]);
-    double g = it->second.regressor->predict(x);
-    return std::clamp(g, 0.0, kMaxLogSlowdown);
+    for (int c : m.columns) x.push_back(all[size_t(c)]);
+    return x;
 }
 
 double LearnedPredictor::floor_ms(const Kernel& kernel) const {
-    auto it = families_.find(model_family(kernel));
-    if (it == families_.end()) it = families_.find("elementwise");
-    return it == families_.end() ? RooflinePredictor::kLaunchMs : it->second.floor_ms;
+    const FamilyModel* m = family_of(kernel);
+    return m ? m->floor_ms : RooflinePredictor::kLaunchMs;
 }
 
 double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
+    const FamilyModel* m = family_of(kernel);
     // A convolution over more images than any measured one is timed as passes over the largest measured batch:
     // a GPU is saturated long before that, so the time per image stays; the regressor, asked beyond its data,
     // would drift (per-image time grew 40% from batch 64 to 512 on an RTX 4090).
-    auto family = families_.find(model_family(kernel));
-    if (family != families_.end() && family->second.max_batch >= 1 && kernel.family == Family::conv &&
-        !kernel.conv_dims.empty() && double(kernel.conv_dims[0]) > family->second.max_batch) {
+    if (m && m->max_batch >= 1 && kernel.family == Family::conv && !kernel.conv_dims.empty() &&
+        double(kernel.conv_dims[0]) > m->max_batch) {
         Kernel part = kernel;
-        part.conv_dims[0] = std::int64_t(family->second.max_batch);
+        part.conv_dims[0] = std::int64_t(m->max_batch);
         double passes = double(kernel.conv_dims[0]) / double(part.conv_dims[0]);
         part.flops /= passes;
         part.bytes /= passes;
-        return overhead_ms_ + passes * (model_ms(part, hw) - overhead_ms_);
+        return overhead_ms_ + passes * (model_ms(part, hw, m) - overhead_ms_);
     }
-    return model_ms(kernel, hw);
+    return model_ms(kernel, hw, m);
 }
 
-double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw) const {
-    auto it = families_.find(model_family(kernel));
-    if (it == families_.end()) it = families_.find("elementwise");
+double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const {
     double bound = lower_bound_ms(kernel, hw);
-    if (it != families_.end() && it->second.predicts_time) {
-        std::vector<double> all = kernel_features(kernel, hw), x;
-        for (int c : it->second.columns) x.push_back(all[size_t(c)]);
-        return overhead_ms_ + std::max(bound, std::pow(10.0, std::min(it->second.regressor->predict(x), 6.0)));
-    }
-    return overhead_ms_ + (bound + floor_ms(kernel)) * std::pow(10.0, log_slowdown(kernel, hw));
+    if (m && m->predicts_time)
+        return overhead_ms_ +
+               std::max(bound, std::pow(10.0, std::min(m->regressor->predict(model_inputs(kernel, hw, *m)), 6.0)));
+    double floor = m ? m->floor_ms : RooflinePredictor::kLaunchMs;
+    return overhead_ms_ + (bound + floor) * std::pow(10.0, log_slowdown(kernel, hw, m));
 }
 
 namespace {

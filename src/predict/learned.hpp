@@ -32,7 +32,11 @@ private:
         bool predicts_time = false;  // the regressor gives log10 ms, clamped below by the bound
         double max_batch = 0;        // largest convolution batch measured (0: no limit)
     };
-    double model_ms(const Kernel& kernel, const HardwareSpec& hw) const;
+    // The family's model for a kernel (elementwise for families without one), or null if none was fitted.
+    const FamilyModel* family_of(const Kernel& kernel) const;
+    std::vector<double> model_inputs(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel& m) const;
+    double log_slowdown(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
+    double model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
     std::map<std::string, FamilyModel> families_;
     double overhead_ms_ = 0;  // dispatch overhead per kernel (PyTorch eager), fitted on whole iterations
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};

@@ -9,15 +9,10 @@ std::int64_t global_batch(std::int64_t micro_batch, std::int64_t grad_accum) {
 }
 
 Kernel gradient_accumulation_kernel(const PrecisionRecipe& recipe, std::int64_t params) {
-    Kernel k;
-    k.family = Family::elementwise;
-    k.phase = Phase::backward_weight;
-    k.op = "grad_accumulate";
-    k.precision = recipe.mode;
-    k.elements = params;
-    k.flops = double(params);
-    k.bytes = 3.0 * recipe.gradient_bytes * double(params);
-    return k;
+    // grad += new_grad: read two gradients, write one.
+    double n = double(params);
+    return streaming_kernel(Family::elementwise, Phase::backward_weight, "grad_accumulate", recipe.mode, n, n,
+                            3.0 * recipe.gradient_bytes * n);
 }
 
 }  // namespace prenet

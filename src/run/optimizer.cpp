@@ -22,6 +22,21 @@ const char* to_string(OptimizerImpl impl) {
     return "fused";
 }
 
+namespace {
+
+// torch.optim's _multi_tensor_adam; AdamW runs the same passes after its decoupled weight decay.
+const std::vector<OptimizerPass> kAdamPasses = {{"exp_avg_lerp", 2, 1, 3},       {"exp_avg_sq_scale", 1, 1, 1},
+                                                {"exp_avg_sq_addcmul", 2, 1, 3}, {"sqrt", 1, 1, 1},
+                                                {"bias_correction_div", 1, 1, 1}, {"eps_add", 1, 1, 1},
+                                                {"param_addcdiv", 3, 1, 3}};
+
+std::vector<OptimizerPass> after_weight_decay(std::vector<OptimizerPass> passes) {
+    passes.insert(passes.begin(), {"weight_decay_scale", 1, 1, 1});
+    return passes;
+}
+
+}  // namespace
+
 const std::vector<OptimizerDef>& optimizer_catalogue() {
     // Fused traffic per parameter with fp32 gradients: read gradient, weight and states, write weight and
     // states. SGD with momentum: 5 x 4 bytes; Adam/AdamW: 7 x 4 bytes; Lion (one momentum): 5 x 4 bytes.
@@ -31,25 +46,8 @@ const std::vector<OptimizerDef>& optimizer_catalogue() {
         {"sgd", 4.0, 20.0, 3.0, true, false,
          {{"momentum_scale", 1, 1, 1}, {"momentum_add_grad", 2, 1, 2}, {"param_add", 2, 1, 2}},
          0.0},
-        {"adam", 8.0, 28.0, 12.0, true, false,
-         {{"exp_avg_lerp", 2, 1, 3},
-          {"exp_avg_sq_scale", 1, 1, 1},
-          {"exp_avg_sq_addcmul", 2, 1, 3},
-          {"sqrt", 1, 1, 1},
-          {"bias_correction_div", 1, 1, 1},
-          {"eps_add", 1, 1, 1},
-          {"param_addcdiv", 3, 1, 3}},
-         1.0},
-        {"adamw", 8.0, 28.0, 13.0, true, false,
-         {{"weight_decay_scale", 1, 1, 1},
-          {"exp_avg_lerp", 2, 1, 3},
-          {"exp_avg_sq_scale", 1, 1, 1},
-          {"exp_avg_sq_addcmul", 2, 1, 3},
-          {"sqrt", 1, 1, 1},
-          {"bias_correction_div", 1, 1, 1},
-          {"eps_add", 1, 1, 1},
-          {"param_addcdiv", 3, 1, 3}},
-         1.0},
+        {"adam", 8.0, 28.0, 12.0, true, false, kAdamPasses, 1.0},
+        {"adamw", 8.0, 28.0, 13.0, true, false, after_weight_decay(kAdamPasses), 1.0},
         // torch.optim.Adafactor (no momentum, weight decay 0): per matrix the row and column norms of the
         // gradient, the outer product of the factors materialised as a full-size variance estimate, its
         // rsqrt times the gradient, the update's norm, the scale and the parameter update.
@@ -91,16 +89,11 @@ OptimizerImpl effective_impl(const OptimizerDef& opt, OptimizerImpl requested) {
 
 namespace {
 
+// Master weights and states stay fp32 in every mode.
 Kernel optimizer_kernel(const std::string& op, std::int64_t params, double bytes_per_param, double flops_per_param) {
-    Kernel k;
-    k.family = Family::optimizer;
-    k.phase = Phase::optimizer;
-    k.op = op;
-    k.precision = Precision::fp32;  // master weights and states stay fp32 in every mode
-    k.elements = params;
-    k.flops = flops_per_param * double(params);
-    k.bytes = bytes_per_param * double(params);
-    return k;
+    double n = double(params);
+    return streaming_kernel(Family::optimizer, Phase::optimizer, op, Precision::fp32, n, flops_per_param * n,
+                            bytes_per_param * n);
 }
 
 }  // namespace

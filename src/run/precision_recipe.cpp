@@ -18,15 +18,10 @@ PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed) {
 
 std::vector<Kernel> loss_scaling_kernels(const PrecisionRecipe& recipe, std::int64_t params) {
     if (!recipe.loss_scaling || params <= 0) return {};
-    Kernel k;
-    k.family = Family::optimizer;
-    k.phase = Phase::optimizer;
-    k.op = "unscale_inf_check";
-    k.precision = recipe.mode;
-    k.elements = params;
-    k.flops = 2.0 * double(params);  // one multiply and one finiteness test per element
-    k.bytes = 2.0 * recipe.gradient_bytes * double(params);
-    return {k};
+    // One multiply and one finiteness test per gradient; each is read and written once.
+    double n = double(params);
+    return {streaming_kernel(Family::optimizer, Phase::optimizer, "unscale_inf_check", recipe.mode, n, 2.0 * n,
+                             2.0 * recipe.gradient_bytes * n)};
 }
 
 }  // namespace prenet

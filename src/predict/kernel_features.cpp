@@ -77,6 +77,18 @@ GemmView gemm_view(const Kernel& k) {
     return g;
 }
 
+double output_tile_waves(const Kernel& k, const HardwareSpec& hw) {
+    if (!uses_matrix_units(k.family) || k.phase == Phase::backward_weight) return 0;
+    GemmView g = gemm_view(k);
+    if (k.family == Family::conv && k.phase == Phase::backward_input && k.conv_dims.size() >= 10) {
+        const auto& d = k.conv_dims;  // the input gradient is an implicit GEMM over input pixels x channels
+        g.m = std::max(1.0, double(d[0]) * double(d[2]) * double(d[3]));
+        g.n = std::max(1.0, double(d[1]));
+    }
+    double blocks = g.batch * std::ceil(g.m / kTile) * std::ceil(g.n / kTile);
+    return std::ceil(blocks / std::max(hw.compute_units, 1.0));
+}
+
 const std::vector<std::string>& kernel_feature_names() {
     static const std::vector<std::string> names = {
         "log_flops",        "log_bytes",       "log_intensity",  "log_intensity_over_ridge", "log_compute_ms",

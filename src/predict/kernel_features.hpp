@@ -27,4 +27,9 @@ struct GemmView {
 };
 GemmView gemm_view(const Kernel& kernel);
 
+// Waves of output tiles a matrix-unit kernel runs in on `hw` (the tile the features assume). A convolution's
+// input gradient is counted on its own output (the input image), its forward on the output image; a weight
+// gradient's output does not grow with the batch, so it returns 0 there: no wave count applies.
+double output_tile_waves(const Kernel& kernel, const HardwareSpec& hw);
+
 }  // namespace prenet

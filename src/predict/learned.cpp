@@ -6,6 +6,7 @@
 #include "core/embedded.hpp"
 #include "core/error.hpp"
 #include "predict/kernel_features.hpp"
+#include "predict/op_rows.hpp"
 
 namespace prenet {
 
@@ -95,13 +96,27 @@ double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw)
         double passes = double(kernel.conv_dims[0]) / double(part.conv_dims[0]);
         part.flops /= passes;
         part.bytes /= passes;
-        return overhead_ms_ + passes * (model_ms(part, hw, m) - overhead_ms_);
+        // A pass over the smaller batch can leave units idle in its last wave that the whole batch fills
+        // (ResNet's 7x7 layers at batch 64: 100 tiles on 80 SMs, two waves for 1.25 waves of work); time
+        // goes with waves, so the whole kernel takes the part's time times the ratio of their waves.
+        double whole = output_tile_waves(kernel, hw), one = output_tile_waves(part, hw);
+        double scale = whole > 0 && one > 0 ? std::min(passes, whole / one) : passes;
+        return overhead_ms_ + std::max(lower_bound_ms(kernel, hw), scale * (model_ms(part, hw, m) - overhead_ms_));
     }
     return model_ms(kernel, hw, m);
 }
 
 double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const {
     double bound = lower_bound_ms(kernel, hw);
+    // The norm model was fitted on forward layer norms only (NeuSight's `ln` rows: 7 FLOPs and two passes an
+    // element). A backward kernel, with other FLOPs per byte, lands among far smaller kernels in its trees (a
+    // layer norm's weight gradient came out at 5.8x its bound beside the forward's 1.7x). Its passes stream
+    // the same rows, so it runs at the efficiency the model gives the measured forward over those rows.
+    if (m && !m->predicts_time && kernel.family == Family::norm && kernel.phase != Phase::forward && kernel.m > 0 &&
+        kernel.n > 0) {
+        Kernel rows = kernel_from_row("ln", {{"b", double(kernel.m)}, {"h", double(kernel.n)}}, kernel.precision);
+        return overhead_ms_ + (bound + m->floor_ms) * std::pow(10.0, log_slowdown(rows, hw, m));
+    }
     if (m && m->predicts_time)
         return overhead_ms_ +
                std::max(bound, std::pow(10.0, std::min(m->regressor->predict(model_inputs(kernel, hw, *m)), 6.0)));

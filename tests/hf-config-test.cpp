@@ -363,3 +363,20 @@ TEST(HfConfig, ArchitectureDetailsFollowTheConfig) {
     EXPECT_EQ(vit384.domain, "vision");
     EXPECT_EQ(vit384.blocks.front().layers.front().input, (Shape{2, 3, 384, 384}));
 }
+
+// Hugging Face's BERT, LLaMA, OPT, T5 and ViT code runs query, key and value as three linears; GPT-2, NeoX,
+// BLOOM and Falcon as one.
+TEST(HfConfig, QueryKeyValueProjectionsFollowTheModellingCode) {
+    auto projections = [](const std::string& file) {
+        Model m = resolve_model(fixture(file), {1, 128, 0});
+        for (const auto& b : m.blocks)
+            for (const auto& l : b.layers)
+                if (l.kind == "attention") return l.attrs.value("projections", std::string("fused"));
+        return std::string("none");
+    };
+    for (const char* file : {"bert_large.json", "roberta-base.json", "llama2_7b.json", "mistral-7b-v0.1.json",
+                             "opt_13.json", "t5-base.json", "vit-base-patch16-224.json", "qwen2-7b.json"})
+        EXPECT_EQ(projections(file), "separate") << file;
+    for (const char* file : {"gpt2_large.json", "pythia-1b.json", "bloom-560m.json", "falcon-7b.json"})
+        EXPECT_EQ(projections(file), "fused") << file;
+}

@@ -52,6 +52,44 @@ TEST(Catalogue, UnknownKindIsAClearError) {
 
 namespace {
 
+double kernel_bytes(const LayerCost& cost, Phase phase) {
+    double bytes = 0;
+    for (const auto& k : cost.kernels)
+        if (k.phase == phase) bytes += k.bytes;
+    return bytes;
+}
+
+}  // namespace
+
+// Training batch norm: statistics then normalise (read x twice, write y); its backward reduces x and dy once,
+// which also gives the weight gradient, then reads them again to write dx: 3 + 5 passes in all.
+TEST(BatchNorm, ForwardThreePassesBackwardFive) {
+    ModelBuilder b("t", {8, 16, 10, 10});
+    b.add("conv2d", "conv", {{"out_channels", 16}, {"kernel_size", 1}});
+    b.add("batchnorm", "bn");
+    auto f = compute_features(b.finish("vision", 0), Precision::fp16);
+    const LayerCost& bn = f.layers[1].cost;
+    const double pass = 8.0 * 16 * 10 * 10 * 2;
+    EXPECT_DOUBLE_EQ(kernel_bytes(bn, Phase::forward), 3 * pass);
+    EXPECT_DOUBLE_EQ(kernel_bytes(bn, Phase::backward_input), 3 * pass);
+    EXPECT_DOUBLE_EQ(kernel_bytes(bn, Phase::backward_weight), 2 * pass);
+}
+
+// The residual add passes its gradient through, but the block input reached the add and the branch, so
+// autograd sums two gradients there: one backward pass reading two tensors and writing one.
+TEST(ResidualAdd, BackwardSumsTheTwoGradients) {
+    ModelBuilder b("t", {4, 32});
+    b.add("linear", "fc", {{"out_features", 32}});
+    b.add("residual_add", "res");
+    auto f = compute_features(b.finish("custom", 0), Precision::fp32);
+    const LayerCost& add = f.layers[1].cost;
+    EXPECT_DOUBLE_EQ(kernel_bytes(add, Phase::forward), 3 * 4 * 32 * 4);
+    EXPECT_DOUBLE_EQ(kernel_bytes(add, Phase::backward_input), 3 * 4 * 32 * 4);
+    EXPECT_EQ(add.kernels.back().op, "residual_gradient_sum");
+}
+
+namespace {
+
 // Token embedding, one pre-norm block (layernorm, linear, gelu, linear, residual add) and a head.
 Model tiny_lm() {
     ModelBuilder b("tiny", {2, 16});
@@ -106,4 +144,57 @@ TEST(Autocast, Fp32NormsCastsAndWeightCopies) {
     EXPECT_DOUBLE_EQ(half.half_weight_copy_bytes, 0);
     // fp32 has nothing to cast.
     EXPECT_DOUBLE_EQ(compute_features(m, Precision::fp32).half_weight_copy_bytes, 0);
+}
+
+namespace {
+
+Model one_attention_block(const std::string& projections) {
+    ModelBuilder b("t", {2, 8});
+    b.add("embedding", "tokens", {{"num_embeddings", 50}, {"embedding_dim", 32}});
+    b.add("layernorm", "ln");
+    b.add("attention", "attn", {{"heads", 4}, {"projections", projections}});
+    b.add("residual_add", "res");
+    return b.finish("language", 8);
+}
+
+int count_kernels(const LayerFeatures& lf, const std::string& op) {
+    int n = 0;
+    for (const auto& k : lf.cost.kernels) n += k.op == op;
+    return n;
+}
+
+}  // namespace
+
+// Separate query, key and value linears: three GEMMs reading the input, whose three input gradients autograd
+// sums (two passes); under autocast each linear casts the fp32 input (and its gradient back) and saves its copy.
+TEST(Attention, SeparateProjectionsSumTheirInputGradients) {
+    ModelFeatures fused = compute_features(one_attention_block("fused"), Precision::fp32);
+    ModelFeatures separate = compute_features(one_attention_block("separate"), Precision::fp32);
+    const LayerFeatures& f = layer_named(fused, "attn");
+    const LayerFeatures& s = layer_named(separate, "attn");
+    EXPECT_EQ(count_kernels(f, "qkv_proj"), 1);
+    EXPECT_EQ(count_kernels(s, "qkv_proj"), 0);
+    EXPECT_EQ(count_kernels(s, "q_proj") + count_kernels(s, "k_proj") + count_kernels(s, "v_proj"), 3);
+    EXPECT_EQ(count_kernels(f, "input_gradient_sum"), 0);
+    EXPECT_EQ(count_kernels(s, "input_gradient_sum"), 2);
+    EXPECT_EQ(separate.params, fused.params);
+    EXPECT_DOUBLE_EQ(separate.forward_flops, fused.forward_flops);
+    const double n = 2 * 8 * 32;
+    for (const auto& k : s.cost.kernels)
+        if (k.op == "input_gradient_sum") EXPECT_DOUBLE_EQ(k.bytes, 3 * n * 4);
+
+    ModelFeatures amp_fused = compute_features(one_attention_block("fused"), Precision::bf16);
+    ModelFeatures amp = compute_features(one_attention_block("separate"), Precision::bf16);
+    const LayerFeatures& a = layer_named(amp, "attn");
+    EXPECT_EQ(count_kernels(a, "autocast_input_cast"), 3);
+    EXPECT_EQ(count_kernels(a, "autocast_input_cast_backward"), 3);
+    EXPECT_EQ(count_kernels(layer_named(amp_fused, "attn"), "autocast_input_cast_backward"), 1);
+    for (const auto& k : a.cost.kernels)
+        if (k.op == "input_gradient_sum") EXPECT_EQ(k.precision, Precision::fp32);  // the fp32 residual stream
+    EXPECT_DOUBLE_EQ(a.cost.saved_activation_bytes - layer_named(amp_fused, "attn").cost.saved_activation_bytes,
+                     2 * n * 2);
+}
+
+TEST(Attention, UnknownProjectionsIsAnError) {
+    EXPECT_THROW(one_attention_block("merged"), Error);
 }

@@ -83,6 +83,7 @@ std::string hf_activation(const Config& c, const std::string& act) {
 
 TransformerSpec llama_family(const Config& c, const std::string& type) {
     TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.hidden = c.integer("hidden_size");
     s.layers = c.integer("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
@@ -138,6 +139,7 @@ TransformerSpec gpt_neox(const Config& c) {
 
 TransformerSpec opt(const Config& c) {
     TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.hidden = c.integer("hidden_size");
     s.layers = c.integer("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
@@ -192,6 +194,7 @@ TransformerSpec falcon(const Config& c) {
 
 TransformerSpec bert(const Config& c, bool roberta) {
     TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.arch = "encoder";
     s.hidden = c.integer("hidden_size");
     s.layers = c.integer("num_hidden_layers");
@@ -218,6 +221,7 @@ TransformerSpec bert(const Config& c, bool roberta) {
 
 TransformerSpec t5(const Config& c, bool switch_moe) {
     TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.arch = "encoder_decoder";
     s.hidden = c.integer("d_model");
     s.head_dim = c.integer("d_kv");
@@ -252,6 +256,7 @@ TransformerSpec t5(const Config& c, bool switch_moe) {
 
 TransformerSpec vit(const Config& c) {
     TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.arch = "vit";
     s.hidden = c.integer("hidden_size");
     s.layers = c.integer("num_hidden_layers");

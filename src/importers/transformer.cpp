@@ -53,6 +53,7 @@ json attention_attrs(const TransformerSpec& s, bool causal) {
               {"position", s.position == "learned" ? "none" : s.position},
               {"dropout", s.dropout}};
     if (s.head_dim) a["head_dim"] = s.head_dim;
+    if (s.separate_qkv) a["projections"] = "separate";
     return a;
 }
 

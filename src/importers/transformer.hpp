@@ -20,6 +20,7 @@ struct TransformerSpec {
     bool norm_bias = true;
     bool post_norm = false;            // BERT: norm after the residual add
     bool attention_bias = true, attention_out_bias = true, mlp_bias = true;
+    bool separate_qkv = false;         // query, key, value as three linears (HF BERT, LLaMA, OPT, T5, ViT)
     std::string position = "learned";  // learned | rotary | alibi | relative | none
     std::int64_t max_positions = 0;    // rows of the learned position table (incl. any offset)
     std::int64_t type_vocab = 0;       // token-type (segment) embeddings, BERT

@@ -24,7 +24,7 @@ TransformerSpec llama_like(std::string name, std::int64_t vocab, std::int64_t hi
     s.vocab = vocab, s.hidden = hidden, s.layers = layers, s.heads = heads, s.kv_heads = kv_heads;
     s.intermediate = ffn, s.activation = "silu", s.gated = true, s.norm = "rmsnorm", s.norm_bias = false;
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
-    s.position = "rotary", s.tied_embeddings = tied, s.default_seq = seq;
+    s.position = "rotary", s.tied_embeddings = tied, s.default_seq = seq, s.separate_qkv = true;
     return s;
 }
 
@@ -33,6 +33,7 @@ TransformerSpec opt_like(std::string name, std::int64_t hidden, std::int64_t lay
     s.name = std::move(name);
     s.vocab = 50272, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
     s.activation = "relu", s.max_positions = 2048 + 2, s.dropout = 0.1, s.default_seq = 2048;
+    s.separate_qkv = true;
     return s;
 }
 
@@ -42,7 +43,7 @@ TransformerSpec bert_like(std::string name, std::int64_t hidden, std::int64_t la
     s.arch = "encoder";
     s.vocab = 30522, s.hidden = hidden, s.layers = layers, s.heads = heads, s.intermediate = 4 * hidden;
     s.max_positions = 512, s.type_vocab = 2, s.embedding_norm = true, s.post_norm = true, s.final_norm = false;
-    s.pooler = true, s.dropout = 0.1, s.default_seq = 512;
+    s.pooler = true, s.dropout = 0.1, s.default_seq = 512, s.separate_qkv = true;
     return s;
 }
 
@@ -54,7 +55,7 @@ TransformerSpec t5_like(std::string name, std::int64_t hidden, std::int64_t laye
     s.vocab = 32128, s.hidden = hidden, s.layers = layers, s.decoder_layers = layers, s.heads = heads;
     s.head_dim = 64, s.intermediate = ffn, s.activation = "relu", s.norm = "rmsnorm", s.norm_bias = false;
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false, s.position = "relative", s.dropout = 0.1;
-    s.default_seq = 512;
+    s.default_seq = 512, s.separate_qkv = true;
     return s;
 }
 
@@ -137,7 +138,7 @@ std::vector<ZooEntry> transformer_zoo() {
 
     TransformerSpec falcon = llama_like("falcon-40b", 65024, 8192, 60, 128, 8, 32768, true, 2048);
     falcon.activation = "gelu", falcon.gated = false, falcon.norm = "layernorm", falcon.norm_bias = true;
-    falcon.parallel_block = true, falcon.parallel_two_norms = true;
+    falcon.parallel_block = true, falcon.parallel_two_norms = true, falcon.separate_qkv = false;
     z.push_back(entry(falcon, "Falcon-40B (TII 2023): parallel attention/MLP, 8 KV groups"));
 
     TransformerSpec starcoder = gpt2_like("starcoder-15b", 6144, 40, 48);
@@ -146,12 +147,13 @@ std::vector<ZooEntry> transformer_zoo() {
     z.push_back(entry(starcoder, "StarCoder 15.5B (Li et al. 2023): multi-query attention, 8K context"));
 
     TransformerSpec gopher = llama_like("gopher-280b", 32000, 16384, 80, 128, 128, 4 * 16384, false, 2048);
-    gopher.activation = "gelu", gopher.gated = false, gopher.position = "relative";
+    gopher.activation = "gelu", gopher.gated = false, gopher.position = "relative", gopher.separate_qkv = false;
     z.push_back(entry(gopher, "Gopher 280B (Rae et al. 2021): 80 layers, d_model 16384, 128 heads; relative "
                               "positions modelled as a T5-style bias"));
 
     TransformerSpec palm = llama_like("palm-540b", 256000, 18432, 118, 48, 1, 73728, true, 2048);
     palm.head_dim = 256, palm.parallel_block = true, palm.norm = "layernorm", palm.norm_bias = false;
+    palm.separate_qkv = false;  // JAX on TPUs: one projection, as for Gopher
     z.push_back(entry(palm, "PaLM 540B (Chowdhery et al. 2022): parallel blocks, multi-query, SwiGLU"));
 
     TransformerSpec deepseek = llama_like("deepseek-v3", 129280, 7168, 61, 128, 128, 18432, false, 4096);

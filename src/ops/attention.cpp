@@ -34,6 +34,9 @@ void infer_attention(Layer& layer) {
     ops::bool_attr(layer, "causal", false);
     ops::bool_attr(layer, "flash", false);
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
+    std::string projections = ops::string_attr(layer, "projections", "fused");
+    if (projections != "fused" && projections != "separate")
+        ops::fail(layer, "field 'projections' must be fused (one qkv linear) or separate (query, key, value)");
     layer.output = layer.input;
 }
 
@@ -116,6 +119,12 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
         // Queries from the decoder, keys and values from the encoder output.
         ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
         ops::add_gemm(cost, layer, p, "kv_proj", 1, kv_rows, kv_out, h.hidden, true, true);
+    } else if (ops::string_attr(layer, "projections", "fused") == "separate") {
+        // Three linears read the input (Hugging Face's BERT, LLaMA, OPT, T5, ViT).
+        ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
+        ops::add_gemm(cost, layer, p, "k_proj", 1, rows, h.kv_heads * h.qk_dim, h.hidden, true, layer.needs_input_grad);
+        ops::add_gemm(cost, layer, p, "v_proj", 1, rows, h.kv_heads * h.v_dim, h.hidden, true, layer.needs_input_grad);
+        cost.input_uses = 3;
     } else {
         ops::add_gemm(cost, layer, p, "qkv_proj", 1, rows, q_out + kv_out, h.hidden, true, layer.needs_input_grad);
     }
@@ -185,7 +194,8 @@ void register_attention_ops(OpCatalogue& c) {
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
            "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
-           "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length)",
+           "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
+           "projections (fused: one qkv linear | separate: query, key and value linears)",
            infer_attention, cost_attention});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "

@@ -70,15 +70,37 @@ struct AutocastStream {
     }
 };
 
-// What autocast adds to a half-precision layer: casting an fp32 input, casting the weights each forward (and
-// their half-precision gradients back to fp32), and the half weight copies the backward keeps.
+// What autocast adds to a half-precision layer: casting an fp32 input for each operation that reads it (and
+// each of their half-precision input gradients back to fp32; each cast copy is saved for the weight gradient),
+// casting the weights each forward (and their half-precision gradients back to fp32), and the half weight
+// copies the backward keeps.
 void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
     LayerCost& c = lf.cost;
-    if (input_fp32 && !lf.layer.input.empty())
-        c.kernels.push_back(cast_kernel("autocast_input_cast", Phase::forward, double(elements(lf.layer.input)), half));
+    if (input_fp32 && !lf.layer.input.empty()) {
+        double n = double(elements(lf.layer.input));
+        for (int use = 0; use < c.input_uses; ++use) {
+            c.kernels.push_back(cast_kernel("autocast_input_cast", Phase::forward, n, half));
+            if (lf.layer.needs_input_grad)
+                c.kernels.push_back(cast_kernel("autocast_input_cast_backward", Phase::backward_input, n, half));
+        }
+        c.saved_activation_bytes += double(c.input_uses - 1) * n * activation_bytes(half);
+    }
     if (c.params > 0) {
         c.kernels.push_back(cast_kernel("autocast_weight_cast", Phase::forward, double(c.params), half));
         c.kernels.push_back(cast_kernel("autocast_weight_grad_cast", Phase::backward_weight, double(c.params), half));
+    }
+}
+
+// Autograd sums the input gradients of a layer whose input several operations read: one pass (read 2,
+// write 1) per extra use, in the input's type.
+void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
+    if (!lf.layer.needs_input_grad || lf.layer.input.empty()) return;
+    double n = double(elements(lf.layer.input));
+    for (int use = 1; use < lf.cost.input_uses; ++use) {
+        Kernel sum = streaming_kernel(Family::elementwise, Phase::backward_input, "input_gradient_sum", input_type, n,
+                                      n, 3.0 * n * activation_bytes(input_type));
+        lf.cost.backward_input_flops += sum.flops;
+        lf.cost.kernels.push_back(sum);
     }
 }
 
@@ -105,6 +127,7 @@ ModelFeatures compute_features(const Model& model, Precision precision, MixedRec
                 add_autocast_casts(lf, precision, input_fp32);
                 f.half_weight_copy_bytes += r * double(lf.cost.params) * activation_bytes(precision);
             }
+            add_input_gradient_sums(lf, autocast && input_fp32 ? Precision::fp32 : p);
             // A ReLU's saved output and the next layer's saved input are one tensor (conv -> bn -> relu -> conv):
             // count it once. Only for a direct successor (same shape, next in order).
             if (previous && saves_its_output(*previous) && saves_its_input(layer) && previous->output == layer.input)

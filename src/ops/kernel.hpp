@@ -42,6 +42,9 @@ struct LayerCost {
     double forward_bytes_read = 0;
     double forward_bytes_written = 0;
     double saved_activation_bytes = 0;  // kept from forward for backward
+    // Separate operations that read the layer's input (3 for attention with separate query, key and value
+    // projections): autograd sums their input gradients, and autocast casts an fp32 input once per use.
+    int input_uses = 1;
     std::vector<Kernel> kernels;         // forward and backward kernels of one execution of the layer
 };
 

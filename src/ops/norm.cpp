@@ -32,6 +32,10 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t row = layer.kind == "batchnorm" ? elements(layer.input) / features : features;
     ops::add_vector(cost, layer, p, Family::norm, layer.kind, n, reads, 1.0, layer.kind == "rmsnorm" ? 4.0 : 7.0,
                     true, row);
+    // Batch norm's backward reduces x and dy once (the weight-gradient pass below, which also yields the sums
+    // dx needs), then applies: read x and dy, write dx. Its statistics are not re-read as in the forward
+    // (PyTorch's batch_norm_backward_reduce + batch_norm_backward_elemt; cuDNN's one call does the same).
+    if (layer.kind == "batchnorm") cost.kernels.back().bytes = 3.0 * n * activation_bytes(p);
     // Weight gradient: a reduction over rows of x_hat * dy, one more pass.
     Kernel dw;
     dw.family = Family::norm;

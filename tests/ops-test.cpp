@@ -198,3 +198,45 @@ TEST(Attention, SeparateProjectionsSumTheirInputGradients) {
 TEST(Attention, UnknownProjectionsIsAnError) {
     EXPECT_THROW(one_attention_block("merged"), Error);
 }
+
+// A bias costs passes of its own in eager PyTorch: the bias gradient sums the output gradient over rows, and a
+// convolution's bias is added after cuDNN's convolution. A GEMM's forward bias rides in its epilogue.
+TEST(Bias, GradientReductionAndConvolutionBiasAdd) {
+    ModelBuilder lb("t", {6, 16});
+    lb.add("linear", "fc", {{"out_features", 8}});
+    lb.add("linear", "nobias", {{"out_features", 8}, {"bias", false}});
+    ModelFeatures lf = compute_features(lb.finish("custom", 0), Precision::fp32);
+    EXPECT_EQ(count_kernels(layer_named(lf, "fc"), "linear_bias_grad"), 1);
+    EXPECT_EQ(count_kernels(layer_named(lf, "nobias"), "linear_bias_grad"), 0);
+    for (const auto& k : layer_named(lf, "fc").cost.kernels)
+        if (k.op == "linear_bias_grad") {
+            EXPECT_EQ(k.phase, Phase::backward_weight);
+            EXPECT_DOUBLE_EQ(k.bytes, 6 * 8 * 4 + 8 * 4);
+        }
+
+    ModelBuilder cb("t", {2, 3, 8, 8});
+    cb.add("conv2d", "conv", {{"out_channels", 4}, {"kernel_size", 3}, {"padding", 1}});
+    ModelFeatures cf = compute_features(cb.finish("vision", 0), Precision::fp32);
+    const LayerFeatures& conv = cf.layers[0];
+    EXPECT_EQ(count_kernels(conv, "conv2d_bias_add"), 1);
+    EXPECT_EQ(count_kernels(conv, "conv2d_bias_grad"), 1);
+    for (const auto& k : conv.cost.kernels)
+        if (k.op == "conv2d_bias_add") EXPECT_DOUBLE_EQ(k.bytes, 2.0 * 2 * 4 * 8 * 8 * 4);
+}
+
+// Eager attention's element-wise passes as autograd runs them: the scale's gradient is one scaling pass, an
+// additive mask has no gradient pass, dropout writes and reads a one-byte mask.
+TEST(Attention, EagerScoreMaskAndDropoutPasses) {
+    ModelBuilder b("t", {2, 8, 32});
+    b.add("attention", "attn", {{"heads", 4}, {"dropout", 0.1}});
+    ModelFeatures f = compute_features(b.finish("language", 8), Precision::fp32);
+    const LayerFeatures& attn = layer_named(f, "attn");
+    const double scores = 2.0 * 4 * 8 * 8;
+    EXPECT_EQ(count_kernels(attn, "attention_mask"), 1);
+    EXPECT_EQ(count_kernels(attn, "attention_mask_backward"), 0);
+    for (const auto& k : attn.cost.kernels) {
+        if (k.op == "attention_scale_backward") EXPECT_DOUBLE_EQ(k.bytes, 2 * scores * 4);
+        if (k.op == "attention_dropout" || k.op == "attention_dropout_backward")
+            EXPECT_DOUBLE_EQ(k.bytes, scores * (2 * 4 + 1));
+    }
+}

@@ -79,17 +79,18 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         return;
     }
     ops::add_gemm(cost, layer, p, "attention_scores", batch * heads, q_len, kv_len, qk_dim, false, true);
-    // Unfused ("eager") attention scales the scores and applies the mask as two passes of their own.
+    // Unfused ("eager") attention scales the scores and applies the mask as two passes of their own. Backward,
+    // the scale's gradient is one more scaling pass (read dy, write dx); adding a constant mask has none.
     ops::add_vector(cost, layer, p, Family::elementwise, "attention_scale", scores, 1.0, 1.0, 1.0);
-    ops::add_vector(cost, layer, p, Family::elementwise, "attention_mask", scores, 1.0, 1.0, 1.0);
+    cost.kernels.back().bytes = 2.0 * scores * eb;
+    ops::add_vector(cost, layer, p, Family::elementwise, "attention_mask", scores, 1.0, 1.0, 1.0, false);
     // Under torch.autocast the softmax (and the dropout after it) run in fp32; the context product then casts
     // the probabilities back to half precision and keeps that copy for its backward.
     bool fp32_softmax = ops::bool_attr(layer, "softmax_fp32", false) && eb < 4.0;
     Precision sp = fp32_softmax ? Precision::fp32 : p;
     ops::add_vector(cost, layer, sp, Family::softmax, "softmax", scores, 1.0, 1.0, 5.0, true, kv_len);
     if (dropout > 0) {
-        ops::add_vector(cost, layer, sp, Family::elementwise, "attention_dropout", scores, 1.0, 1.0, 2.0);
-        cost.saved_activation_bytes += scores;  // the mask, one byte per element
+        ops::add_dropout(cost, layer, sp, "attention_dropout", scores);
     }
     if (fp32_softmax)  // reads 4 bytes (two half-precision units) and writes 2 per element
         ops::add_vector(cost, layer, p, Family::elementwise, "probabilities_cast", scores, 2.0, 1.0, 0.0);
@@ -119,14 +120,24 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
         // Queries from the decoder, keys and values from the encoder output.
         ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
         ops::add_gemm(cost, layer, p, "kv_proj", 1, kv_rows, kv_out, h.hidden, true, true);
+        if (bias) {
+            ops::add_bias_grad(cost, p, "q_proj", double(rows), double(q_out));
+            ops::add_bias_grad(cost, p, "kv_proj", double(kv_rows), double(kv_out));
+        }
     } else if (ops::string_attr(layer, "projections", "fused") == "separate") {
         // Three linears read the input (Hugging Face's BERT, LLaMA, OPT, T5, ViT).
         ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
         ops::add_gemm(cost, layer, p, "k_proj", 1, rows, h.kv_heads * h.qk_dim, h.hidden, true, layer.needs_input_grad);
         ops::add_gemm(cost, layer, p, "v_proj", 1, rows, h.kv_heads * h.v_dim, h.hidden, true, layer.needs_input_grad);
         cost.input_uses = 3;
+        if (bias) {
+            ops::add_bias_grad(cost, p, "q_proj", double(rows), double(q_out));
+            ops::add_bias_grad(cost, p, "k_proj", double(rows), double(h.kv_heads * h.qk_dim));
+            ops::add_bias_grad(cost, p, "v_proj", double(rows), double(h.kv_heads * h.v_dim));
+        }
     } else {
         ops::add_gemm(cost, layer, p, "qkv_proj", 1, rows, q_out + kv_out, h.hidden, true, layer.needs_input_grad);
+        if (bias) ops::add_bias_grad(cost, p, "qkv_proj", double(rows), double(q_out + kv_out));
     }
     cost.macs += double(rows) * h.hidden * q_out + double(kv_rows) * h.hidden * kv_out;
     if (ops::string_attr(layer, "position", "none") == "rotary")
@@ -134,6 +145,7 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
                         1.0, 1.0, 6.0);
     add_attention_core(cost, layer, p, batch, q_len, kv_len, h.heads, h.qk_dim, h.v_dim);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
+    if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.hidden));
     cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
     cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) +         // input
                                    double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);  // context

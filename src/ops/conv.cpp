@@ -100,11 +100,14 @@ void cost_conv(const Layer& layer, Precision p, LayerCost& cost) {
                    rank > 1 ? g.kernel[1] : 1, g.stride[0], g.padding[0], g.groups,
                    rank > 1 ? g.stride[1] : 1, rank > 1 ? g.padding[1] : 0};
     k.bytes = (in_elems + double(weights)) * eb_in + out_elems * eb_out;
-    cost.forward_flops += k.flops + (bias ? out_elems : 0);
+    cost.forward_flops += k.flops;
     cost.forward_bytes_read += (in_elems + double(weights)) * eb_in;
     cost.forward_bytes_written += out_elems * eb_out;
     k.phase = Phase::forward;
     cost.kernels.push_back(k);
+    // PyTorch adds a convolution's bias as a pass of its own over the output (cuDNN's convolution has none).
+    if (bias) ops::add_vector(cost, layer, p, Family::elementwise, layer.kind + "_bias_add", out_elems, 1.0, 1.0, 1.0,
+                              false);
     if (layer.needs_input_grad) {
         Kernel dx = k;
         dx.phase = Phase::backward_input;
@@ -117,8 +120,9 @@ void cost_conv(const Layer& layer, Precision p, LayerCost& cost) {
     dw.phase = Phase::backward_weight;
     dw.op = layer.kind + "_grad_weight";
     dw.bytes = (out_elems + in_elems) * eb_in + double(weights) * 4.0;
-    cost.backward_weight_flops += dw.flops + (bias ? out_elems : 0);
+    cost.backward_weight_flops += dw.flops;
     cost.kernels.push_back(dw);
+    if (bias) ops::add_bias_grad(cost, p, layer.kind, out_elems / double(out_ch), double(out_ch));
     cost.saved_activation_bytes += in_elems * eb_in;
 }
 

@@ -45,8 +45,7 @@ void infer_dropout(Layer& layer) {
 void cost_dropout(const Layer& layer, Precision p, LayerCost& cost) {
     if (ops::number_attr(layer, "p", 0.1) == 0) return;
     double n = double(elements(layer.input));
-    ops::add_vector(cost, layer, p, Family::elementwise, "dropout", n, 1.0, 1.0, 2.0);
-    cost.saved_activation_bytes += n;  // one byte mask per element
+    ops::add_dropout(cost, layer, p, "dropout", n);
 }
 
 void cost_softmax(const Layer& layer, Precision p, LayerCost& cost) {

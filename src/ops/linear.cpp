@@ -29,8 +29,8 @@ void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
     cost.macs += double(rows) * double(in) * double(out);
     ops::add_gemm(cost, layer, p, "linear", 1, rows, out, in, true, layer.needs_input_grad);
     if (bias) {
-        cost.forward_flops += double(rows) * double(out);          // fused into the GEMM epilogue
-        cost.backward_weight_flops += double(rows) * double(out);  // bias gradient: a column sum
+        cost.forward_flops += double(rows) * double(out);  // fused into the GEMM epilogue
+        ops::add_bias_grad(cost, p, "linear", double(rows), double(out));
     }
     cost.saved_activation_bytes += double(rows) * double(in) * matmul_input_bytes(p);
 }

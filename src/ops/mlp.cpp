@@ -42,6 +42,10 @@ void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const Mlp
                         act_flops + (s.gated ? 1 : 0));
     }
     ops::add_gemm(cost, layer, p, prefix + "down_proj", batch, rows, s.hidden, s.intermediate, true, true);
+    if (s.bias) {
+        ops::add_bias_grad(cost, p, prefix + "up_proj", double(batch) * double(rows), double(up));
+        ops::add_bias_grad(cost, p, prefix + "down_proj", double(batch) * double(rows), double(s.hidden));
+    }
     cost.macs += double(batch) * double(rows) * double(s.hidden) * double(up + s.intermediate);
     cost.saved_activation_bytes += double(batch) * double(rows) *
                                    (double(s.hidden) * matmul_input_bytes(p) +            // input of up

@@ -138,6 +138,24 @@ void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::strin
     cost.kernels.push_back(dw);
 }
 
+void add_bias_grad(LayerCost& cost, Precision p, const std::string& op, double rows, double features) {
+    double n = rows * features;
+    Precision vp = p == Precision::fp8 ? Precision::bf16 : (p == Precision::tf32 ? Precision::fp32 : p);
+    Kernel k = streaming_kernel(Family::elementwise, Phase::backward_weight, op + "_bias_grad", vp, n, n,
+                                n * activation_bytes(p) + features * 4.0);
+    cost.backward_weight_flops += k.flops;
+    cost.kernels.push_back(k);
+}
+
+void add_dropout(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, double elements) {
+    add_vector(cost, layer, p, Family::elementwise, op, elements, 1.0, 1.0, 2.0);
+    double bytes = elements * (2.0 * activation_bytes(p) + 1.0);
+    cost.forward_bytes_written += elements;
+    cost.kernels[cost.kernels.size() - 2].bytes = bytes;
+    cost.kernels.back().bytes = bytes;
+    cost.saved_activation_bytes += elements;
+}
+
 void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family, const std::string& op,
                 double elements, double reads, double writes, double flops_per_element, bool with_backward,
                 std::int64_t row_length) {

@@ -30,6 +30,15 @@ std::int64_t leading_elements(const Shape& s);  // product of all but the last d
 void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, std::int64_t batch,
               std::int64_t m, std::int64_t n, std::int64_t k, bool weight_operand, bool needs_input_grad);
 
+// The bias gradient of a GEMM with a bias over its `features` output columns: PyTorch's linear backward sums
+// the output gradient over its rows (`grad.sum(0)`), a reduction pass of its own; the forward adds the bias in
+// the GEMM's epilogue.
+void add_bias_grad(LayerCost& cost, Precision p, const std::string& op, double rows, double features);
+
+// Dropout over `elements` elements: forward reads x and writes y and a one-byte mask; backward reads dy and the
+// mask and writes dx. The mask is kept for the backward (counted in the saved activations).
+void add_dropout(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, double elements);
+
 // A memory-bound kernel over `elements` elements: reads `reads` tensors, writes `writes` tensors of that size,
 // `flops_per_element` arithmetic each. Backward reads `reads + 1` and writes `reads` (gradient per input).
 // `row_length` is the reduced dim of a row-wise kernel (norm, softmax), which decides its launch shape.

@@ -229,7 +229,8 @@ TEST(Bias, GradientReductionAndConvolutionBiasAdd) {
 TEST(Attention, EagerScoreMaskAndDropoutPasses) {
     ModelBuilder b("t", {2, 8, 32});
     b.add("attention", "attn", {{"heads", 4}, {"dropout", 0.1}});
-    ModelFeatures f = compute_features(b.finish("language", 8), Precision::fp32);
+    Model m = b.finish("language", 8);
+    ModelFeatures f = compute_features(m, Precision::fp32);
     const LayerFeatures& attn = layer_named(f, "attn");
     const double scores = 2.0 * 4 * 8 * 8;
     EXPECT_EQ(count_kernels(attn, "attention_mask"), 1);
@@ -239,4 +240,13 @@ TEST(Attention, EagerScoreMaskAndDropoutPasses) {
         if (k.op == "attention_dropout" || k.op == "attention_dropout_backward")
             EXPECT_DOUBLE_EQ(k.bytes, scores * (2 * 4 + 1));
     }
+    // Under autocast the fp32 probabilities are cast to bf16 for the context product, and the gradient back.
+    ModelFeatures amp = compute_features(m, Precision::bf16);
+    int casts = 0;
+    for (const auto& k : layer_named(amp, "attn").cost.kernels)
+        if (k.op == "probabilities_cast" || k.op == "probabilities_cast_backward") {
+            EXPECT_DOUBLE_EQ(k.bytes, scores * (4 + 2));
+            ++casts;
+        }
+    EXPECT_EQ(casts, 2);
 }

@@ -92,8 +92,10 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
     if (dropout > 0) {
         ops::add_dropout(cost, layer, sp, "attention_dropout", scores);
     }
-    if (fp32_softmax)  // reads 4 bytes (two half-precision units) and writes 2 per element
+    if (fp32_softmax) {  // reads 4 bytes (two half-precision units) and writes 2 per element; back the reverse
         ops::add_vector(cost, layer, p, Family::elementwise, "probabilities_cast", scores, 2.0, 1.0, 0.0);
+        cost.kernels.back().bytes = scores * (eb + 4.0);
+    }
     // The softmax keeps its output; the context product keeps its input, which is a tensor of its own when
     // dropout or a cast came in between.
     double context_input = (dropout > 0 || fp32_softmax) ? scores * eb : 0.0;

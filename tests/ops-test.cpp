@@ -250,3 +250,19 @@ TEST(Attention, EagerScoreMaskAndDropoutPasses) {
         }
     EXPECT_EQ(casts, 2);
 }
+
+// An op on autocast's fp32 list that receives a half-precision tensor (the loss on a linear's logits) casts it
+// to fp32 and its gradient back; one reading the fp32 residual stream (the layer norm) casts nothing.
+TEST(Autocast, Fp32ListOpsCastTheirHalfInput) {
+    ModelBuilder b("t", {2, 16});
+    b.add("embedding", "tokens", {{"num_embeddings", 100}, {"embedding_dim", 32}});
+    b.add("layernorm", "ln");
+    b.add("linear", "head", {{"out_features", 100}});
+    b.add("cross_entropy", "loss");
+    ModelFeatures f = compute_features(b.finish("language", 16), Precision::fp16);
+    EXPECT_EQ(count_kernels(layer_named(f, "loss"), "autocast_fp32_input_cast"), 1);
+    EXPECT_EQ(count_kernels(layer_named(f, "loss"), "autocast_fp32_input_cast_backward"), 1);
+    EXPECT_EQ(count_kernels(layer_named(f, "ln"), "autocast_fp32_input_cast"), 0);
+    for (const auto& k : layer_named(f, "loss").cost.kernels)
+        if (k.op == "autocast_fp32_input_cast") EXPECT_DOUBLE_EQ(k.bytes, 2 * 16 * 100 * (2 + 4));
+}

@@ -91,6 +91,16 @@ void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
     }
 }
 
+// An op on autocast's fp32 list (norms, softmax, losses) that receives a half-precision tensor casts it to fp32
+// first, and its gradient back.
+void add_fp32_op_input_cast(LayerFeatures& lf, Precision half) {
+    if (lf.layer.input.empty()) return;
+    double n = double(elements(lf.layer.input));
+    lf.cost.kernels.push_back(cast_kernel("autocast_fp32_input_cast", Phase::forward, n, half));
+    if (lf.layer.needs_input_grad)
+        lf.cost.kernels.push_back(cast_kernel("autocast_fp32_input_cast_backward", Phase::backward_input, n, half));
+}
+
 // Autograd sums the input gradients of a layer whose input several operations read: one pass (read 2,
 // write 1) per extra use, in the input's type.
 void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
@@ -123,6 +133,9 @@ ModelFeatures compute_features(const Model& model, Precision precision, MixedRec
             // Autocast's softmax inside eager attention runs in fp32 as well.
             if (autocast && is_one_of(layer.kind, {"attention", "mla_attention"})) costed.attrs["softmax_fp32"] = true;
             LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
+            if (autocast && !input_fp32 &&
+                is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy"}))
+                add_fp32_op_input_cast(lf, precision);
             if (autocast && autocast_runs_in_half(layer)) {
                 add_autocast_casts(lf, precision, input_fp32);
                 f.half_weight_copy_bytes += r * double(lf.cost.params) * activation_bytes(precision);

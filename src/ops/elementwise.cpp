@@ -59,8 +59,7 @@ void cost_add(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_vector(cost, layer, p, Family::elementwise, "add", n, 2.0, 1.0, 1.0, false);
     // The add passes its gradient through unchanged, but the block input it adds back was used twice (by the
     // branch and by the skip), so autograd sums the two gradients that reach it: one more pass, read 2 write 1.
-    Kernel sum = streaming_kernel(Family::elementwise, Phase::backward_input, "residual_gradient_sum",
-                                  cost.kernels.back().precision, n, n, 3.0 * n * activation_bytes(p));
+    Kernel sum = ops::gradient_sum_kernel("residual_gradient_sum", cost.kernels.back().precision, n);
     cost.backward_input_flops += sum.flops;
     cost.kernels.push_back(sum);
 }

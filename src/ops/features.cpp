@@ -7,6 +7,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
 
 namespace prenet {
 namespace {
@@ -70,6 +71,13 @@ struct AutocastStream {
     }
 };
 
+// A cast of the layer's input in the forward and, when the input needs a gradient, the gradient's cast back.
+void add_input_cast(LayerFeatures& lf, const std::string& op, Precision half) {
+    double n = double(elements(lf.layer.input));
+    lf.cost.kernels.push_back(cast_kernel(op, Phase::forward, n, half));
+    if (lf.layer.needs_input_grad) lf.cost.kernels.push_back(cast_kernel(op + "_backward", Phase::backward_input, n, half));
+}
+
 // What autocast adds to a half-precision layer: casting an fp32 input for each operation that reads it (and
 // each of their half-precision input gradients back to fp32; each cast copy is saved for the weight gradient),
 // casting the weights each forward (and their half-precision gradients back to fp32), and the half weight
@@ -77,13 +85,8 @@ struct AutocastStream {
 void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
     LayerCost& c = lf.cost;
     if (input_fp32 && !lf.layer.input.empty()) {
-        double n = double(elements(lf.layer.input));
-        for (int use = 0; use < c.input_uses; ++use) {
-            c.kernels.push_back(cast_kernel("autocast_input_cast", Phase::forward, n, half));
-            if (lf.layer.needs_input_grad)
-                c.kernels.push_back(cast_kernel("autocast_input_cast_backward", Phase::backward_input, n, half));
-        }
-        c.saved_activation_bytes += double(c.input_uses - 1) * n * activation_bytes(half);
+        for (int use = 0; use < c.input_uses; ++use) add_input_cast(lf, "autocast_input_cast", half);
+        c.saved_activation_bytes += double(c.input_uses - 1) * double(elements(lf.layer.input)) * activation_bytes(half);
     }
     if (c.params > 0) {
         c.kernels.push_back(cast_kernel("autocast_weight_cast", Phase::forward, double(c.params), half));
@@ -94,11 +97,7 @@ void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
 // An op on autocast's fp32 list (norms, softmax, losses) that receives a half-precision tensor casts it to fp32
 // first, and its gradient back.
 void add_fp32_op_input_cast(LayerFeatures& lf, Precision half) {
-    if (lf.layer.input.empty()) return;
-    double n = double(elements(lf.layer.input));
-    lf.cost.kernels.push_back(cast_kernel("autocast_fp32_input_cast", Phase::forward, n, half));
-    if (lf.layer.needs_input_grad)
-        lf.cost.kernels.push_back(cast_kernel("autocast_fp32_input_cast_backward", Phase::backward_input, n, half));
+    if (!lf.layer.input.empty()) add_input_cast(lf, "autocast_fp32_input_cast", half);
 }
 
 // Autograd sums the input gradients of a layer whose input several operations read: one pass (read 2,
@@ -107,8 +106,7 @@ void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
     if (!lf.layer.needs_input_grad || lf.layer.input.empty()) return;
     double n = double(elements(lf.layer.input));
     for (int use = 1; use < lf.cost.input_uses; ++use) {
-        Kernel sum = streaming_kernel(Family::elementwise, Phase::backward_input, "input_gradient_sum", input_type, n,
-                                      n, 3.0 * n * activation_bytes(input_type));
+        Kernel sum = ops::gradient_sum_kernel("input_gradient_sum", input_type, n);
         lf.cost.backward_input_flops += sum.flops;
         lf.cost.kernels.push_back(sum);
     }

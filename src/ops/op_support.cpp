@@ -147,6 +147,11 @@ void add_bias_grad(LayerCost& cost, Precision p, const std::string& op, double r
     cost.kernels.push_back(k);
 }
 
+Kernel gradient_sum_kernel(const std::string& op, Precision p, double elements) {
+    return streaming_kernel(Family::elementwise, Phase::backward_input, op, p, elements, elements,
+                            3.0 * elements * activation_bytes(p));
+}
+
 void add_dropout(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, double elements) {
     add_vector(cost, layer, p, Family::elementwise, op, elements, 1.0, 1.0, 2.0);
     double bytes = elements * (2.0 * activation_bytes(p) + 1.0);

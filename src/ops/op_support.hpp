@@ -35,6 +35,9 @@ void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::strin
 // the GEMM's epilogue.
 void add_bias_grad(LayerCost& cost, Precision p, const std::string& op, double rows, double features);
 
+// Autograd's sum of two gradients that reach one tensor (read 2, write 1), in the tensor's type.
+Kernel gradient_sum_kernel(const std::string& op, Precision p, double elements);
+
 // Dropout over `elements` elements: forward reads x and writes y and a one-byte mask; backward reads dy and the
 // mask and writes dx. The mask is kept for the backward (counted in the saved activations).
 void add_dropout(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, double elements);

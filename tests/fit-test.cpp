@@ -64,6 +64,10 @@ TEST(Regressors, RoundTripThroughJson) {
         EXPECT_DOUBLE_EQ(r2->predict(row), r.predict(row));
     }
     EXPECT_EQ(regressor_from_json(g2->to_json())->to_json(), g2->to_json());
+    // Packing the trees into one node array changes nothing but speed.
+    TreeEnsemble packed = g;
+    packed.pack();
+    for (const auto& row : random_rows(20, 4, rng)) EXPECT_DOUBLE_EQ(packed.predict(row), g.predict(row));
 }
 
 TEST(Regressors, MalformedJsonIsAnError) {

@@ -166,3 +166,22 @@ TEST(TrainingStep, KernelOverheadHookAddsPerLaunch) {
     StepTime slow = predict_step(f, a100(), roofline, o);
     EXPECT_NEAR(slow.total_ms() - base.total_ms(), 0.01 * base.kernels, 1e-9);
 }
+
+// The step times each distinct kernel once (a GQA layer's key and value projections are identical); the sum is
+// what timing every kernel on its own gives.
+TEST(TrainingStep, RepeatedKernelsAreTimedOnceAndCountedEachTime) {
+    ModelBuilder b("gqa", {2, 64, 256});
+    b.add("layernorm", "ln");
+    b.add("attention", "attn", {{"heads", 8}, {"kv_heads", 2}, {"projections", "separate"}});
+    b.add("residual_add", "res");
+    Model m = b.finish("custom", 64);
+    ModelFeatures f = compute_features(m, Precision::bf16);
+    RooflinePredictor roofline;
+    double direct = 0;
+    int kernels = 0;
+    for (const auto& lf : f.layers)
+        for (const auto& k : lf.cost.kernels) direct += roofline.kernel_ms(k, a100()), ++kernels;
+    StepTime t = predict_step(f, a100(), roofline, step_options(Precision::bf16, "adamw"));
+    EXPECT_DOUBLE_EQ(t.micro_batch_ms, direct);
+    EXPECT_GE(t.kernels, kernels);
+}

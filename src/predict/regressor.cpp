@@ -33,7 +33,30 @@ json RidgeModel::to_json() const {
     return {{"type", "ridge"}, {"mean", mean}, {"scale", scale}, {"weights", weights}, {"bias", bias}};
 }
 
+void TreeEnsemble::pack() {
+    nodes_.clear();
+    roots_.clear();
+    for (const auto& t : trees) {
+        int offset = int(nodes_.size());
+        roots_.push_back(offset);
+        for (size_t i = 0; i < t.feature.size(); ++i) {
+            bool leaf = t.feature[i] < 0;
+            nodes_.push_back({leaf ? -1 : t.feature[i], offset + t.left[i], offset + t.right[i],
+                              leaf ? learning_rate * t.value[i] : t.threshold[i]});
+        }
+    }
+}
+
 double TreeEnsemble::predict(const std::vector<double>& x) const {
+    if (!roots_.empty() && roots_.size() == trees.size()) {
+        double y = base;
+        for (int node : roots_) {
+            while (nodes_[node].feature >= 0)
+                node = x[nodes_[node].feature] <= nodes_[node].threshold ? nodes_[node].left : nodes_[node].right;
+            y += nodes_[node].threshold;
+        }
+        return y;
+    }
     double y = base;
     for (const auto& t : trees) {
         int node = 0;
@@ -83,6 +106,7 @@ std::unique_ptr<Regressor> regressor_from_json(const json& j) {
                         throw Error("gbt model: tree links out of range");
                 g->trees.push_back(std::move(tree));
             }
+            g->pack();
             return g;
         }
         throw Error("unknown regressor type '" + type + "'");

@@ -33,6 +33,18 @@ struct TreeEnsemble : Regressor {
     std::vector<Tree> trees;
     double predict(const std::vector<double>& x) const override;
     nlohmann::json to_json() const override;
+    // Lays every tree's nodes out side by side in one array (children as absolute indices), which predict()
+    // then walks: a prediction visits ~900 nodes, and five separate arrays per tree cost it cache misses.
+    void pack();
+
+private:
+    struct Node {
+        int feature;  // -1 at a leaf
+        int left, right;
+        double threshold;  // the leaf's value (times the learning rate) at a leaf
+    };
+    std::vector<Node> nodes_;
+    std::vector<int> roots_;
 };
 
 std::unique_ptr<Regressor> regressor_from_json(const nlohmann::json& j);  // throws Error on malformed input

@@ -1,6 +1,8 @@
 #include "run/step.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "run/checkpointing.hpp"
@@ -8,6 +10,42 @@
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
+namespace {
+
+// Times each distinct kernel once per step: a step repeats many (a GQA layer's key and value projections'
+// passes, autocast's casts of one input), and the learned predictor's trees are most of a prediction's cost.
+// Keyed by the layer kernels themselves (they outlive the step), compared field by field: no allocation.
+class KernelTimes {
+public:
+    KernelTimes(const KernelPredictor& predictor, const HardwareSpec& hw) : predictor_(predictor), hw_(hw) {}
+    double operator()(const Kernel& k) {
+        auto it = times_.find(&k);
+        if (it != times_.end()) return it->second;
+        return times_.emplace(&k, predictor_.kernel_ms(k, hw_)).first->second;
+    }
+
+private:
+    struct Hash {
+        size_t operator()(const Kernel* k) const {
+            size_t h = std::hash<double>()(k->flops) ^ (std::hash<double>()(k->bytes) << 1);
+            h ^= std::hash<std::int64_t>()(k->m * 31 + k->n * 17 + k->k + k->elements) << 2;
+            return h ^ (size_t(k->phase) << 3) ^ (size_t(k->family) << 7);
+        }
+    };
+    struct Same {
+        bool operator()(const Kernel* a, const Kernel* b) const {
+            return a->family == b->family && a->phase == b->phase && a->precision == b->precision &&
+                   a->flops == b->flops && a->bytes == b->bytes && a->batch == b->batch && a->m == b->m &&
+                   a->n == b->n && a->k == b->k && a->elements == b->elements && a->conv_dims == b->conv_dims &&
+                   a->op == b->op;
+        }
+    };
+    const KernelPredictor& predictor_;
+    const HardwareSpec& hw_;
+    std::unordered_map<const Kernel*, double, Hash, Same> times_;
+};
+
+}  // namespace
 
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& o) {
@@ -16,6 +54,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     StepTime t;
     t.grad_accum = o.grad_accum;
     const double micro = double(o.grad_accum);
+    KernelTimes layer_kernel_ms(predictor, hw);
     auto time = [&](const Kernel& k) { return predictor.kernel_ms(k, hw) + o.kernel_overhead_ms; };
     auto add_family = [&](const Kernel& k, double ms) {
         t.by_family_ms[to_string(k.family)] += ms;
@@ -24,18 +63,18 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
 
     // One micro-batch, then scaled by the number of micro-batches.
     double forward = 0, backward = 0, recompute = 0, kernels = 0;
-    std::map<std::string, double> families;
+    std::map<Family, double> families;  // by enum: no string built per kernel
     double matmul = 0;
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
         bool recomputed = o.checkpointing && is_checkpointed(lf);
         for (const auto& k : lf.cost.kernels) {
-            double ms = repeat * time(k);
+            double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
             bool fwd = k.phase == Phase::forward;
             (fwd ? forward : backward) += ms;
             double runs = (fwd && recomputed) ? 2.0 : 1.0;  // the recompute runs the forward kernel again
             if (fwd && recomputed) recompute += ms;
-            families[to_string(k.family)] += runs * ms;
+            families[k.family] += runs * ms;
             if (uses_matrix_units(k.family)) matmul += runs * ms;
             kernels += runs * repeat;
         }
@@ -44,7 +83,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.forward_ms = micro * forward;
     t.recompute_ms = micro * recompute;
     t.backward_ms = micro * (backward + recompute);
-    for (const auto& [family, ms] : families) t.by_family_ms[family] += micro * ms;
+    for (const auto& [family, ms] : families) t.by_family_ms[to_string(family)] += micro * ms;
     t.matmul_ms = micro * matmul;
     t.kernels = micro * kernels;
 

@@ -155,11 +155,21 @@ class CsvSink:
 
 # ---- timing (torch is imported only here: --dry-run runs without it) ----
 
+def set_tf32(on):
+    """TF32 for matmuls and cuDNN on or off. PyTorch >= 2.9 has `fp32_precision` and refuses a mix of it with
+    the older `allow_tf32` flags, so only one of the two is touched."""
+    import torch
+    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+        torch.backends.cuda.matmul.fp32_precision = "tf32" if on else "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "tf32" if on else "ieee"
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
+
+
 def torch_setup(precision):
     import torch
-    tf32 = precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
+    set_tf32(precision == "tf32")
     torch.backends.cudnn.benchmark = True
     return {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 

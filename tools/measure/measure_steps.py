@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-from measure_kernels import DEVICE_IDS, provenance
+from measure_kernels import DEVICE_IDS, provenance, set_tf32
 
 # (model, batch, seq, precision, optimizer): what the published rows cover, on a large GPU.
 PLAN = [
@@ -52,8 +52,11 @@ def build(model, batch, seq):
         return net, lambda m: torch.nn.functional.cross_entropy(m(x), y)
     from transformers import BertConfig, BertForPreTraining
     config = BertConfig(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                        intermediate_size=4096, max_position_embeddings=512, attn_implementation="eager")
-    net = BertForPreTraining(config).cuda()
+                        intermediate_size=4096, max_position_embeddings=512)
+    try:  # transformers >= 4.36 takes the attention implementation here; older ones run eager anyway
+        net = BertForPreTraining._from_config(config, attn_implementation="eager").cuda()
+    except (TypeError, AttributeError, ValueError):
+        net = BertForPreTraining(config).cuda()
     ids = torch.randint(0, 30522, (batch, seq), device="cuda")
     labels = torch.randint(0, 30522, (batch, seq), device="cuda")
     nsp = torch.randint(0, 2, (batch,), device="cuda")
@@ -62,14 +65,15 @@ def build(model, batch, seq):
 
 def measure(model, batch, seq, precision, optimizer, warmup, steps):
     import torch
-    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    set_tf32(precision == "tf32")
     torch.backends.cudnn.benchmark = True
     net, loss_of = build(model, batch, seq)
-    if optimizer == "sgd":
-        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, fused=True)
-    else:
-        opt = torch.optim.AdamW(net.parameters(), lr=1e-4, fused=True)
+    make = (lambda **kw: torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, **kw)) if optimizer == "sgd" else \
+        (lambda **kw: torch.optim.AdamW(net.parameters(), lr=1e-4, **kw))
+    try:
+        opt = make(fused=True)
+    except (TypeError, RuntimeError):  # a PyTorch without the fused kernel for this optimizer
+        opt = make(foreach=True)
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
 
@@ -90,7 +94,10 @@ def measure(model, batch, seq, precision, optimizer, warmup, steps):
         step()
     torch.cuda.synchronize()
     elapsed = time.time() - start
-    result = (batch * steps / elapsed, torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved())
+    result = {"rate": batch * steps / elapsed, "allocated": torch.cuda.max_memory_allocated(),
+              "reserved": torch.cuda.max_memory_reserved(),
+              "impl": "fused" if opt.defaults.get("fused") else "foreach",
+              "attention": getattr(net.config, "_attn_implementation", None)}
     del net, opt
     torch.cuda.empty_cache()
     return result
@@ -127,21 +134,21 @@ def main(argv):
             if time.time() - started > a.budget_s:
                 print("measure_steps: budget spent, stopping before", model, precision, file=sys.stderr)
                 break
-            rate, allocated, reserved = (None, None, None)
+            r = {"rate": None, "allocated": None, "reserved": None, "impl": "fused", "attention": "eager"}
             if not a.dry_run:
                 try:
-                    rate, allocated, reserved = measure(model, batch, seq, precision, optimizer, a.warmup, a.steps)
+                    r = measure(model, batch, seq, precision, optimizer, a.warmup, a.steps)
                 except Exception as e:  # out of memory or a missing package: report and go on
                     print("measure_steps: %s b%d %s failed: %s" % (model, batch, precision, e), file=sys.stderr)
                     continue
-            note = ("synthetic data on the GPU, %d warm-up + %d timed steps, torch.autocast%s, fused %s, "
-                    "channels-last" if model == "resnet50" else
-                    "synthetic data on the GPU, %d warm-up + %d timed steps, torch.autocast%s, fused %s, "
-                    "eager attention, MLM + NSP loss") % (
-                a.warmup, a.steps, " + GradScaler" if precision == "fp16" else "", optimizer)
+            amp = {"fp16": "torch.autocast fp16 + GradScaler", "bf16": "torch.autocast bf16"}.get(
+                precision, "TF32 matmuls and convolutions" if precision == "tf32" else "fp32")
+            detail = "channels-last" if model == "resnet50" else "%s attention, MLM + NSP loss" % r["attention"]
+            note = "synthetic data on the GPU, %d warm-up + %d timed steps, %s, %s %s, %s" % (
+                a.warmup, a.steps, amp, r["impl"], optimizer, detail)
             w.writerow([model, device, precision, batch, seq or "", 224 if model == "resnet50" else "", optimizer,
-                        "", "" if rate is None else "%.2f" % rate, framework, "tools/measure/measure_steps.py",
-                        note, "validate", allocated or "", reserved or ""])
+                        "", "" if r["rate"] is None else "%.2f" % r["rate"], framework,
+                        "tools/measure/measure_steps.py", note, "validate", r["allocated"] or "", r["reserved"] or ""])
             f.flush()
     print("measure_steps: wrote %s in %.0f s" % (os.path.join(a.out, "steps.csv"), time.time() - started))
     return 0

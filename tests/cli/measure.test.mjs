@@ -101,3 +101,26 @@ test('the device script packs both stages into one archive', () => {
     assert.ok(list.includes(f), `${f} missing from ${list}`);
   assert.equal(sh('bash', [join(tools, 'run_on_device.sh'), out, '--bogus']).status, 2);
 });
+
+test('measured steps are compared on throughput and on peak memory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-steps-'));
+  const csv = join(dir, 'steps.csv');
+  // rtx-4090: a chip no kernel model was fitted on, so no held-out fit is needed.
+  writeFileSync(csv, toCsv([{ model: 'resnet50', hardware: 'rtx-4090', precision: 'bf16', batch: '128', seq: '',
+    image: '224', optimizer: 'sgd', grad_accum: '', samples_per_s: '1500', framework: 'PyTorch 2.11 eager (CUDA 13.0)',
+    source_url: 'tools/measure/measure_steps.py', source_note: 'test row', role: 'validate',
+    peak_allocated_bytes: '14000000000', peak_reserved_bytes: '16000000000' }]));
+  const out = join(dir, 'steps.md');
+  const r = sh('node', [join(root, 'tools', 'compare_published.mjs'), '--csv', csv, '--out', out, '--prenet', prenet]);
+  assert.equal(r.status, 0, r.stderr);
+  const md = readFileSync(out, 'utf8');
+  assert.match(md, /^# Predicted vs measured single-GPU training throughput/);
+  const p = JSON.parse(sh(prenet, ['predict', '--model', 'resnet50', '--hardware', 'rtx-4090', '--batch', '128',
+    '--precision', 'bf16', '--optimizer', 'sgd', '--image', '224', '--attention', 'eager', '--json']).stdout);
+  const reserved = p.results[0].memory.peak_bytes_per_device - p.settings.memory_reserve.context_bytes;
+  const row = md.split('\n').find((l) => l.startsWith('| resnet50 | rtx-4090 | bf16 | 128 |') && l.includes(' 14.90 '));  // 16e9 B
+  assert.ok(row, md);
+  assert.ok(row.includes(` ${(reserved / 2 ** 30).toFixed(2)} `), `${row} vs ${reserved}`);
+  const err = (reserved - 16e9) / 16e9 * 100;
+  assert.ok(row.includes(`${err >= 0 ? '+' : ''}${err.toFixed(1)} |`), row);
+});

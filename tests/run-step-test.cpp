@@ -185,3 +185,27 @@ TEST(TrainingStep, RepeatedKernelsAreTimedOnceAndCountedEachTime) {
     EXPECT_DOUBLE_EQ(t.micro_batch_ms, direct);
     EXPECT_GE(t.kernels, kernels);
 }
+
+// The per-layer breakdown adds up to the step's forward and backward (recompute included, accumulation passes
+// and the optimizer not being any layer's), in model order, and costs nothing when not asked for.
+TEST(TrainingStep, LayerBreakdownSumsToTheStep) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.grad_accum = 3;
+    o.checkpointing = true;
+    EXPECT_TRUE(predict_step(f, a100(), roofline, o).layers.empty());
+    o.layer_breakdown = true;
+    StepTime t = predict_step(f, a100(), roofline, o);
+    ASSERT_EQ(t.layers.size(), f.layers.size());
+    double forward = 0, backward = 0, kernels = 0;
+    for (size_t i = 0; i < t.layers.size(); ++i) {
+        EXPECT_EQ(t.layers[i].name, f.layers[i].layer.name);
+        forward += t.layers[i].forward_ms, backward += t.layers[i].backward_ms, kernels += t.layers[i].kernels;
+    }
+    EXPECT_NEAR(forward, t.forward_ms, 1e-9 * t.forward_ms);
+    EXPECT_NEAR(backward, t.backward_ms - t.grad_accumulation_ms, 1e-9 * t.backward_ms);
+    EXPECT_GT(t.recompute_ms, 0);
+    EXPECT_LT(kernels, t.kernels);  // the accumulation and optimizer launches are no layer's
+    EXPECT_EQ(t.layers[1].repeat, 4);  // a layer of the 4-times repeated block
+}

@@ -77,6 +77,7 @@ struct Settings {
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
     bool checkpointing = false;
+    bool breakdown = false;  // per-layer times in each result's step
     RunLength run;
     double price_per_hour = -1;       // < 0: the sheet's cheapest cloud price
     double input_samples_per_s = 0;   // 0: unlimited
@@ -111,6 +112,7 @@ Settings read_settings(const json& r) {
     s.grad_accum = size_option(r, "grad_accum", 1, std::int64_t{1} << 30);
     global_batch(s.inputs.batch, s.grad_accum);  // overflow check
     s.checkpointing = bool_option(r, "checkpointing", false);
+    s.breakdown = bool_option(r, "breakdown", false);
     s.run.samples = count_option(r, "samples");
     s.run.epochs = number_option(r, "epochs", 0, true, 1e9);
     s.run.tokens = count_option(r, "tokens");
@@ -171,6 +173,7 @@ json settings_json(const Settings& s, const Model& m) {
             {"grad_accum", s.grad_accum},
             {"global_batch", global_batch(s.inputs.batch, s.grad_accum)},
             {"checkpointing", s.checkpointing},
+            {"breakdown", s.breakdown},
             {"samples", given(s.run.samples)},
             {"epochs", s.run.samples > 0 ? json(s.run.epochs > 0 ? s.run.epochs : 1.0) : json(nullptr)},
             {"tokens", given(s.run.tokens)},
@@ -187,6 +190,20 @@ json settings_json(const Settings& s, const Model& m) {
             {"predictor", s.predictor},
             {"devices", 1},
             {"flops_convention", "FLOPs = 2 x multiply-accumulates"}};
+}
+
+json layers_json(const std::vector<LayerTime>& layers) {
+    json out = json::array();
+    for (const auto& l : layers)
+        out.push_back({{"name", l.name},
+                       {"block", l.block},
+                       {"kind", l.kind},
+                       {"repeat", l.repeat},
+                       {"forward_ms", l.forward_ms},
+                       {"backward_ms", l.backward_ms},
+                       {"total_ms", l.total_ms()},
+                       {"kernels", l.kernels}});
+    return out;
 }
 
 json batch_advice_json(const std::optional<BatchAdvice>& a) {
@@ -281,6 +298,7 @@ json predict(const json& r) {
     step_options.micro_batch = model.batch;
     step_options.input_samples_per_s = s.input_samples_per_s;
     step_options.kernel_overhead_ms = s.kernel_overhead_ms;
+    step_options.layer_breakdown = s.breakdown;
     MemoryOptions memory_options;
     static_cast<TrainingSetup&>(memory_options) = setup;
     memory_options.reserve = s.reserve;
@@ -348,7 +366,8 @@ json predict(const json& r) {
                {"input_bound", t.input_bound()},
                {"matmul_ms", t.matmul_ms},
                {"kernels", t.kernels},
-               {"by_family_ms", t.by_family_ms}}},
+               {"by_family_ms", t.by_family_ms},
+               {"layers", s.breakdown ? layers_json(t.layers) : json(nullptr)}}},
              {"throughput",
               {{"samples_per_s", samples_per_s},
                {"tokens_per_s", model.tokens_per_sample ? json(samples_per_s * double(model.tokens_per_sample))

@@ -65,6 +65,8 @@ const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.js
                    kernel, FlashAttention / PyTorch SDPA)
   --predictor P    learned (default when fitted models are built in) | roofline
   --models FILE    use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones
+  --breakdown      also the time of each layer (forward, backward with any recompute; every repeat and
+                   micro-batch): in the table the 12 longest per accelerator, in JSON step.layers
   --json           print one JSON document instead of a table
 
 With --samples or --tokens each result gets a run: steps, hours, GPU-hours, cost and energy. When a step does
@@ -182,6 +184,7 @@ json request_from(const std::string& command, const Args& a) {
     if (a.has("attention")) r["attention"] = a.get("attention");
     if (a.has("grad-accum")) r["grad_accum"] = size_value("grad-accum", a.get("grad-accum"));
     if (a.has("checkpointing")) r["checkpointing"] = true;
+    if (a.has("breakdown")) r["breakdown"] = true;
     for (const char* flag : {"samples", "tokens"})
         if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
     if (a.has("epochs")) r["epochs"] = positive_value("epochs", a.get("epochs"));
@@ -261,7 +264,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out) {
                                           "report", "plots", "rows-per-device", "trees", "dump-predictions", "without",
                                           "optimizer-impl", "attention", "grad-accum", "samples", "epochs", "tokens",
                                           "price-per-hour", "input-samples-per-s", "mixed"};
-    Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing"});
+    Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing", "breakdown"});
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";
         return 0;

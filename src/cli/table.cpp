@@ -1,5 +1,6 @@
 #include "cli/table.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,6 +41,38 @@ void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& 
         }
         out << line << "\n";
     }
+}
+
+}  // namespace
+
+namespace {
+
+// The layers that take most of one accelerator's step, longest first; the rest summed in one line.
+void print_layer_breakdown(std::ostream& out, const json& result) {
+    constexpr size_t kShown = 12;
+    std::vector<json> layers(result["step"]["layers"].begin(), result["step"]["layers"].end());
+    std::stable_sort(layers.begin(), layers.end(), [](const json& a, const json& b) {
+        return a["total_ms"].get<double>() > b["total_ms"].get<double>();
+    });
+    double step = result["step"]["total_ms"].get<double>();
+    out << "\nWhere the step goes on " << result["hardware"].get<std::string>() << " (" << fmt("%.3f", step)
+        << " ms; the optimizer " << fmt("%.3f", result["step"]["optimizer_ms"].get<double>()) << " ms):\n";
+    std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "forward ms", "backward ms", "share"}};
+    double rest = 0;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        double total = layers[i]["total_ms"].get<double>();
+        if (i >= kShown) {
+            rest += total;
+            continue;
+        }
+        rows.push_back({layers[i]["name"].get<std::string>(), layers[i]["kind"].get<std::string>(), std::to_string(layers[i]["repeat"].get<long long>()),
+                        fmt("%.3f", layers[i]["forward_ms"].get<double>()),
+                        fmt("%.3f", layers[i]["backward_ms"].get<double>()), fmt("%.1f%%", 100 * total / step)});
+    }
+    if (layers.size() > kShown)
+        rows.push_back({"(" + std::to_string(layers.size() - kShown) + " more layers)", "", "", "", "",
+                        fmt("%.1f%%", 100 * rest / step)});
+    print_rows(out, rows);
 }
 
 }  // namespace
@@ -108,6 +141,8 @@ void print_prediction_table(std::ostream& out, const json& doc) {
                                                   : "$" + fmt("%.4g", s["price_per_hour"].get<double>()) + "/hour")
                 << "; energy from TDP x (0.3 + 0.7 x matmul share)\n";
     }
+    for (const auto& r : doc["results"])
+        if (r["step"].contains("layers") && r["step"]["layers"].is_array()) print_layer_breakdown(out, r);
 }
 
 void print_features_table(std::ostream& out, const json& doc) {

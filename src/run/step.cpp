@@ -68,6 +68,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
         bool recomputed = o.checkpointing && is_checkpointed(lf);
+        LayerTime layer{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
         for (const auto& k : lf.cost.kernels) {
             double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
             bool fwd = k.phase == Phase::forward;
@@ -77,7 +78,11 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
             families[k.family] += runs * ms;
             if (uses_matrix_units(k.family)) matmul += runs * ms;
             kernels += runs * repeat;
+            (fwd ? layer.forward_ms : layer.backward_ms) += micro * ms;
+            if (fwd && recomputed) layer.backward_ms += micro * ms;
+            layer.kernels += micro * runs * repeat;
         }
+        if (o.layer_breakdown) t.layers.push_back(std::move(layer));
     }
     t.micro_batch_ms = forward + backward + recompute;
     t.forward_ms = micro * forward;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
@@ -22,6 +23,16 @@ struct StepOptions : TrainingSetup {
     // Hook for a framework overhead per kernel launch (dispatch, Python), added to every kernel's time.
     // 0 by default: the predictors' times already include a launch cost.
     double kernel_overhead_ms = 0;
+    bool layer_breakdown = false;  // fill StepTime::layers
+};
+
+// One layer's share of a step (every repeat of its block and every micro-batch).
+struct LayerTime {
+    std::string name, block, kind;
+    std::int64_t repeat = 1;
+    double forward_ms = 0, backward_ms = 0;  // backward includes the recompute of a checkpointed block
+    double kernels = 0;
+    double total_ms() const { return forward_ms + backward_ms; }
 };
 
 struct StepTime {
@@ -35,6 +46,7 @@ struct StepTime {
     double kernels = 0;               // kernel launches per step
     std::int64_t grad_accum = 1;
     std::map<std::string, double> by_family_ms;  // summed over passes and micro-batches (no input stall)
+    std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
     double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms; }
     double total_ms() const { return compute_ms() + input_stall_ms; }
     bool input_bound() const { return input_stall_ms > 0; }

@@ -609,6 +609,27 @@ describe('training runs', () => {
     assert.match(r.stdout, /checkpointing/);
     assert.match(r.stdout, /micro-batches/);
   });
+
+  test('--breakdown gives each layer its time, adding up to the step', () => {
+    const plain = json('predict', ...h100, '--json');
+    assert.equal(plain.results[0].step.layers, null);
+    assert.equal(plain.settings.breakdown, false);
+    const doc = json('predict', ...h100, '--breakdown', '--grad-accum', '2', '--json');
+    assert.equal(doc.settings.breakdown, true);
+    const step = doc.results[0].step;
+    assert.ok(Array.isArray(step.layers) && step.layers.length > 10);
+    const sum = step.layers.reduce((s, l) => s + l.total_ms, 0);
+    const layersPart = step.forward_ms + step.backward_ms - step.grad_accumulation_ms;
+    assert.ok(Math.abs(sum - layersPart) <= 1e-6 * layersPart, `${sum} vs ${layersPart}`);
+    for (const l of step.layers) {
+      assert.equal(typeof l.name, 'string');
+      assert.ok(l.forward_ms >= 0 && l.backward_ms >= 0 && l.repeat >= 1);
+    }
+    const table = prenet('predict', ...h100, '--breakdown');
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, /Where the step goes on h100-sxm5-80gb/);
+    assert.match(table.stdout, /attention/);
+  });
 });
 
 // ---- features ----------------------------------------------------------------------------------------------

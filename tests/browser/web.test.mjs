@@ -57,6 +57,9 @@ describe('web calculator', () => {
     assert.match(await page.locator('#model-summary').textContent(), /124M/);
     await page.waitForSelector('#chart canvas');
     assert.match(await page.locator('#breakdown').textContent(), /gemm/);
+    // The selected accelerator's layers, timed by a request of their own: GPT-2's attention leads.
+    await page.waitForSelector('#layer-breakdown .bars li');
+    assert.match(await page.locator('#layer-breakdown .bars li').first().textContent(), /attention ×12/);
     assert.match((await page.locator('#privacy').textContent()).replace(/\s+/g, ' '), /Nothing you enter or upload leaves this page/);
     await shot(page, 'default-desktop');
     await page.setViewportSize({ width: 390, height: 844 });
@@ -100,6 +103,12 @@ describe('web calculator', () => {
     // The breakdown follows the accelerator picked in the table.
     await page.click('[data-pick="a100-sxm4-80gb"]');
     assert.match(await page.locator('#breakdown h3').first().textContent(), /A100 SXM4 80GB/);
+    // Its layers are the A100's: the longest one's time is the CLI's for that accelerator.
+    await page.waitForSelector('#layer-breakdown .bars li');
+    const layers = cli(['predict', '--model', 'llama3-8b', '--hardware', 'a100-sxm4-80gb', '--batch', '4', '--seq', '4096',
+      '--precision', 'bf16', '--optimizer', 'adamw', '--breakdown', '--json']).results[0].step.layers;
+    const longest = [...layers].sort((a, b) => b.total_ms - a.total_ms)[0];
+    assert.match(await page.locator('#layer-breakdown .bars li').first().textContent(), new RegExp(`^${longest.name}`));
     await shot(page, 'llama3-8b-three-accelerators');
   });
 

@@ -4,7 +4,7 @@
 import { createClient, debounce, latest } from './client.js';
 import * as F from './format.js';
 import { createLayersEditor } from './layers-editor.js';
-import { assumptionsHtml, breakdownHtml, buildRows, pickBest, renderTable, sortRows, toCsv, verdictHtml, COLUMNS } from './results.js';
+import { assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, toCsv, verdictHtml, COLUMNS } from './results.js';
 import * as S from './state.js';
 
 const client = createClient(); // start the worker (and the wasm download) before anything else
@@ -637,6 +637,36 @@ function renderBreakdown(rows, selected) {
   const sel = $('sel');
   sel.innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');
   $('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected));
+  if (selected) loadLayers(selected);
+}
+
+// Per-layer times for the selected accelerator only: one more request of the same settings for that
+// accelerator with `breakdown`, so the table's request stays small. A newer selection or result wins.
+let layersJob = 0;
+const layersCache = new Map();
+async function loadLayers(selected) {
+  const base = last.request;
+  if (!base) return;
+  const custom = (base.custom_hardware ?? []).find((sheet) => sheet.id === selected);
+  const request = { ...base, breakdown: true, hardware: custom ? [] : [selected] };
+  if (custom) request.custom_hardware = [custom];
+  else delete request.custom_hardware;
+  const key = JSON.stringify(request);
+  const job = ++layersJob;
+  try {
+    if (!layersCache.has(key)) {
+      const { doc } = await client.call(request);
+      if (doc.error) throw new Error(doc.error);
+      if (layersCache.size > 20) layersCache.clear();
+      layersCache.set(key, doc.results?.[0]?.step);
+    }
+    if (job !== layersJob) return;
+    const target = $('layer-breakdown');
+    if (target) target.innerHTML = layersHtml(layersCache.get(key));
+  } catch (e) {
+    const target = $('layer-breakdown');
+    if (job === layersJob && target) target.innerHTML = `<p class="hint">Per-layer times unavailable: ${esc(String(e.message ?? e))}</p>`;
+  }
 }
 
 function renderExtraNote() {

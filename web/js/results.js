@@ -268,6 +268,29 @@ function stackHtml(parts, total, fmt, label) {
       .join('')}</ul>`;
 }
 
+// Horizontal bars for [label, ms] pairs, longest first, each with its share of the step.
+function barsHtml(entries, total) {
+  const max = entries[0]?.[1] || 1;
+  return `<ul class="bars">${entries
+    .map(
+      ([name, ms]) =>
+        `<li><span>${esc(name)}</span><span class="bar" aria-hidden="true"><span style="width:${((ms / max) * 100).toFixed(1)}%"></span></span><span class="val">${F.ms(ms)} <small>${total ? ((ms / total) * 100).toFixed(0) : 0}%</small></span></li>`,
+    )
+    .join('')}</ul>`;
+}
+
+/** The longest layers of one accelerator's step (`step.layers` of a `breakdown` reply), the rest summed. */
+export function layersHtml(step, shown = 10) {
+  const layers = [...(step?.layers ?? [])].sort((a, b) => b.total_ms - a.total_ms);
+  if (!layers.length) return '<p class="hint">No per-layer times in this reply.</p>';
+  // The kind only where the name does not already say it ("loss (cross_entropy)", not "mlp (mlp)").
+  const label = (l) => `${l.name}${l.repeat > 1 ? ` ×${l.repeat}` : ''}${l.name.includes(l.kind) ? '' : ` (${l.kind})`}`;
+  const entries = layers.slice(0, shown).map((l) => [label(l), l.total_ms]);
+  const rest = layers.slice(shown).reduce((s, l) => s + l.total_ms, 0);
+  if (rest > 0) entries.push([`${layers.length - shown} more layers`, rest]);
+  return `${barsHtml(entries, step.total_ms)}<p class="hint">Forward and backward of each layer over every repeat and micro-batch; the optimizer (${F.ms(step.optimizer_ms)}) and gradient accumulation are no layer's.</p>`;
+}
+
 export function breakdownHtml(row) {
   if (!row) return '<p class="hint">No accelerator selected.</p>';
   const r = row.result;
@@ -275,7 +298,6 @@ export function breakdownHtml(row) {
   const total = step.total_ms ?? 0;
   const stepParts = STEP_PARTS.filter(([k]) => k in step && (k !== 'input_stall_ms' || step[k] > 0)).map(([k, label, color]) => ({ label, color, value: step[k] ?? 0 }));
   const families = Object.entries(step.by_family_ms ?? {}).sort((a, b) => b[1] - a[1]);
-  const maxFamily = families[0]?.[1] ?? 1;
   const mem = r.memory ?? {};
   const memParts = MEMORY_PARTS.filter(([k]) => k in mem && (mem[k] > 0 || k !== 'framework_reserve_bytes')).map(([k, label, color]) => ({ label, color, value: mem[k] ?? 0 }));
   const memTotal = Math.max(mem.peak_bytes_per_device ?? 0, memParts.reduce((s, p) => s + p.value, 0));
@@ -296,12 +318,9 @@ export function breakdownHtml(row) {
       ${stackHtml(stepParts, total, F.ms, `Step time split: ${stepParts.map((p) => `${p.label} ${F.ms(p.value)}`).join(', ')}`)}
       ${notes.length ? `<p class="hint">${notes.join('; ')}.</p>` : ''}
       <h3>By kernel family</h3>
-      <ul class="bars">${families
-        .map(
-          ([name, ms]) =>
-            `<li><span>${esc(name)}</span><span class="bar" aria-hidden="true"><span style="width:${((ms / maxFamily) * 100).toFixed(1)}%"></span></span><span class="val">${F.ms(ms)} <small>${total ? ((ms / total) * 100).toFixed(0) : 0}%</small></span></li>`,
-        )
-        .join('')}</ul>
+      ${barsHtml(families, total)}
+      <h3>By layer</h3>
+      <div id="layer-breakdown" aria-live="polite"><p class="hint">Timing each layer…</p></div>
     </div>
     <div>
       <h3>Memory: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>

@@ -13,9 +13,10 @@ What it measures (every case in fp32, tf32, bf16 and fp16 where the op has a mat
 - element-wise ops, layer norm and softmax (`add`, `mul`, `relu`, `gelu`, `ln`, `softmax`: b rows of h).
 
 How: `torch.backends.cudnn.benchmark = True` (the recipes' setting), TF32 switched on for `tf32` only, each
-case warmed up, then `--reps` back-to-back launches between two CUDA events, repeated `--repeats` times; the
-median per launch is `latency_ms`. Back-to-back launches keep the GPU busy, so this is the kernel's time, not
-PyTorch's dispatch (which the `source` column tells the fit: a floor is fitted per source).
+case warmed up (cuDNN's algorithm search happens then), then `--reps` launches captured in a CUDA graph and
+replayed between two CUDA events, `--repeats` times; the median per launch is `latency_ms`. The graph replay
+times the kernels without Python's ~10 us launch cost (a floor is fitted per `source` anyway); an op that cannot
+be captured is timed as back-to-back launches instead, and the `timing` column says which (graph | loop).
 
 Output: OUT/ops/<op>.csv in data/'s schema (`source, device, op, <dims>, precision, latency_ms`), ready to
 copy to data/measured/ops/, and OUT/provenance.json (GPU, driver, CUDA, cuDNN, torch, clocks, date, command).
@@ -137,15 +138,15 @@ class CsvSink:
         self.device = device
         self.files = {}
 
-    def write(self, op, dims, precision, latency_ms):
+    def write(self, op, dims, precision, latency_ms, timing=""):
         if op not in self.files:
             f = open(os.path.join(self.dir, op + ".csv"), "w", newline="")
             w = csv.writer(f)
-            w.writerow(["source", "device", "op"] + DIMS[op] + ["precision", "latency_ms"])
+            w.writerow(["source", "device", "op"] + DIMS[op] + ["precision", "latency_ms", "timing"])
             self.files[op] = (f, w)
         f, w = self.files[op]
         value = "" if latency_ms is None else "%.6g" % latency_ms
-        w.writerow([SOURCE, self.device, op] + [dims[d] for d in DIMS[op]] + [precision, value])
+        w.writerow([SOURCE, self.device, op] + [dims[d] for d in DIMS[op]] + [precision, value, timing])
         f.flush()
 
     def close(self):
@@ -210,21 +211,43 @@ def make_call(op, d, precision):
     return lambda: torch.ops.aten.convolution_backward(dy, x, w, None, stride, pad, (1, 1), False, (0, 0), 1, mask)
 
 
-def time_call(call, reps, repeats):
+def launcher(call, reps):
+    """(run, how): `run` launches the case `reps` times. Captured in a CUDA graph when PyTorch can, so that the
+    replay times the kernels alone (a launch from Python costs ~10 us, longer than a small kernel); else a
+    plain loop of launches."""
     import torch
-    for _ in range(3):
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(reps):
+                call()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph.replay, "graph"
+    except Exception:  # an op that cannot be captured: time the launches themselves
+        try:
+            torch.cuda.synchronize()
+        except Exception:
+            pass
+        return (lambda: [call() for _ in range(reps)]), "loop"
+
+
+def time_call(call, reps, repeats):
+    """(median ms per launch, how it was timed)."""
+    import torch
+    for _ in range(3):  # warm-up: cuDNN's algorithm search happens here, outside any capture
         call()
     torch.cuda.synchronize()
+    run, how = launcher(call, reps)
     per_launch = []
     for _ in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(reps):
-            call()
+        run()
         end.record()
         end.synchronize()
         per_launch.append(start.elapsed_time(end) / reps)
-    return statistics.median(per_launch)
+    return statistics.median(per_launch), how
 
 
 def provenance(device, argv):
@@ -281,8 +304,8 @@ def main(argv):
         if time.time() - started > a.budget_s:
             break
         try:
-            latency = time_call(make_call(op, dims, precision), a.reps, a.repeats)
-            sink.write(op, dims, precision, latency)
+            latency, how = time_call(make_call(op, dims, precision), a.reps, a.repeats)
+            sink.write(op, dims, precision, latency, how)
             done += 1
         except Exception as e:  # an unsupported case (out of memory, no kernel) is reported, not fatal
             failed += 1

@@ -110,7 +110,7 @@ function memorySection(results, fmt, signed) {
     '| model | hardware | precision | batch | seq | measured reserved (GiB) | predicted (GiB) | error % |', '|---|---|---|---:|---:|---:|---:|---:|'];
   const errs = [];
   for (const r of rows) {
-    const predicted = predict(r).reserved;
+    const predicted = r.reserved;
     const err = (predicted - Number(r.peak_reserved_bytes)) / Number(r.peak_reserved_bytes) * 100;
     errs.push(Math.abs(err));
     lines.push(`| ${r.model} | ${r.hardware} | ${r.precision} | ${r.batch} | ${r.seq || '–'} | ${gib(Number(r.peak_reserved_bytes))} | ${gib(predicted)} | ${signed(err)} |`);
@@ -135,7 +135,7 @@ function main() {
     const err = (p.samples - published) / published * 100;
     const shippedErr = (shipped.samples - published) / published * 100;
     return { ...r, published, predicted: p.samples, fits: p.fits, err, ape: Math.abs(err), seen,
-      shipped: shipped.samples, shippedErr, shippedApe: Math.abs(shippedErr) };
+      shipped: shipped.samples, shippedErr, shippedApe: Math.abs(shippedErr), reserved: shipped.reserved };
   });
   const fmt = (x, d = 1) => Number.isFinite(x) ? x.toFixed(d) : 'n/a';
   const stats = (xs) => `median APE ${fmt(quantile(xs, 0.5))} %, p90 APE ${fmt(quantile(xs, 0.9))} %, n = ${xs.length}`;

@@ -36,6 +36,10 @@ bool runs_autocast(Precision p, MixedRecipe r) {
     return r == MixedRecipe::autocast && (p == Precision::fp16 || p == Precision::bf16);
 }
 
+Precision vector_precision(Precision p) {
+    return p == Precision::fp8 ? Precision::bf16 : (p == Precision::tf32 ? Precision::fp32 : p);
+}
+
 double activation_bytes(Precision p) {
     return (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : 2.0;
 }

@@ -25,6 +25,9 @@ const char* to_string(MixedRecipe r);
 bool runs_autocast(Precision p, MixedRecipe r);
 
 // Bytes of one activation / gradient element outside matmul inputs.
+// The type element-wise kernels run in: fp8 training keeps bf16 everywhere but the matmuls, and TF32 is a matmul
+// mode of fp32 data.
+Precision vector_precision(Precision p);
 double activation_bytes(Precision p);
 // Bytes of one matmul/conv input element as the kernel reads it.
 double matmul_input_bytes(Precision p);

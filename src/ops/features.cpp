@@ -35,12 +35,16 @@ bool is_one_of(const std::string& kind, std::initializer_list<const char*> kinds
     return false;
 }
 
-// Ops torch.autocast runs in fp32 (its fp32 list: norms, softmax, losses) and the embeddings, which produce
-// their fp32 weights' type.
+// Ops on torch.autocast's fp32 list: norms, softmax, losses.
+bool on_autocast_fp32_list(const Layer& layer) {
+    return is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy"});
+}
+
+// What torch.autocast runs in fp32: its fp32 list and the embeddings, which produce their fp32 weights' type.
 bool autocast_runs_in_fp32(const Layer& layer) {
-    return is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy", "embedding",
-                                  "positional_embedding", "token_type_embedding", "cls_token",
-                                  "relative_position_bias"});
+    return on_autocast_fp32_list(layer) || is_one_of(layer.kind, {"embedding", "positional_embedding",
+                                                                   "token_type_embedding", "cls_token",
+                                                                   "relative_position_bias"});
 }
 
 // Layers whose matmuls or convolutions autocast runs in half precision, casting their inputs and weights.
@@ -94,12 +98,6 @@ void add_autocast_casts(LayerFeatures& lf, Precision half, bool input_fp32) {
     }
 }
 
-// An op on autocast's fp32 list (norms, softmax, losses) that receives a half-precision tensor casts it to fp32
-// first, and its gradient back.
-void add_fp32_op_input_cast(LayerFeatures& lf, Precision half) {
-    if (!lf.layer.input.empty()) add_input_cast(lf, "autocast_fp32_input_cast", half);
-}
-
 // Autograd sums the input gradients of a layer whose input several operations read: one pass (read 2,
 // write 1) per extra use, in the input's type.
 void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
@@ -131,9 +129,9 @@ ModelFeatures compute_features(const Model& model, Precision precision, MixedRec
             // Autocast's softmax inside eager attention runs in fp32 as well.
             if (autocast && is_one_of(layer.kind, {"attention", "mla_attention"})) costed.attrs["softmax_fp32"] = true;
             LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
-            if (autocast && !input_fp32 &&
-                is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy"}))
-                add_fp32_op_input_cast(lf, precision);
+            // An fp32-list op handed a half-precision tensor casts it to fp32 first, and its gradient back.
+            if (autocast && !input_fp32 && on_autocast_fp32_list(layer) && !layer.input.empty())
+                add_input_cast(lf, "autocast_fp32_input_cast", precision);
             if (autocast && autocast_runs_in_half(layer)) {
                 add_autocast_casts(lf, precision, input_fp32);
                 f.half_weight_copy_bytes += r * double(lf.cost.params) * activation_bytes(precision);

@@ -140,7 +140,7 @@ void add_gemm(LayerCost& cost, const Layer& layer, Precision p, const std::strin
 
 void add_bias_grad(LayerCost& cost, Precision p, const std::string& op, double rows, double features) {
     double n = rows * features;
-    Precision vp = p == Precision::fp8 ? Precision::bf16 : (p == Precision::tf32 ? Precision::fp32 : p);
+    Precision vp = vector_precision(p);
     Kernel k = streaming_kernel(Family::elementwise, Phase::backward_weight, op + "_bias_grad", vp, n, n,
                                 n * activation_bytes(p) + features * 4.0);
     cost.backward_weight_flops += k.flops;
@@ -153,11 +153,18 @@ Kernel gradient_sum_kernel(const std::string& op, Precision p, double elements) 
 }
 
 void add_dropout(LayerCost& cost, const Layer& layer, Precision p, const std::string& op, double elements) {
-    add_vector(cost, layer, p, Family::elementwise, op, elements, 1.0, 1.0, 2.0);
-    double bytes = elements * (2.0 * activation_bytes(p) + 1.0);
-    cost.forward_bytes_written += elements;
-    cost.kernels[cost.kernels.size() - 2].bytes = bytes;
-    cost.kernels.back().bytes = bytes;
+    (void)layer;
+    double eb = activation_bytes(p), bytes = elements * (2.0 * eb + 1.0);  // two tensors and the mask
+    Kernel fwd = streaming_kernel(Family::elementwise, Phase::forward, op, vector_precision(p), elements,
+                                  2.0 * elements, bytes);
+    cost.forward_flops += fwd.flops;
+    cost.forward_bytes_read += elements * eb;
+    cost.forward_bytes_written += elements * eb + elements;
+    cost.kernels.push_back(fwd);
+    Kernel bwd = streaming_kernel(Family::elementwise, Phase::backward_input, op + "_backward", vector_precision(p),
+                                  elements, 2.0 * elements, bytes);
+    cost.backward_input_flops += bwd.flops;
+    cost.kernels.push_back(bwd);
     cost.saved_activation_bytes += elements;
 }
 
@@ -166,7 +173,7 @@ void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family,
                 std::int64_t row_length) {
     (void)layer;
     double eb = activation_bytes(p);
-    Precision vp = p == Precision::fp8 ? Precision::bf16 : (p == Precision::tf32 ? Precision::fp32 : p);
+    Precision vp = vector_precision(p);
     Kernel fwd;
     fwd.family = family;
     fwd.phase = Phase::forward;

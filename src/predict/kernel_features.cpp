@@ -77,6 +77,10 @@ GemmView gemm_view(const Kernel& k) {
     return g;
 }
 
+namespace {
+double output_tiles(const GemmView& g) { return g.batch * std::ceil(g.m / kTile) * std::ceil(g.n / kTile); }
+}  // namespace
+
 double output_tile_waves(const Kernel& k, const HardwareSpec& hw) {
     if (!uses_matrix_units(k.family) || k.phase == Phase::backward_weight) return 0;
     GemmView g = gemm_view(k);
@@ -85,8 +89,7 @@ double output_tile_waves(const Kernel& k, const HardwareSpec& hw) {
         g.m = std::max(1.0, double(d[0]) * double(d[2]) * double(d[3]));
         g.n = std::max(1.0, double(d[1]));
     }
-    double blocks = g.batch * std::ceil(g.m / kTile) * std::ceil(g.n / kTile);
-    return std::ceil(blocks / std::max(hw.compute_units, 1.0));
+    return std::ceil(output_tiles(g) / std::max(hw.compute_units, 1.0));
 }
 
 const std::vector<std::string>& kernel_feature_names() {
@@ -108,8 +111,7 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
     double compute_ms = 1e3 * flops / peak, memory_ms = 1e3 * bytes / bw;
     double units = std::max(hw.compute_units, 1.0);
     GemmView g = gemm_view(k);
-    double blocks = matrix ? g.batch * std::ceil(g.m / kTile) * std::ceil(g.n / kTile)
-                           : std::ceil(std::max<double>(k.elements, 1) / kVectorBlock);
+    double blocks = matrix ? output_tiles(g) : std::ceil(std::max<double>(k.elements, 1) / kVectorBlock);
     double waves = std::ceil(blocks / units);
     double l2_bytes = std::max(hw.l2_cache_mb, 0.5) * 1e6;
     return {lg(flops),

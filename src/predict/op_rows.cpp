@@ -133,7 +133,7 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
     }
     double b = dim(dims, op, "b"), h = dim(dims, op, "h"), n = b * h;
     k.elements = std::int64_t(n);
-    k.precision = p == Precision::tf32 ? Precision::fp32 : p == Precision::fp8 ? Precision::bf16 : p;
+    k.precision = vector_precision(p);
     if (op == "ln" || op == "softmax") {
         k.family = op == "ln" ? Family::norm : Family::softmax;
         k.m = std::int64_t(b);

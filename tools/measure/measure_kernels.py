@@ -250,6 +250,20 @@ def time_call(call, reps, repeats):
     return statistics.median(per_launch), how
 
 
+def resolve_device(tool, device_id, dry_run):
+    """The hardware/ id the measurements are filed under: --device-id, else the GPU's name looked up."""
+    if dry_run:
+        return device_id or "dry-run"
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("%s: no CUDA device (use --dry-run for the plan)" % tool)
+    name = torch.cuda.get_device_name(0)
+    device = device_id or DEVICE_IDS.get(name)
+    if not device:
+        sys.exit("%s: unknown GPU '%s'; pass --device-id (a hardware/ id)" % (tool, name))
+    return device
+
+
 def provenance(device, argv):
     info = {"source": SOURCE, "device": device, "command": " ".join(argv),
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -280,16 +294,7 @@ def main(argv):
     a = p.parse_args(argv[1:])
 
     cases = plan(a.quick)
-    if a.dry_run:
-        device = a.device_id or "dry-run"
-    else:
-        import torch
-        if not torch.cuda.is_available():
-            sys.exit("measure_kernels: no CUDA device (use --dry-run for the plan)")
-        name = torch.cuda.get_device_name(0)
-        device = a.device_id or DEVICE_IDS.get(name)
-        if not device:
-            sys.exit("measure_kernels: unknown GPU '%s'; pass --device-id (a hardware/ id)" % name)
+    device = resolve_device("measure_kernels", a.device_id, a.dry_run)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "provenance.json"), "w") as f:
         json.dump(provenance(device, argv) if not a.dry_run else {"source": SOURCE, "dry_run": True}, f, indent=1)

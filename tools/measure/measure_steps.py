@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-from measure_kernels import DEVICE_IDS, provenance, set_tf32
+from measure_kernels import provenance, resolve_device, set_tf32
 
 # (model, batch, seq, precision, optimizer): what the published rows cover, on a large GPU.
 PLAN = [
@@ -112,16 +112,10 @@ def main(argv):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=20)
     a = p.parse_args(argv[1:])
+    device = resolve_device("measure_steps", a.device_id, a.dry_run)
     framework = "PyTorch eager (dry run)"
-    device = a.device_id or "dry-run"
     if not a.dry_run:
         import torch
-        if not torch.cuda.is_available():
-            sys.exit("measure_steps: no CUDA device (use --dry-run for the plan)")
-        name = torch.cuda.get_device_name(0)
-        device = a.device_id or DEVICE_IDS.get(name)
-        if not device:
-            sys.exit("measure_steps: unknown GPU '%s'; pass --device-id (a hardware/ id)" % name)
         framework = "PyTorch %s eager (CUDA %s)" % (torch.__version__, torch.version.cuda)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "steps-provenance.json"), "w") as f:

@@ -7,9 +7,6 @@
 #include "predict/op_rows.hpp"
 
 namespace prenet {
-namespace {
-
-}  // namespace
 
 std::vector<Sample> load_samples(const std::string& path) {
     CsvTable t = read_csv_file(path);

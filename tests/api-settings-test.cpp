@@ -1,0 +1,92 @@
+// Settings (api/settings.hpp): the table's values in the core's types, the cross-option rules, the budget a
+// model trains on, and the echo.
+#include "api/settings.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "importers/resolve.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+Settings settings(json request) { return read_settings(RequestOptions(request, kPredict)); }
+
+ErrorCode code_of(json request) {
+    try {
+        settings(request);
+    } catch (const Error& e) {
+        return e.code();
+    }
+    ADD_FAILURE() << "accepted " << request.dump();
+    return ErrorCode::internal;
+}
+
+TEST(ReadSettings, DefaultsComeFromTheTable) {
+    Settings s = settings(json::object());
+    EXPECT_EQ(s.inputs.batch, 1);
+    EXPECT_EQ(s.inputs.seq, 0);  // the model's own
+    EXPECT_EQ(s.precision, Precision::fp32);
+    EXPECT_EQ(s.optimizer, "adamw");
+    EXPECT_EQ(s.optimizer_impl, OptimizerImpl::fused);
+    EXPECT_EQ(s.grad_accum, 1);
+    EXPECT_LT(s.price_per_hour, 0);  // each sheet's own
+    EXPECT_FALSE(s.run.given());
+}
+
+TEST(ReadSettings, TheMixedRecipeFollowsThePrecision) {
+    EXPECT_EQ(settings({{"precision", "bf16"}}).mixed, MixedRecipe::autocast);
+    EXPECT_EQ(settings({{"precision", "fp8"}}).mixed, MixedRecipe::half_model);  // fp8 is a bf16 model
+    EXPECT_EQ(settings({{"precision", "fp16"}, {"mixed", "half"}}).mixed, MixedRecipe::half_model);
+    EXPECT_EQ(code_of({{"precision", "tf32"}, {"mixed", "half"}}), ErrorCode::conflict);
+    EXPECT_EQ(code_of({{"precision", "fp8"}, {"mixed", "autocast"}}), ErrorCode::conflict);
+}
+
+TEST(ReadSettings, RulesAcrossOptions) {
+    EXPECT_EQ(code_of({{"epochs", 2}}), ErrorCode::conflict);  // epochs of what?
+    EXPECT_EQ(code_of({{"batch", 1e12}, {"grad_accum", 1e9}}), ErrorCode::invalid_value);  // global batch overflows
+    EXPECT_EQ(settings({{"price_per_hour", 0}}).price_per_hour, 0.0);  // free is a price
+}
+
+TEST(ResolveBudget, EachModelTrainsOnTheBudgetItCountsIn) {
+    Model lm = resolve_model("gpt2", ModelInputs{}), cnn = resolve_model("resnet18", ModelInputs{});
+    Settings both = settings({{"tokens", 1e9}, {"samples", 1000}, {"epochs", 3}});
+    Settings a = both, b = both;
+    resolve_budget(a, lm);
+    EXPECT_EQ(a.run.tokens, 1e9);
+    EXPECT_EQ(a.run.samples, 0);
+    EXPECT_EQ(a.run.epochs, 0);
+    resolve_budget(b, cnn);
+    EXPECT_EQ(b.run.tokens, 0);
+    EXPECT_EQ(b.run.samples, 1000);
+    EXPECT_EQ(b.run.epochs, 3);
+    Settings tokens_only = settings({{"tokens", 1e9}});
+    try {
+        resolve_budget(tokens_only, cnn);
+        FAIL() << "a token budget for a model without tokens";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "tokens");
+    }
+    Settings samples_only = settings({{"samples", 1000}});
+    resolve_budget(samples_only, lm);  // a language model may count samples (sequences)
+    EXPECT_EQ(samples_only.run.samples, 1000);
+}
+
+TEST(SettingsJson, EchoesTheValuesUsedForTheCommand) {
+    Model lm = resolve_model("gpt2", ModelInputs{});
+    Settings s = settings({{"precision", "bf16"}, {"grad_accum", 4}, {"batch", 2}});
+    json predict = settings_json(s, lm, kPredict);
+    EXPECT_EQ(predict["seq"], lm.tokens_per_sample);  // the model's, not the request's absence
+    EXPECT_EQ(predict["mixed"], "autocast");
+    EXPECT_EQ(predict["global_batch"], 8);
+    EXPECT_TRUE(predict["image"].is_null());
+    json features = settings_json(s, lm, kFeatures);
+    EXPECT_FALSE(features.contains("optimizer"));
+    EXPECT_FALSE(features.contains("global_batch"));
+    EXPECT_EQ(features["precision"], "bf16");
+}
+
+}  // namespace
+}  // namespace prenet

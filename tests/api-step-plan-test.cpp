@@ -1,0 +1,60 @@
+// The step plan (api/step_plan.hpp): what a request means before any accelerator is looked at.
+#include "api/step_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "hardware/spec.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+StepPlan plan(const json& model, json request) {
+    return plan_step(model, json(), read_settings(RequestOptions(request, kPredict)));
+}
+
+TEST(StepPlan, ThePeakIsTheMemoryEstimateWithoutAnAccelerator) {
+    json model = "gpt2";
+    StepPlan p = plan(model, {{"batch", 4}, {"precision", "bf16"}});
+    EXPECT_EQ(p.memory_use.capacity, 0);
+    MemoryUse on_t4 = estimate_memory(p.features, find_hardware("t4"), p.memory);
+    EXPECT_EQ(p.memory_use.peak, on_t4.peak);
+    EXPECT_EQ(with_capacity(p.memory_use, find_hardware("t4")).capacity, find_hardware("t4").memory_bytes());
+}
+
+TEST(StepPlan, PeakAtAnotherBatchKeepsTheGlobalBatch) {
+    json model = "gpt2";
+    StepPlan p = plan(model, {{"batch", 8}, {"grad_accum", 2}});
+    EXPECT_EQ(p.global_batch, 16);
+    EXPECT_EQ(p.peak_at(8, false), p.memory_use.peak);  // the plan's own setting, cached
+    double smaller = p.peak_at(2, false);
+    EXPECT_LT(smaller, p.memory_use.peak);
+    // The same as planning batch 2 with 8 micro-batches outright.
+    EXPECT_EQ(smaller, plan(model, {{"batch", 2}, {"grad_accum", 8}}).memory_use.peak);
+    EXPECT_LT(p.peak_at(8, true), p.memory_use.peak);  // checkpointing
+}
+
+TEST(StepPlan, ModelErrorsNameTheModelField) {
+    json bad = "no-such-model";
+    try {
+        plan(bad, json::object());
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "model");
+        EXPECT_EQ(e.code(), ErrorCode::invalid_model);
+    }
+}
+
+TEST(StepPlan, TheRunAndTheImageSizeAreResolved) {
+    json cnn = "resnet18";
+    StepPlan p = plan(cnn, {{"samples", 1000}, {"tokens", 5e9}, {"batch", 10}});
+    ASSERT_TRUE(p.run.has_value());
+    EXPECT_EQ(p.run->steps, 100);
+    EXPECT_EQ(p.settings.run.tokens, 0);
+    EXPECT_EQ(p.settings.inputs.image, 224);  // the size the model was built at
+}
+
+}  // namespace
+}  // namespace prenet

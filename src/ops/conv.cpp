@@ -132,10 +132,11 @@ void register_conv_ops(OpCatalogue& c) {
     const char* summary =
         "convolution: out_channels, kernel_size, stride (1), padding (0 | n | list | \"same\"), dilation (1), "
         "groups (1), bias (true)";
-    for (const char* kind : {"conv1d", "conv2d", "conv3d"}) c.add({kind, summary, infer_conv, cost_conv});
+    const OpTraits traits = OpTraits::of(AutocastClass::half).saving_input();  // the weight gradient reads the input
+    for (const char* kind : {"conv1d", "conv2d", "conv3d"}) c.add({kind, summary, infer_conv, cost_conv, traits});
     c.add({"conv_transpose2d",
            "transposed 2-d convolution: out_channels, kernel_size, stride, padding, output_padding, groups, bias",
-           infer_conv, cost_conv});
+           infer_conv, cost_conv, traits});
 }
 
 }  // namespace prenet

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 #include "hardware/spec.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
 #include "run/optimizer.hpp"
@@ -44,7 +45,7 @@ Kernel elementwise(std::int64_t elements, double bytes_per_element) {
 
 // A small model: an input linear, a block of (linear, relu) repeated 3 times, a head and a loss.
 Model small_model() {
-    ModelBuilder b("small", {16, 128});
+    ModelBuilder b("small", {16, 128}, infer_shape);
     b.add("linear", "in", {{"out_features", 256}});
     b.begin_block("blocks", 3);
     b.add("linear", "fc", {{"out_features", 256}});
@@ -219,7 +220,7 @@ TEST(Step, SumsForwardBackwardAndOptimizerConsistently) {
 
 TEST(Step, RepeatedBlocksCostTheirRepeatCount) {
     auto build = [](std::int64_t repeat) {
-        ModelBuilder b("r", {32, 512});
+        ModelBuilder b("r", {32, 512}, infer_shape);
         b.add("linear", "in", {{"out_features", 512}});
         b.begin_block("blocks", repeat);
         b.add("linear", "fc", {{"out_features", 512}});
@@ -240,7 +241,7 @@ TEST(Step, RepeatedBlocksCostTheirRepeatCount) {
 
 TEST(Step, BatchAndHardwareMoveTheStepTheRightWay) {
     auto features = [](std::int64_t batch) {
-        ModelBuilder b("mlp", {batch, 1024});
+        ModelBuilder b("mlp", {batch, 1024}, infer_shape);
         b.add("linear", "fc1", {{"out_features", 4096}});
         b.add("activation", "act", {{"function", "gelu"}});
         b.add("linear", "fc2", {{"out_features", 1024}});

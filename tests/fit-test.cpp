@@ -155,9 +155,10 @@ TEST(KernelFeatures, BatchNormUsesTheElementwiseModel) {
     bn.op = "batchnorm_backward";
     Kernel ln = bn;
     ln.op = "layernorm";
-    EXPECT_EQ(model_family(bn), "elementwise");
-    EXPECT_EQ(model_family(ln), "norm");
-    EXPECT_EQ(model_family(Family::norm), "norm");
+    EXPECT_EQ(model_family(bn), Family::elementwise);
+    EXPECT_EQ(model_family(ln), Family::norm);
+    EXPECT_EQ(model_family(Family::norm), Family::norm);
+    EXPECT_EQ(model_family(Family::attention), Family::gemm);
 }
 
 // A convolution over more images than the models saw is timed as passes over the largest measured batch,

@@ -366,7 +366,7 @@ json predict(const json& r) {
                {"input_bound", t.input_bound()},
                {"matmul_ms", t.matmul_ms},
                {"kernels", t.kernels},
-               {"by_family_ms", t.by_family_ms},
+               {"by_family_ms", by_family_json(t.by_family_ms)},
                {"layers", s.breakdown ? layers_json(t.layers) : json(nullptr)}}},
              {"throughput",
               {{"samples_per_s", samples_per_s},

@@ -284,6 +284,10 @@ public:
         if (it == families.end()) it = families.find("elementwise");
         return std::pow(10.0, it->second.model->predict(prenet_features(kernel_features(k, hw))));
     }
+    // Only times whole iterations for the report; it ships no validation error.
+    std::optional<double> relative_uncertainty(const std::map<Family, double>&, const HardwareSpec&) const override {
+        return std::nullopt;
+    }
 };
 
 // Devices that share a chip with `device` leave the fit together (an A100 PCIe 40 GB teaches the 80 GB).

@@ -135,8 +135,8 @@ double outside(double x, const double range[2]) {
 }
 }  // namespace
 
-double LearnedPredictor::relative_uncertainty(const std::map<Family, double>& ms_by_family,
-                                              const HardwareSpec& hw) const {
+std::optional<double> LearnedPredictor::relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                                             const HardwareSpec& hw) const {
     // Summed in the order of the families' names, the order the step reports them in, so that the sum (and its
     // last bits) does not depend on how the Family enum happens to be ordered.
     std::vector<std::pair<Family, double>> by_name(ms_by_family.begin(), ms_by_family.end());

@@ -19,10 +19,10 @@ public:
     // Log10 of the predicted slowdown against the bound (>= 0).
     double log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const;
     double floor_ms(const Kernel& kernel) const;
-    // Relative half-width of the range a step time carries: the 90th-percentile validation error of the
-    // families weighted by their share of the step, widened by how far the device's peak and bandwidth lie
-    // outside those of the devices the models were fitted on.
-    double relative_uncertainty(const std::map<Family, double>& ms_by_family, const HardwareSpec& hw) const;
+    // The 90th-percentile validation error of the families weighted by their share of the step, widened by how
+    // far the device's peak and bandwidth lie outside those of the devices the models were fitted on.
+    std::optional<double> relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                               const HardwareSpec& hw) const override;
 
 private:
     struct FamilyModel {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "core/error.hpp"
@@ -105,6 +107,37 @@ TEST(LearnedPredictor, RejectsUnknownFeatures) {
     EXPECT_THROW(LearnedPredictor{doc}, Error);
 }
 
+TEST(LearnedPredictor, RejectsUnknownFamilies) {
+    auto doc = nlohmann::json::parse(R"({"families": {"gemmm": {"features": ["log_flops"],
+        "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}}}})");
+    EXPECT_THROW(LearnedPredictor{doc}, Error);
+}
+
+// The range a step carries comes from the predictor itself: the learned one weighs its families' validation
+// errors by their share of the step, a shared view forwards that, and the roofline has none.
+TEST(LearnedPredictor, ReportsItsUncertaintyThroughTheKernelPredictorInterface) {
+    auto doc = nlohmann::json::parse(R"({"families": {
+        "gemm": {"features": ["log_flops"], "validation": {"p90_ape": 0.2}, "devices": ["a100-sxm4-80gb"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}},
+        "elementwise": {"features": ["log_flops"], "validation": {"p90_ape": 0.6}, "devices": ["a100-sxm4-80gb"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}}}})");
+    LearnedPredictor learned(doc);
+    SharedPredictor shared(learned);
+    RooflinePredictor roofline;
+    const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");  // the fitted device: no widening
+    const std::map<Family, double> ms = {{Family::gemm, 3.0}, {Family::attention, 1.0}, {Family::gather, 4.0}};
+    const KernelPredictor& as_learned = learned;
+    std::optional<double> r = as_learned.relative_uncertainty(ms, hw);
+    ASSERT_TRUE(r);
+    // attention is timed by the gemm model, gather by the elementwise one.
+    EXPECT_NEAR(*r, (4.0 * 0.2 + 4.0 * 0.6) / 8.0, 1e-12);
+    EXPECT_EQ(shared.relative_uncertainty(ms, hw), r);
+    EXPECT_FALSE(roofline.relative_uncertainty(ms, hw));
+    EXPECT_FALSE(SharedPredictor(roofline).relative_uncertainty(ms, hw));
+    // A device far outside the fitted ones widens the range.
+    EXPECT_GT(*learned.relative_uncertainty(ms, find_hardware("t4")), *r);
+}
+
 TEST(KernelFeatures, AreFiniteForEveryCatalogueDevice) {
     Kernel k = kernel_from_row("conv", {{"b", 32}, {"in_channels", 64}, {"out_channels", 128}, {"kernel_size", 3},
                                         {"input_size", 56}, {"stride", 1}, {"padding", 1}},
@@ -155,9 +188,10 @@ TEST(KernelFeatures, BatchNormUsesTheElementwiseModel) {
     bn.op = "batchnorm_backward";
     Kernel ln = bn;
     ln.op = "layernorm";
-    EXPECT_EQ(model_family(bn), "elementwise");
-    EXPECT_EQ(model_family(ln), "norm");
-    EXPECT_EQ(model_family(Family::norm), "norm");
+    EXPECT_EQ(model_family(bn), Family::elementwise);
+    EXPECT_EQ(model_family(ln), Family::norm);
+    EXPECT_EQ(model_family(Family::norm), Family::norm);
+    EXPECT_EQ(model_family(Family::attention), Family::gemm);
 }
 
 // A convolution over more images than the models saw is timed as passes over the largest measured batch,

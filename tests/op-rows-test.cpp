@@ -29,6 +29,29 @@ TEST(OpRows, ConvOutputSizeFollowsStrideAndPadding) {
     EXPECT_DOUBLE_EQ(k.flops, 2.0 * 16 * 16 * 8 * 3 * 9);
 }
 
+TEST(OpRows, SquareConvolutionsUseTheirSizeStrideAndPaddingOnBothAxes) {
+    Kernel k = kernel_from_row("conv", {{"b", 4}, {"in_channels", 3}, {"out_channels", 8}, {"kernel_size", 3},
+                                        {"input_size", 32}, {"stride", 2}, {"padding", 1}},
+                               Precision::fp32);
+    ASSERT_TRUE(k.conv);
+    EXPECT_EQ(k.conv->n, 4);
+    EXPECT_EQ(k.conv->h, k.conv->w);
+    EXPECT_EQ(k.conv->r, k.conv->s);
+    EXPECT_EQ(k.conv->stride_w, k.conv->stride_h);
+    EXPECT_EQ(k.conv->pad_w, k.conv->pad_h);
+    Kernel rect = kernel_from_row("conv2d", {{"n", 4}, {"c", 3}, {"h", 32}, {"w", 20}, {"k", 8}, {"filter_h", 3},
+                                             {"filter_w", 1}, {"pad_h", 1}, {"pad_w", 0}, {"stride_h", 2},
+                                             {"stride_w", 1}},
+                                  Precision::fp32);
+    ASSERT_TRUE(rect.conv);
+    EXPECT_EQ(rect.conv->w, 20);
+    EXPECT_EQ(rect.conv->s, 1);
+    EXPECT_EQ(rect.conv->stride_w, 1);
+    EXPECT_EQ(rect.conv->pad_w, 0);
+    EXPECT_NE(*rect.conv, *k.conv);
+    EXPECT_TRUE(kernel_from_row("gemm", {{"m", 8}, {"n", 8}, {"k", 8}}, Precision::fp32).conv == std::nullopt);
+}
+
 TEST(OpRows, MissingDimOrUnknownOpIsAnError) {
     EXPECT_THROW(kernel_from_row("linear", {{"b", 1}, {"m", 2}}, Precision::fp32), Error);
     EXPECT_THROW(kernel_from_row("fft", {{"b", 1}}, Precision::fp32), Error);

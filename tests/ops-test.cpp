@@ -8,7 +8,7 @@
 using namespace prenet;
 
 TEST(Linear, CountsParamsAndFlops) {
-    ModelBuilder b("t", {4, 16});
+    ModelBuilder b("t", {4, 16}, infer_shape);
     b.add("linear", "fc", {{"out_features", 8}});
     Model m = b.finish("custom", 0);
     auto f = compute_features(m, Precision::fp32);
@@ -20,13 +20,13 @@ TEST(Linear, CountsParamsAndFlops) {
 }
 
 TEST(Linear, TiedWeightsCountZero) {
-    ModelBuilder b("t", {2, 3, 16});
+    ModelBuilder b("t", {2, 3, 16}, infer_shape);
     b.add("linear", "head", {{"out_features", 100}, {"bias", false}, {"tied", true}});
     EXPECT_EQ(compute_features(b.finish("custom", 3), Precision::fp32).params, 0);
 }
 
 TEST(Conv, ShapeAndParams) {
-    ModelBuilder b("t", {1, 3, 224, 224});
+    ModelBuilder b("t", {1, 3, 224, 224}, infer_shape);
     b.add("conv2d", "conv", {{"out_channels", 64}, {"kernel_size", 7}, {"stride", 2}, {"padding", 3},
                              {"bias", false}});
     EXPECT_EQ(b.shape(), (Shape{1, 64, 112, 112}));
@@ -36,12 +36,12 @@ TEST(Conv, ShapeAndParams) {
 }
 
 TEST(Conv, RejectsBadGroups) {
-    ModelBuilder b("t", {1, 6, 8, 8});
+    ModelBuilder b("t", {1, 6, 8, 8}, infer_shape);
     EXPECT_THROW(b.add("conv2d", "c", {{"out_channels", 4}, {"kernel_size", 3}, {"groups", 4}}), Error);
 }
 
 TEST(Catalogue, UnknownKindIsAClearError) {
-    ModelBuilder b("t", {1, 4});
+    ModelBuilder b("t", {1, 4}, infer_shape);
     try {
         b.add("convolution9d", "x");
         FAIL();
@@ -64,7 +64,7 @@ double kernel_bytes(const LayerCost& cost, Phase phase) {
 // Training batch norm: statistics then normalise (read x twice, write y); its backward reduces x and dy once,
 // which also gives the weight gradient, then reads them again to write dx: 3 + 5 passes in all.
 TEST(BatchNorm, ForwardThreePassesBackwardFive) {
-    ModelBuilder b("t", {8, 16, 10, 10});
+    ModelBuilder b("t", {8, 16, 10, 10}, infer_shape);
     b.add("conv2d", "conv", {{"out_channels", 16}, {"kernel_size", 1}});
     b.add("batchnorm", "bn");
     auto f = compute_features(b.finish("vision", 0), Precision::fp16);
@@ -78,7 +78,7 @@ TEST(BatchNorm, ForwardThreePassesBackwardFive) {
 // The residual add passes its gradient through, but the block input reached the add and the branch, so
 // autograd sums two gradients there: one backward pass reading two tensors and writing one.
 TEST(ResidualAdd, BackwardSumsTheTwoGradients) {
-    ModelBuilder b("t", {4, 32});
+    ModelBuilder b("t", {4, 32}, infer_shape);
     b.add("linear", "fc", {{"out_features", 32}});
     b.add("residual_add", "res");
     auto f = compute_features(b.finish("custom", 0), Precision::fp32);
@@ -92,7 +92,7 @@ namespace {
 
 // Token embedding, one pre-norm block (layernorm, linear, gelu, linear, residual add) and a head.
 Model tiny_lm() {
-    ModelBuilder b("tiny", {2, 16});
+    ModelBuilder b("tiny", {2, 16}, infer_shape);
     b.add("embedding", "tokens", {{"num_embeddings", 100}, {"embedding_dim", 32}});
     b.begin_block("layers", 1);
     b.add("layernorm", "ln");
@@ -149,7 +149,7 @@ TEST(Autocast, Fp32NormsCastsAndWeightCopies) {
 namespace {
 
 Model one_attention_block(const std::string& projections) {
-    ModelBuilder b("t", {2, 8});
+    ModelBuilder b("t", {2, 8}, infer_shape);
     b.add("embedding", "tokens", {{"num_embeddings", 50}, {"embedding_dim", 32}});
     b.add("layernorm", "ln");
     b.add("attention", "attn", {{"heads", 4}, {"projections", projections}});
@@ -202,7 +202,7 @@ TEST(Attention, UnknownProjectionsIsAnError) {
 // A bias costs passes of its own in eager PyTorch: the bias gradient sums the output gradient over rows, and a
 // convolution's bias is added after cuDNN's convolution. A GEMM's forward bias rides in its epilogue.
 TEST(Bias, GradientReductionAndConvolutionBiasAdd) {
-    ModelBuilder lb("t", {6, 16});
+    ModelBuilder lb("t", {6, 16}, infer_shape);
     lb.add("linear", "fc", {{"out_features", 8}});
     lb.add("linear", "nobias", {{"out_features", 8}, {"bias", false}});
     ModelFeatures lf = compute_features(lb.finish("custom", 0), Precision::fp32);
@@ -214,7 +214,7 @@ TEST(Bias, GradientReductionAndConvolutionBiasAdd) {
             EXPECT_DOUBLE_EQ(k.bytes, 6 * 8 * 4 + 8 * 4);
         }
 
-    ModelBuilder cb("t", {2, 3, 8, 8});
+    ModelBuilder cb("t", {2, 3, 8, 8}, infer_shape);
     cb.add("conv2d", "conv", {{"out_channels", 4}, {"kernel_size", 3}, {"padding", 1}});
     ModelFeatures cf = compute_features(cb.finish("vision", 0), Precision::fp32);
     const LayerFeatures& conv = cf.layers[0];
@@ -227,7 +227,7 @@ TEST(Bias, GradientReductionAndConvolutionBiasAdd) {
 // Eager attention's element-wise passes as autograd runs them: the scale's gradient is one scaling pass, an
 // additive mask has no gradient pass, dropout writes and reads a one-byte mask.
 TEST(Attention, EagerScoreMaskAndDropoutPasses) {
-    ModelBuilder b("t", {2, 8, 32});
+    ModelBuilder b("t", {2, 8, 32}, infer_shape);
     b.add("attention", "attn", {{"heads", 4}, {"dropout", 0.1}});
     Model m = b.finish("language", 8);
     ModelFeatures f = compute_features(m, Precision::fp32);
@@ -254,7 +254,7 @@ TEST(Attention, EagerScoreMaskAndDropoutPasses) {
 // An op on autocast's fp32 list that receives a half-precision tensor (the loss on a linear's logits) casts it
 // to fp32 and its gradient back; one reading the fp32 residual stream (the layer norm) casts nothing.
 TEST(Autocast, Fp32ListOpsCastTheirHalfInput) {
-    ModelBuilder b("t", {2, 16});
+    ModelBuilder b("t", {2, 16}, infer_shape);
     b.add("embedding", "tokens", {{"num_embeddings", 100}, {"embedding_dim", 32}});
     b.add("layernorm", "ln");
     b.add("linear", "head", {{"out_features", 100}});
@@ -265,4 +265,57 @@ TEST(Autocast, Fp32ListOpsCastTheirHalfInput) {
     EXPECT_EQ(count_kernels(layer_named(f, "ln"), "autocast_fp32_input_cast"), 0);
     for (const auto& k : layer_named(f, "loss").cost.kernels)
         if (k.op == "autocast_fp32_input_cast") EXPECT_DOUBLE_EQ(k.bytes, 2 * 16 * 100 * (2 + 4));
+}
+
+TEST(ModelBuilder, ShapesEachLayerWithTheInferenceItIsGiven) {
+    // graph/ knows no layer kinds: what validates and shapes a layer is the builder's callback.
+    int calls = 0;
+    ModelBuilder b("t", {2, 5}, [&](Layer& l) {
+        ++calls;
+        l.output = {l.input[0], l.input[1] + 1};
+    });
+    b.add("anything", "a");
+    b.add("anything", "b");
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(b.shape(), (Shape{2, 7}));
+    EXPECT_THROW(ModelBuilder("t", {2, 5}, ShapeInference()), Error);
+}
+
+TEST(Kernel, FamilyNamesRoundTrip) {
+    for (Family f : {Family::gemm, Family::conv, Family::elementwise, Family::norm, Family::softmax, Family::gather,
+                     Family::attention, Family::rnn, Family::pool, Family::optimizer, Family::loss})
+        EXPECT_EQ(family_from_string(to_string(f)), f) << to_string(f);
+    EXPECT_FALSE(family_from_string("gemmm"));
+}
+
+TEST(Kernel, ConvolutionsCarryTheirNamedShape) {
+    ModelBuilder b("t", {2, 3, 9, 12}, infer_shape);
+    b.add("conv2d", "c", {{"out_channels", 8}, {"kernel_size", {3, 5}}, {"stride", {1, 2}}, {"padding", {1, 2}},
+                         {"groups", 1}});
+    Model m = b.finish("vision", 0);
+    const Layer& l = m.blocks[0].layers[0];
+    LayerCost cost = layer_cost(l, Precision::fp32);
+    int convs = 0;
+    for (const Kernel& k : cost.kernels) {
+        if (k.family != Family::conv) {
+            EXPECT_FALSE(k.conv) << k.op;
+            continue;
+        }
+        ++convs;
+        ASSERT_TRUE(k.conv) << k.op;
+        const ConvShape& c = *k.conv;
+        EXPECT_EQ(c.n, l.input[0]);
+        EXPECT_EQ(c.c, l.input[1]);
+        EXPECT_EQ(c.h, l.input[2]);
+        EXPECT_EQ(c.w, l.input[3]);
+        EXPECT_EQ(c.k, l.output[1]);
+        EXPECT_EQ(c.r, 3);
+        EXPECT_EQ(c.s, 5);
+        EXPECT_EQ(c.stride_h, 1);
+        EXPECT_EQ(c.stride_w, 2);
+        EXPECT_EQ(c.pad_h, 1);
+        EXPECT_EQ(c.pad_w, 2);
+        EXPECT_EQ(c.groups, 1);
+    }
+    EXPECT_EQ(convs, 2);  // forward and weight gradient (the first layer computes no input gradient)
 }

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 #include "hardware/spec.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
 #include "run/optimizer.hpp"
@@ -44,7 +45,7 @@ Kernel elementwise(std::int64_t elements, double bytes_per_element) {
 
 // A small model: an input linear, a block of (linear, relu) repeated 3 times, a head and a loss.
 Model small_model() {
-    ModelBuilder b("small", {16, 128});
+    ModelBuilder b("small", {16, 128}, infer_shape);
     b.add("linear", "in", {{"out_features", 256}});
     b.begin_block("blocks", 3);
     b.add("linear", "fc", {{"out_features", 256}});
@@ -82,7 +83,14 @@ TEST(Roofline, ThreeByThreeStrideOneConvolutionsHaveTheWinogradBound) {
         Kernel k;
         k.family = Family::conv;
         k.precision = Precision::fp32;
-        k.conv_dims = {256, 256, 14, 14, 256, r, r, stride, r / 2, groups};
+        ConvShape c;
+        c.n = c.c = c.k = 256;
+        c.h = c.w = 14;
+        c.r = c.s = r;
+        c.stride_h = c.stride_w = stride;
+        c.pad_h = c.pad_w = r / 2;
+        c.groups = groups;
+        k.conv = c;
         double out = std::floor((14.0 + 2 * (r / 2) - r) / stride) + 1;
         k.flops = 2.0 * 256 * 256 / groups * r * r * out * out * 256;
         k.bytes = 4.0 * 256 * (256 * 14 * 14 + 256 * out * out);
@@ -186,13 +194,18 @@ TEST(Step, SumsForwardBackwardAndOptimizerConsistently) {
 
     double by_family = 0;
     for (const auto& [family, ms] : t.by_family_ms) {
-        EXPECT_GT(ms, 0) << family;
+        EXPECT_GT(ms, 0) << to_string(family);
         by_family += ms;
     }
     EXPECT_NEAR(by_family, t.total_ms(), 1e-12 * t.total_ms());
-    EXPECT_TRUE(t.by_family_ms.count("gemm"));
-    EXPECT_TRUE(t.by_family_ms.count("optimizer"));
-    EXPECT_NEAR(t.by_family_ms.at("optimizer"), t.optimizer_ms, 1e-15);
+    // The JSON form is keyed by the families' names, with the same times.
+    json by_name = by_family_json(t.by_family_ms);
+    ASSERT_TRUE(by_name.is_object());
+    EXPECT_EQ(by_name.size(), t.by_family_ms.size());
+    for (const auto& [family, ms] : t.by_family_ms) EXPECT_EQ(by_name.at(to_string(family)).get<double>(), ms);
+    EXPECT_TRUE(t.by_family_ms.count(Family::gemm));
+    EXPECT_TRUE(t.by_family_ms.count(Family::optimizer));
+    EXPECT_NEAR(t.by_family_ms.at(Family::optimizer), t.optimizer_ms, 1e-15);
 
     // Recompute by hand: every kernel of every layer, times its block's repeat count.
     double forward = 0, backward = 0;
@@ -219,7 +232,7 @@ TEST(Step, SumsForwardBackwardAndOptimizerConsistently) {
 
 TEST(Step, RepeatedBlocksCostTheirRepeatCount) {
     auto build = [](std::int64_t repeat) {
-        ModelBuilder b("r", {32, 512});
+        ModelBuilder b("r", {32, 512}, infer_shape);
         b.add("linear", "in", {{"out_features", 512}});
         b.begin_block("blocks", repeat);
         b.add("linear", "fc", {{"out_features", 512}});
@@ -240,7 +253,7 @@ TEST(Step, RepeatedBlocksCostTheirRepeatCount) {
 
 TEST(Step, BatchAndHardwareMoveTheStepTheRightWay) {
     auto features = [](std::int64_t batch) {
-        ModelBuilder b("mlp", {batch, 1024});
+        ModelBuilder b("mlp", {batch, 1024}, infer_shape);
         b.add("linear", "fc1", {{"out_features", 4096}});
         b.add("activation", "act", {{"function", "gelu"}});
         b.add("linear", "fc2", {{"out_features", 1024}});

@@ -10,6 +10,7 @@
 #include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
 #include "importers/resolve.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "run/checkpointing.hpp"
 #include "run/memory.hpp"
@@ -34,7 +35,7 @@ double model_states(const MemoryUse& m) { return m.weights + m.gradients + m.opt
 
 // An input layer, 6 copies of a (layernorm, linear, gelu, linear, residual) block and a head.
 Model blocks_model(std::int64_t batch) {
-    ModelBuilder b("blocks", {batch, 64, 256});
+    ModelBuilder b("blocks", {batch, 64, 256}, infer_shape);
     b.add("linear", "in", {{"out_features", 256}});
     b.begin_block("layers", 6);
     b.add("layernorm", "ln");
@@ -168,7 +169,7 @@ TEST(Checkpointing, KeepsBlockInputsAndOneBlock) {
 }
 
 TEST(Checkpointing, ModelsWithoutBlocksAreUnchanged) {
-    ModelBuilder b("mlp", {32, 784});
+    ModelBuilder b("mlp", {32, 784}, infer_shape);
     b.add("linear", "fc1", {{"out_features", 256}});
     b.add("activation", "act", {{"function", "relu"}});
     b.add("linear", "fc2", {{"out_features", 10}});

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "graph/builder.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "run/optimizer.hpp"
 #include "run/precision_recipe.hpp"
@@ -102,7 +103,7 @@ TEST(Optimizer, StateBytesPerParameter) {
 }
 
 TEST(Optimizer, AdafactorFactorsMatricesAndKeepsVectors) {
-    ModelBuilder b("m", {4, 16, 1024});
+    ModelBuilder b("m", {4, 16, 1024}, infer_shape);
     b.add("linear", "fc", {{"out_features", 1024}, {"bias", false}});
     b.add("layernorm", "ln");
     Model model = b.finish("custom", 16);  // features point into the model: keep it alive
@@ -115,7 +116,7 @@ TEST(Optimizer, AdafactorFactorsMatricesAndKeepsVectors) {
 }
 
 TEST(Optimizer, ScratchMemory) {
-    ModelBuilder b("m", {4, 1024});
+    ModelBuilder b("m", {4, 1024}, infer_shape);
     b.add("linear", "fc1", {{"out_features", 4096}});
     b.add("linear", "fc2", {{"out_features", 1024}});
     Model model = b.finish("custom", 0);

@@ -8,6 +8,7 @@
 
 #include "graph/builder.hpp"
 #include "hardware/spec.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
 #include "run/checkpointing.hpp"
@@ -28,7 +29,7 @@ const ModelFeatures& blocks_features(std::int64_t batch, Precision p) {
     static std::map<std::pair<std::int64_t, int>, std::unique_ptr<Built>> cache;
     auto& slot = cache[{batch, int(p)}];
     if (slot) return slot->features;
-    ModelBuilder b("blocks", {batch, 128, 512});
+    ModelBuilder b("blocks", {batch, 128, 512}, infer_shape);
     b.add("linear", "in", {{"out_features", 512}});
     b.begin_block("layers", 4);
     b.add("layernorm", "ln");
@@ -170,7 +171,7 @@ TEST(TrainingStep, KernelOverheadHookAddsPerLaunch) {
 // The step times each distinct kernel once (a GQA layer's key and value projections are identical); the sum is
 // what timing every kernel on its own gives.
 TEST(TrainingStep, RepeatedKernelsAreTimedOnceAndCountedEachTime) {
-    ModelBuilder b("gqa", {2, 64, 256});
+    ModelBuilder b("gqa", {2, 64, 256}, infer_shape);
     b.add("layernorm", "ln");
     b.add("attention", "attn", {{"heads", 8}, {"kv_heads", 2}, {"projections", "separate"}});
     b.add("residual_add", "res");

@@ -4,7 +4,6 @@
 
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
-#include "predict/learned.hpp"
 #include "run/memory_advice.hpp"
 #include "run/run_estimate.hpp"
 
@@ -16,11 +15,9 @@ namespace {
 
 // The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
 json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw) {
-    const LearnedPredictor* learned = dynamic_cast<const LearnedPredictor*>(&predictor);
-    if (auto* shared = dynamic_cast<const SharedPredictor*>(&predictor))
-        learned = dynamic_cast<const LearnedPredictor*>(&shared->inner());
-    if (!learned) return nullptr;
-    double r = learned->relative_uncertainty(t.by_family_ms, hw);
+    std::optional<double> relative = predictor.relative_uncertainty(t.by_family_ms, hw);
+    if (!relative) return nullptr;
+    double r = *relative;
     return {{"low_ms", t.total_ms() / (1.0 + r)}, {"high_ms", t.total_ms() * (1.0 + r)}, {"relative", r}};
 }
 

@@ -56,7 +56,7 @@ json step_json(const StepTime& t, bool input_limited, bool breakdown) {
             {"input_bound", t.input_bound()},
             {"matmul_ms", t.matmul_ms},
             {"kernels", t.kernels},
-            {"by_family_ms", t.by_family_ms},
+            {"by_family_ms", by_family_json(t.by_family_ms)},
             {"layers", breakdown ? layers_json(t.layers) : json(nullptr)}};
 }
 

@@ -85,7 +85,7 @@ std::map<std::string, std::vector<Row>> build_rows(const std::vector<Sample>& sa
         const HardwareSpec& hw = find_hardware(s.device);
         double bound = lower_bound_ms(s.kernel, hw);
         if (!(bound > 0)) continue;
-        grouped[model_family(s.kernel)][s.device].push_back(
+        grouped[to_string(model_family(s.kernel))][s.device].push_back(
             {s.device, s.source, to_string(s.kernel.precision), kernel_features(s.kernel, hw), s.measured_ms, bound,
              roofline_bound_ms(s.kernel, hw)});
     }
@@ -280,9 +280,13 @@ public:
     std::string name() const override { return "prenet-style"; }
     double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override {
         if (k.flops <= 0 && k.bytes <= 0) return 0;
-        auto it = families.find(model_family(k));
+        auto it = families.find(to_string(model_family(k)));
         if (it == families.end()) it = families.find("elementwise");
         return std::pow(10.0, it->second.model->predict(prenet_features(kernel_features(k, hw))));
+    }
+    // Only times whole iterations for the report; it ships no validation error.
+    std::optional<double> relative_uncertainty(const std::map<Family, double>&, const HardwareSpec&) const override {
+        return std::nullopt;
     }
 };
 
@@ -439,8 +443,9 @@ void fit_and_validate(const FitOptions& o) {
     // The largest convolution batch measured, beyond which prediction splits a kernel into passes.
     std::map<std::string, double> max_batch;
     for (const auto& s : samples)
-        if (s.kernel.family == Family::conv && !s.kernel.conv_dims.empty())
-            max_batch[model_family(s.kernel)] = std::max(max_batch[model_family(s.kernel)], double(s.kernel.conv_dims[0]));
+        if (s.kernel.family == Family::conv && s.kernel.conv)
+            max_batch[to_string(model_family(s.kernel))] =
+                std::max(max_batch[to_string(model_family(s.kernel))], double(s.kernel.conv->n));
 
     json models = {{"format", 1},
                    {"description", "Per-family kernel models: time = roofline bound x 10^g(features), g >= 0"},

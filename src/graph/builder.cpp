@@ -1,12 +1,13 @@
 #include "graph/builder.hpp"
 
 #include "core/error.hpp"
-#include "ops/catalogue.hpp"
 
 namespace prenet {
 
-ModelBuilder::ModelBuilder(std::string name, Shape input) : shape_(std::move(input)) {
+ModelBuilder::ModelBuilder(std::string name, Shape input, ShapeInference infer)
+    : shape_(std::move(input)), infer_(std::move(infer)) {
     model_.name = std::move(name);
+    if (!infer_) throw Error("model '" + model_.name + "': no shape inference given");
     if (shape_.empty() || shape_[0] <= 0) throw Error("model '" + model_.name + "': batch size must be positive");
     model_.batch = shape_[0];
 }
@@ -21,7 +22,7 @@ Layer& ModelBuilder::add(const std::string& kind, const std::string& name, json 
     layer.input = shape_;
     layer.needs_input_grad = !first_layer_;
     first_layer_ = false;
-    infer_shape(layer);
+    infer_(layer);
     shape_ = layer.output;
     model_.blocks.back().layers.push_back(std::move(layer));
     return model_.blocks.back().layers.back();

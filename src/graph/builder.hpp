@@ -1,15 +1,20 @@
 #pragma once
 // Builds a Model layer by layer while tracking the current tensor shape, so every layer gets its input shape
 // and is validated (shape inference) as it is added. Branches (residual shortcuts) save and restore the shape.
+#include <functional>
 #include <string>
 
 #include "graph/model.hpp"
 
 namespace prenet {
 
+// Validates a layer's attrs against its input shape and sets its output shape; throws Error. The op
+// catalogue's infer_shape (ops/catalogue.hpp) is the one the importers pass: graph/ knows no layer kinds.
+using ShapeInference = std::function<void(Layer&)>;
+
 class ModelBuilder {
 public:
-    ModelBuilder(std::string name, Shape input);
+    ModelBuilder(std::string name, Shape input, ShapeInference infer);
 
     // Appends a layer fed by the current shape; the current shape becomes its output. Throws Error on bad attrs.
     Layer& add(const std::string& kind, const std::string& name, json attrs = json::object());
@@ -25,6 +30,7 @@ public:
 private:
     Model model_;
     Shape shape_;
+    ShapeInference infer_;
     bool first_layer_ = true;
     bool in_block_ = false;
 };

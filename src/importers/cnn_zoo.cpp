@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "graph/builder.hpp"
 #include "importers/zoo.hpp"
+#include "ops/catalogue.hpp"
 
 namespace prenet {
 namespace {
@@ -84,7 +85,7 @@ void stage(ModelBuilder& b, const std::string& prefix, I first_index, I count, U
 }
 
 ModelBuilder image_builder(const std::string& name, const ModelInputs& in) {
-    return ModelBuilder(name, {in.batch, 3, in.image, in.image});
+    return ModelBuilder(name, {in.batch, 3, in.image, in.image}, infer_shape);
 }
 
 // ---- ResNet (He et al. 2016; torchvision v1.5: stride on the 3x3 conv; v1: on the first 1x1) ----

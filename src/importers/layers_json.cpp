@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "graph/builder.hpp"
+#include "ops/catalogue.hpp"
 
 namespace prenet {
 namespace {
@@ -99,7 +100,7 @@ Model model_from_layers_json(const json& doc, const ModelInputs& in) {
             throw Error(std::string("layers JSON: '") + key + "' must be a string, got " + doc[key].dump());
     std::string name = doc.value("name", "custom");
     Shape input = input_shape(doc, in);
-    ModelBuilder b(name, input);
+    ModelBuilder b(name, input, infer_shape);
     add_layers(b, doc["layers"], "layers", false);
     std::string domain = doc.value("domain", "custom");
     return b.finish(domain, doc["input"].contains("tokens") ? input[1] : 0);

@@ -2,6 +2,7 @@
 // ("Recurrent Neural Network Regularization") on Penn Treebank, as in PyTorch's word_language_model example.
 #include "graph/builder.hpp"
 #include "importers/zoo.hpp"
+#include "ops/catalogue.hpp"
 
 namespace prenet {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 Model lstm_lm(const ModelInputs& in) {
     const std::int64_t vocab = 10000, hidden = 1500;
     const double dropout = 0.65;
-    ModelBuilder b("lstm-lm", {in.batch, in.seq});  // token ids
+    ModelBuilder b("lstm-lm", {in.batch, in.seq}, infer_shape);  // token ids
     b.add("embedding", "encoder", {{"num_embeddings", vocab}, {"embedding_dim", hidden}});
     b.add("dropout", "drop.0", {{"p", dropout}});
     // nn.LSTM(1500, 1500, num_layers=2, dropout=0.65): two stacked layers with dropout between them, written

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "graph/builder.hpp"
+#include "ops/catalogue.hpp"
 
 namespace prenet {
 namespace {
@@ -190,7 +191,7 @@ Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
         throw Error("model '" + s.name + "': image size " + std::to_string(image) + " is not a multiple of the patch size " +
                     std::to_string(s.patch));
     std::int64_t patches = (image / s.patch) * (image / s.patch);
-    ModelBuilder b(s.name, {in.batch, s.channels, image, image});
+    ModelBuilder b(s.name, {in.batch, s.channels, image, image}, infer_shape);
     b.add("conv2d", "patch_embedding", {{"out_channels", s.hidden}, {"kernel_size", s.patch}, {"stride", s.patch}});
     b.add("reshape", "flatten_patches", {{"shape", {patches, s.hidden}}});
     b.add("cls_token", "class_token");
@@ -217,7 +218,7 @@ Model build_transformer(const TransformerSpec& base, const ModelInputs& inputs) 
     if (spec.position == "learned" && seq > spec.max_positions)
         throw Error("model '" + spec.name + "': sequence length " + std::to_string(seq) +
                     " exceeds its learned position table of " + std::to_string(spec.max_positions));
-    ModelBuilder b(spec.name, {inputs.batch, seq});
+    ModelBuilder b(spec.name, {inputs.batch, seq}, infer_shape);
     if (spec.arch == "encoder_decoder") {
         add_embeddings(b, spec, false, "encoder.");
         add_stack(b, spec, "encoder", spec.layers, false, 0);

@@ -205,18 +205,21 @@ void cost_relative_bias(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_attention_ops(OpCatalogue& c) {
+    // The projections run in half precision under autocast and keep their input; the softmax between them is
+    // on autocast's fp32 list.
+    const OpTraits attention = OpTraits::of(AutocastClass::half).saving_input().with_fp32_softmax_under_autocast();
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
            "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears)",
-           infer_attention, cost_attention});
+           infer_attention, cost_attention, attention});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
            "qk_rope_head_dim, v_head_dim, causal, flash",
-           infer_mla, cost_mla});
+           infer_mla, cost_mla, attention});
     c.add({"relative_position_bias", "T5 relative position bias shared by a stack: heads, buckets (32)",
-           infer_relative_bias, cost_relative_bias});
+           infer_relative_bias, cost_relative_bias, OpTraits::of(AutocastClass::fp32_output)});
 }
 
 }  // namespace prenet

@@ -38,6 +38,9 @@ std::vector<std::string> OpCatalogue::kinds() const {
 }
 
 void OpCatalogue::add(OpDef def) {
+    if (def.traits.autocast == AutocastClass::unset)
+        throw Error("op catalogue: layer type '" + def.kind + "' declares no autocast class");
+    if (ops_.count(def.kind)) throw Error("op catalogue: layer type '" + def.kind + "' is registered twice");
     std::string kind = def.kind;
     ops_[kind] = std::move(def);
 }
@@ -52,6 +55,8 @@ void infer_shape(Layer& layer) {
     def.infer(layer);
     elements(layer.output);  // rejects outputs whose size overflows
 }
+
+const OpTraits& op_traits(const Layer& layer) { return OpCatalogue::instance().find(layer.kind).traits; }
 
 LayerCost layer_cost(const Layer& layer, Precision precision) {
     LayerCost cost;

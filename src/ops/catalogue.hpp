@@ -2,6 +2,7 @@
 // The op catalogue: for every layer kind, how to validate it and infer its output shape, and what it costs
 // (parameters, FLOPs, bytes, saved activations, kernels). One source file per layer family registers its kinds.
 #include <functional>
+#include <utility>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,11 +12,51 @@
 
 namespace prenet {
 
+// How torch.autocast (mixed fp16/bf16 training) treats a layer: the precision it runs at and the dtype it hands
+// on decide its casts and the type of the stream between layers (ops/features.cpp).
+enum class AutocastClass {
+    unset,          // not declared: OpCatalogue::add rejects it, so a new kind cannot be silently mis-costed
+    half,           // matmuls or convolutions run in half precision, casting an fp32 input and the weights
+    fp32_list,      // on autocast's fp32 list (norms, softmax, losses): a half-precision input is cast to fp32
+    fp32_output,    // produces its fp32 weights' type (embeddings), whatever it receives
+    follows_input,  // element-wise or shape-only: runs in the type it receives
+};
+
+// What a kind's cost depends on beyond its own shapes: how it meets its neighbours and torch.autocast.
+struct OpTraits {
+    AutocastClass autocast = AutocastClass::unset;
+    bool saves_input = false;  // keeps its input for the backward pass (for its weight or input gradient)
+    // Keeps its output for the backward pass (PyTorch's ReLU, sigmoid, tanh); may depend on the attrs. Null: never.
+    std::function<bool(const Layer&)> saves_output;
+    // Its fp32 output feeds the residual adds (token and position embeddings, the class token): under autocast
+    // the model then carries an fp32 residual stream.
+    bool starts_fp32_stream = false;
+    // Adds a branch back onto the residual stream: with an fp32 stream the sum is promoted to fp32.
+    bool adds_to_residual_stream = false;
+    // Eager attention's softmax runs in fp32 under autocast (costed through the layer's `softmax_fp32` attr).
+    bool fp32_softmax_under_autocast = false;
+
+    bool keeps_output(const Layer& layer) const { return saves_output && saves_output(layer); }
+
+    // For the registrations: OpTraits::of(AutocastClass::half).saving_input() reads as what it declares.
+    static OpTraits of(AutocastClass autocast_class) {
+        OpTraits t;
+        t.autocast = autocast_class;
+        return t;
+    }
+    OpTraits& saving_input() { saves_input = true; return *this; }
+    OpTraits& saving_output(std::function<bool(const Layer&)> when) { saves_output = std::move(when); return *this; }
+    OpTraits& starting_fp32_stream() { starts_fp32_stream = true; return *this; }
+    OpTraits& adding_to_residual_stream() { adds_to_residual_stream = true; return *this; }
+    OpTraits& with_fp32_softmax_under_autocast() { fp32_softmax_under_autocast = true; return *this; }
+};
+
 struct OpDef {
     std::string kind;
     std::string summary;  // one line for the docs and `prenet layers`
     std::function<void(Layer&)> infer;  // validates attrs + input, sets layer.output; throws Error
     std::function<void(const Layer&, Precision, LayerCost&)> cost;
+    OpTraits traits;  // its autocast class must be declared (OpCatalogue::add)
 };
 
 class OpCatalogue {
@@ -23,7 +64,7 @@ public:
     static const OpCatalogue& instance();
     const OpDef& find(const std::string& kind) const;  // throws Error listing known kinds
     std::vector<std::string> kinds() const;
-    void add(OpDef def);
+    void add(OpDef def);  // throws Error for a kind without an autocast class or registered twice
 
 private:
     std::map<std::string, OpDef> ops_;
@@ -31,6 +72,8 @@ private:
 
 // Validates `layer` and sets its output shape.
 void infer_shape(Layer& layer);
+// The catalogue entry's traits of a layer's kind (throws Error for an unknown kind).
+const OpTraits& op_traits(const Layer& layer);
 // The layer's features and kernels for one execution at `precision`.
 LayerCost layer_cost(const Layer& layer, Precision precision);
 

@@ -95,10 +95,20 @@ void cost_conv(const Layer& layer, Precision p, LayerCost& cost) {
     k.op = layer.kind;
     k.precision = p;
     k.flops = 2.0 * macs;
-    k.conv_dims = {layer.input[0], in_ch, layer.input.size() > 2 ? layer.input[2] : 1,
-                   layer.input.size() > 3 ? layer.input[3] : 1, out_ch, g.kernel[0],
-                   rank > 1 ? g.kernel[1] : 1, g.stride[0], g.padding[0], g.groups,
-                   rank > 1 ? g.stride[1] : 1, rank > 1 ? g.padding[1] : 0};
+    ConvShape shape;
+    shape.n = layer.input[0];
+    shape.c = in_ch;
+    shape.h = layer.input.size() > 2 ? layer.input[2] : 1;
+    shape.w = layer.input.size() > 3 ? layer.input[3] : 1;
+    shape.k = out_ch;
+    shape.r = g.kernel[0];
+    shape.s = rank > 1 ? g.kernel[1] : 1;
+    shape.stride_h = g.stride[0];
+    shape.pad_h = g.padding[0];
+    shape.groups = g.groups;
+    shape.stride_w = rank > 1 ? g.stride[1] : 1;
+    shape.pad_w = rank > 1 ? g.padding[1] : 0;
+    k.conv = shape;
     k.bytes = (in_elems + double(weights)) * eb_in + out_elems * eb_out;
     cost.forward_flops += k.flops;
     cost.forward_bytes_read += (in_elems + double(weights)) * eb_in;
@@ -132,10 +142,11 @@ void register_conv_ops(OpCatalogue& c) {
     const char* summary =
         "convolution: out_channels, kernel_size, stride (1), padding (0 | n | list | \"same\"), dilation (1), "
         "groups (1), bias (true)";
-    for (const char* kind : {"conv1d", "conv2d", "conv3d"}) c.add({kind, summary, infer_conv, cost_conv});
+    const OpTraits traits = OpTraits::of(AutocastClass::half).saving_input();  // the weight gradient reads the input
+    for (const char* kind : {"conv1d", "conv2d", "conv3d"}) c.add({kind, summary, infer_conv, cost_conv, traits});
     c.add({"conv_transpose2d",
            "transposed 2-d convolution: out_channels, kernel_size, stride, padding, output_padding, groups, bias",
-           infer_conv, cost_conv});
+           infer_conv, cost_conv, traits});
 }
 
 }  // namespace prenet

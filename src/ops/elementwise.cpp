@@ -126,6 +126,12 @@ void cost_mean_tokens(const Layer& layer, Precision p, LayerCost& cost) {
 
 void no_cost(const Layer&, Precision, LayerCost&) {}
 
+// PyTorch's ReLU, ReLU6, sigmoid and tanh compute their gradient from their output, so they keep it.
+bool activation_saves_output(const Layer& layer) {
+    std::string fn = layer.attrs.value("function", std::string("relu"));
+    return fn == "relu" || fn == "relu6" || fn == "sigmoid" || fn == "tanh";
+}
+
 void infer_squeeze_excitation(Layer& layer) {
     ops::require_rank(layer, 4, 4);
     ops::int_attr(layer, "squeeze_channels");
@@ -148,22 +154,27 @@ void cost_squeeze_excitation(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_elementwise_ops(OpCatalogue& c) {
+    const OpTraits follows = OpTraits::of(AutocastClass::follows_input);
     c.add({"activation", "elementwise activation: function (relu, relu6, gelu, gelu_tanh, silu, tanh, sigmoid, "
                          "hardswish, hardsigmoid, leaky_relu, identity)",
-           infer_activation, cost_activation});
-    c.add({"dropout", "dropout with rate p (0.1); p = 0 launches nothing", infer_dropout, cost_dropout});
-    c.add({"softmax", "softmax over the last dim", infer_same, cost_softmax});
-    c.add({"residual_add", "adds the block's input back (a residual connection)", infer_same, cost_add});
+           infer_activation, cost_activation,
+           OpTraits::of(AutocastClass::follows_input).saving_output(activation_saves_output)});
+    c.add({"dropout", "dropout with rate p (0.1); p = 0 launches nothing", infer_dropout, cost_dropout, follows});
+    c.add({"softmax", "softmax over the last dim", infer_same, cost_softmax,
+           OpTraits::of(AutocastClass::fp32_list)});
+    c.add({"residual_add", "adds the block's input back (a residual connection)", infer_same, cost_add,
+           OpTraits::of(AutocastClass::follows_input).adding_to_residual_stream()});
     c.add({"concat", "concatenates `extra` channels produced by a side branch onto dim 1", infer_concat,
-           cost_concat});
-    c.add({"reshape", "changes the per-sample shape (no data moves): shape", infer_reshape, no_cost});
-    c.add({"flatten", "flattens all but the batch dim (no data moves)", infer_flatten, no_cost});
+           cost_concat, follows});
+    c.add({"reshape", "changes the per-sample shape (no data moves): shape", infer_reshape, no_cost,
+           follows});
+    c.add({"flatten", "flattens all but the batch dim (no data moves)", infer_flatten, no_cost, follows});
     c.add({"select_token", "takes the first token of [batch, tokens, hidden] (CLS pooling)", infer_select_token,
-           no_cost});
+           no_cost, follows});
     c.add({"mean_tokens", "mean over the token dim of [batch, tokens, hidden]", infer_mean_tokens,
-           cost_mean_tokens});
+           cost_mean_tokens, follows});
     c.add({"squeeze_excitation", "squeeze-and-excitation gate on [N, C, H, W]: squeeze_channels",
-           infer_squeeze_excitation, cost_squeeze_excitation});
+           infer_squeeze_excitation, cost_squeeze_excitation, OpTraits::of(AutocastClass::half).saving_input()});
 }
 
 }  // namespace prenet

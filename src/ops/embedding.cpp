@@ -74,13 +74,16 @@ void cost_cls(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_embedding_ops(OpCatalogue& c) {
+    // Embeddings produce their fp32 weights' type under autocast. Token and position embeddings and the class
+    // token make the hidden states the residual adds build on; token types are added to that stream.
+    const OpTraits stream = OpTraits::of(AutocastClass::fp32_output).starting_fp32_stream();
     c.add({"embedding", "token embedding of [batch, tokens] ids: num_embeddings, embedding_dim, tied (false)", infer_embedding,
-           cost_embedding});
+           cost_embedding, stream});
     c.add({"positional_embedding", "learned absolute positions added to [batch, tokens, hidden]: num_embeddings",
-           infer_added, cost_added});
+           infer_added, cost_added, stream});
     c.add({"token_type_embedding", "learned segment embeddings added to the hidden states: num_embeddings",
-           infer_added, cost_added});
-    c.add({"cls_token", "learned class token prepended to the sequence (ViT)", infer_cls, cost_cls});
+           infer_added, cost_added, OpTraits::of(AutocastClass::fp32_output)});
+    c.add({"cls_token", "learned class token prepended to the sequence (ViT)", infer_cls, cost_cls, stream});
 }
 
 }  // namespace prenet

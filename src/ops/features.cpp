@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -11,47 +10,6 @@
 
 namespace prenet {
 namespace {
-
-// PyTorch's ReLU, sigmoid and tanh keep their output for the backward pass.
-bool saves_its_output(const Layer& layer) {
-    if (layer.kind != "activation") return false;
-    std::string fn = layer.attrs.value("function", std::string("relu"));
-    return fn == "relu" || fn == "relu6" || fn == "sigmoid" || fn == "tanh";
-}
-
-// Layers that keep their input for the backward pass (for their weight or input gradient).
-bool saves_its_input(const Layer& layer) {
-    static const char* kinds[] = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "maxpool2d",
-                                  "batchnorm", "layernorm", "rmsnorm", "groupnorm", "squeeze_excitation", "mlp",
-                                  "attention", "mla_attention", "moe", "rnn", "lstm", "gru"};
-    for (const char* k : kinds)
-        if (layer.kind == k) return true;
-    return false;
-}
-
-bool is_one_of(const std::string& kind, std::initializer_list<const char*> kinds) {
-    for (const char* k : kinds)
-        if (kind == k) return true;
-    return false;
-}
-
-// Ops on torch.autocast's fp32 list: norms, softmax, losses.
-bool on_autocast_fp32_list(const Layer& layer) {
-    return is_one_of(layer.kind, {"layernorm", "rmsnorm", "groupnorm", "softmax", "cross_entropy"});
-}
-
-// What torch.autocast runs in fp32: its fp32 list and the embeddings, which produce their fp32 weights' type.
-bool autocast_runs_in_fp32(const Layer& layer) {
-    return on_autocast_fp32_list(layer) || is_one_of(layer.kind, {"embedding", "positional_embedding",
-                                                                   "token_type_embedding", "cls_token",
-                                                                   "relative_position_bias"});
-}
-
-// Layers whose matmuls or convolutions autocast runs in half precision, casting their inputs and weights.
-bool autocast_runs_in_half(const Layer& layer) {
-    return is_one_of(layer.kind, {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "attention",
-                                  "mla_attention", "mlp", "moe", "rnn", "lstm", "gru", "squeeze_excitation"});
-}
 
 // Reads fp32 and writes half precision (or the reverse).
 Kernel cast_kernel(const std::string& op, Phase phase, double elements, Precision half) {
@@ -66,10 +24,11 @@ struct AutocastStream {
     bool residual_fp32 = false;  // the model has an fp32 embedding feeding its residual adds
     bool current_fp32 = false;
 
-    // The precision `layer` runs at, and what it makes of the stream.
-    Precision run(const Layer& layer, Precision half) {
-        bool fp32 = autocast_runs_in_fp32(layer) || (layer.kind == "residual_add" && residual_fp32) ||
-                    (!autocast_runs_in_half(layer) && current_fp32);
+    // The precision a layer with `traits` runs at, and what it makes of the stream.
+    Precision run(const OpTraits& traits, Precision half) {
+        bool fp32 = traits.autocast == AutocastClass::fp32_list || traits.autocast == AutocastClass::fp32_output ||
+                    (traits.adds_to_residual_stream && residual_fp32) ||
+                    (traits.autocast != AutocastClass::half && current_fp32);
         current_fp32 = fp32;
         return fp32 ? Precision::fp32 : half;
     }
@@ -115,34 +74,37 @@ void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
 ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed) {
     ModelFeatures f;
     const Layer* previous = nullptr;
+    const OpTraits* previous_traits = nullptr;
     bool autocast = runs_autocast(precision, mixed);
     AutocastStream stream;
     for (const auto& block : model.blocks)
         for (const auto& layer : block.layers)
-            if (is_one_of(layer.kind, {"embedding", "positional_embedding", "cls_token"})) stream.residual_fp32 = true;
+            if (op_traits(layer).starts_fp32_stream) stream.residual_fp32 = true;
     for (const auto& block : model.blocks) {
         double r = double(block.repeat);
         for (const auto& layer : block.layers) {
+            const OpTraits& traits = op_traits(layer);
             bool input_fp32 = stream.current_fp32;
-            Precision p = autocast ? stream.run(layer, precision) : precision;
+            Precision p = autocast ? stream.run(traits, precision) : precision;
             Layer costed = layer;
-            // Autocast's softmax inside eager attention runs in fp32 as well.
-            if (autocast && is_one_of(layer.kind, {"attention", "mla_attention"})) costed.attrs["softmax_fp32"] = true;
+            if (autocast && traits.fp32_softmax_under_autocast) costed.attrs["softmax_fp32"] = true;
             LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
             // An fp32-list op handed a half-precision tensor casts it to fp32 first, and its gradient back.
-            if (autocast && !input_fp32 && on_autocast_fp32_list(layer) && !layer.input.empty())
+            if (autocast && !input_fp32 && traits.autocast == AutocastClass::fp32_list && !layer.input.empty())
                 add_input_cast(lf, "autocast_fp32_input_cast", precision);
-            if (autocast && autocast_runs_in_half(layer)) {
+            if (autocast && traits.autocast == AutocastClass::half) {
                 add_autocast_casts(lf, precision, input_fp32);
                 f.half_weight_copy_bytes += r * double(lf.cost.params) * activation_bytes(precision);
             }
             add_input_gradient_sums(lf, autocast && input_fp32 ? Precision::fp32 : p);
             // A ReLU's saved output and the next layer's saved input are one tensor (conv -> bn -> relu -> conv):
             // count it once. Only for a direct successor (same shape, next in order).
-            if (previous && saves_its_output(*previous) && saves_its_input(layer) && previous->output == layer.input)
+            if (previous && previous_traits->keeps_output(*previous) && traits.saves_input &&
+                previous->output == layer.input)
                 lf.cost.saved_activation_bytes = std::max(
                     0.0, lf.cost.saved_activation_bytes - double(elements(layer.input)) * matmul_input_bytes(precision));
             previous = &layer;
+            previous_traits = &traits;
             f.params = checked_add(f.params, checked_mul(lf.cost.params, block.repeat, "parameter count"),
                                    "parameter count");
             f.macs += r * lf.cost.macs;

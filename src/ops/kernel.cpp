@@ -21,6 +21,13 @@ const char* to_string(Family f) {
     return "elementwise";
 }
 
+std::optional<Family> family_from_string(const std::string& name) {
+    for (Family f : {Family::gemm, Family::conv, Family::elementwise, Family::norm, Family::softmax, Family::gather,
+                     Family::attention, Family::rnn, Family::pool, Family::optimizer, Family::loss})
+        if (name == to_string(f)) return f;
+    return std::nullopt;
+}
+
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
                         double flops, double bytes) {
     Kernel k;

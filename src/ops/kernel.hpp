@@ -2,6 +2,7 @@
 // What the op catalogue produces for a layer: its computational features (the PreNeT paper's operations and
 // memory, split by pass) and the list of kernels a training step runs for it, which the predictor times.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,21 @@ enum class Phase { forward, backward_input, backward_weight, optimizer };
 
 const char* to_string(Family f);
 const char* to_string(Phase p);
+std::optional<Family> family_from_string(const std::string& name);  // the inverse of to_string; none if unknown
+
+// A convolution as cuDNN is handed it: batch n, input channels c, input h x w, output channels k, filter r x s,
+// strides, paddings and groups. A 1-d convolution has w = s = 1, stride_w = 1, pad_w = 0; a 3-d one is described
+// by its first two spatial dims.
+struct ConvShape {
+    std::int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
+    std::int64_t stride_h = 1, pad_h = 0, groups = 1, stride_w = 1, pad_w = 0;
+    bool operator==(const ConvShape& o) const {
+        return n == o.n && c == o.c && h == o.h && w == o.w && k == o.k && r == o.r && s == o.s &&
+               stride_h == o.stride_h && pad_h == o.pad_h && groups == o.groups && stride_w == o.stride_w &&
+               pad_w == o.pad_w;
+    }
+    bool operator!=(const ConvShape& o) const { return !(*this == o); }
+};
 
 struct Kernel {
     Family family = Family::elementwise;
@@ -22,9 +38,9 @@ struct Kernel {
     double flops = 0;        // FLOPs = 2 x multiply-accumulates for matmul-like work
     double bytes = 0;        // bytes read + written (each operand once)
     Precision precision = Precision::fp32;
-    // GEMM-like dims: count independent (m x k)(k x n) products; conv: n,c,h,w,k,r,s,stride,pad in conv_dims.
+    // GEMM-like dims: count independent (m x k)(k x n) products.
     std::int64_t batch = 1, m = 0, n = 0, k = 0;
-    std::vector<std::int64_t> conv_dims;
+    std::optional<ConvShape> conv;  // a convolution's shape (its forward and both gradients); none otherwise
     std::int64_t elements = 0;  // elements touched, for vector kernels
 };
 

@@ -39,7 +39,7 @@ void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
 
 void register_linear_ops(OpCatalogue& c) {
     c.add({"linear", "dense layer over the last dimension: out_features, bias (true), tied (false)", infer_linear,
-           cost_linear});
+           cost_linear, OpTraits::of(AutocastClass::half).saving_input()});
 }
 
 }  // namespace prenet

@@ -21,7 +21,8 @@ void cost_loss(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_loss_ops(OpCatalogue& c) {
-    c.add({"cross_entropy", "cross-entropy loss over the last dim of the logits", infer_loss, cost_loss});
+    c.add({"cross_entropy", "cross-entropy loss over the last dim of the logits", infer_loss, cost_loss,
+           OpTraits::of(AutocastClass::fp32_list)});
 }
 
 }  // namespace prenet

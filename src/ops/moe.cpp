@@ -52,7 +52,7 @@ void register_moe_ops(OpCatalogue& c) {
     c.add({"moe",
            "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
            "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false)",
-           infer_moe, cost_moe});
+           infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input()});
 }
 
 }  // namespace prenet

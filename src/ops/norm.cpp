@@ -55,11 +55,15 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_norm_ops(OpCatalogue& c) {
+    // Every norm keeps its input for the backward. Autocast leaves batch norm off its fp32 list (cuDNN's batch
+    // norm takes half-precision input with fp32 statistics); the row-wise norms are on it.
+    const OpTraits batch = OpTraits::of(AutocastClass::follows_input).saving_input();
+    const OpTraits row = OpTraits::of(AutocastClass::fp32_list).saving_input();
     c.add({"batchnorm", "batch normalisation over channels (dim 1): weight and bias per channel", infer_same,
-           cost_norm});
-    c.add({"layernorm", "layer normalisation over the last dim; bias (true)", infer_same, cost_norm});
-    c.add({"rmsnorm", "RMS normalisation over the last dim, weight only", infer_same, cost_norm});
-    c.add({"groupnorm", "group normalisation over channels: groups", infer_same, cost_norm});
+           cost_norm, batch});
+    c.add({"layernorm", "layer normalisation over the last dim; bias (true)", infer_same, cost_norm, row});
+    c.add({"rmsnorm", "RMS normalisation over the last dim, weight only", infer_same, cost_norm, row});
+    c.add({"groupnorm", "group normalisation over channels: groups", infer_same, cost_norm, row});
 }
 
 }  // namespace prenet

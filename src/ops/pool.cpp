@@ -48,10 +48,11 @@ void cost_pool(const Layer& layer, Precision p, LayerCost& cost) {
 
 void register_pool_ops(OpCatalogue& c) {
     c.add({"maxpool2d", "max pooling: kernel_size, stride (= kernel_size), padding (0), ceil_mode (false)",
-           infer_pool, cost_pool});
+           infer_pool, cost_pool, OpTraits::of(AutocastClass::follows_input).saving_input()});  // for the argmax
     c.add({"avgpool2d", "average pooling: kernel_size, stride (= kernel_size), padding (0), ceil_mode (false)",
-           infer_pool, cost_pool});
-    c.add({"adaptive_avgpool2d", "adaptive average pooling to output_size (1)", infer_adaptive, cost_pool});
+           infer_pool, cost_pool, OpTraits::of(AutocastClass::follows_input)});
+    c.add({"adaptive_avgpool2d", "adaptive average pooling to output_size (1)", infer_adaptive, cost_pool,
+           OpTraits::of(AutocastClass::follows_input)});
 }
 
 }  // namespace prenet

@@ -62,7 +62,7 @@ void cost_rnn(const Layer& layer, Precision p, LayerCost& cost) {
 void register_rnn_ops(OpCatalogue& c) {
     const char* summary = "recurrent layer on [batch, time, features]: hidden, layers (1), bidirectional (false), "
                           "bias (true)";
-    for (const char* kind : {"rnn", "lstm", "gru"}) c.add({kind, summary, infer_rnn, cost_rnn});
+    for (const char* kind : {"rnn", "lstm", "gru"}) c.add({kind, summary, infer_rnn, cost_rnn, OpTraits::of(AutocastClass::half).saving_input()});
 }
 
 }  // namespace prenet

@@ -27,40 +27,40 @@ bool tensor_core_aligned(const Kernel& k, const GemmView& g) {
     bool half = k.precision == Precision::fp16 || k.precision == Precision::bf16 || k.precision == Precision::fp8;
     if (!half || !uses_matrix_units(k.family)) return false;
     auto multiple_of_8 = [](double x) { return std::fmod(x, 8.0) == 0.0; };
-    if (k.family == Family::conv && k.conv_dims.size() >= 10)
-        return multiple_of_8(double(k.conv_dims[1]) / std::max<double>(1, k.conv_dims[9])) && multiple_of_8(k.conv_dims[4]);
+    if (k.family == Family::conv && k.conv)
+        return multiple_of_8(double(k.conv->c) / std::max<double>(1, k.conv->groups)) && multiple_of_8(k.conv->k);
     return multiple_of_8(g.k) && multiple_of_8(g.n);
 }
 
 }  // namespace
 
-std::string model_family(Family f) {
+Family model_family(Family f) {
     switch (f) {
         case Family::gemm:
         case Family::attention:
-        case Family::rnn: return "gemm";
-        case Family::conv: return "conv";
-        case Family::norm: return "norm";
-        case Family::softmax: return "softmax";
-        default: return "elementwise";
+        case Family::rnn: return Family::gemm;
+        case Family::conv: return Family::conv;
+        case Family::norm: return Family::norm;
+        case Family::softmax: return Family::softmax;
+        default: return Family::elementwise;
     }
 }
 
-std::string model_family(const Kernel& kernel) {
-    if (kernel.family == Family::norm && kernel.op.rfind("batchnorm", 0) == 0) return "elementwise";
+Family model_family(const Kernel& kernel) {
+    if (kernel.family == Family::norm && kernel.op.rfind("batchnorm", 0) == 0) return Family::elementwise;
     return model_family(kernel.family);
 }
 
 GemmView gemm_view(const Kernel& k) {
     GemmView g;
-    if (k.family == Family::conv && k.conv_dims.size() >= 10) {
-        const auto& d = k.conv_dims;  // n, c, h, w, k, r, s, stride_h, pad_h, groups[, stride_w, pad_w]
-        double stride_w = d.size() >= 12 ? d[10] : d[7], pad_w = d.size() >= 12 ? d[11] : d[8];
-        double out_h = std::floor((d[2] + 2.0 * d[8] - d[5]) / std::max<double>(1, d[7])) + 1;
-        double out_w = std::floor((d[3] + 2.0 * pad_w - d[6]) / std::max(1.0, stride_w)) + 1;
-        g.m = std::max(1.0, d[0] * out_h * out_w);
-        g.n = std::max<double>(1, d[4]);
-        g.k = std::max<double>(1, double(d[1]) / std::max<double>(1, d[9]) * d[5] * d[6]);
+    if (k.family == Family::conv && k.conv) {
+        const ConvShape& c = *k.conv;
+        double stride_w = double(c.stride_w), pad_w = double(c.pad_w);
+        double out_h = std::floor((c.h + 2.0 * c.pad_h - c.r) / std::max<double>(1, c.stride_h)) + 1;
+        double out_w = std::floor((c.w + 2.0 * pad_w - c.s) / std::max(1.0, stride_w)) + 1;
+        g.m = std::max(1.0, c.n * out_h * out_w);
+        g.n = std::max<double>(1, c.k);
+        g.k = std::max<double>(1, double(c.c) / std::max<double>(1, c.groups) * c.r * c.s);
         return g;
     }
     if (!uses_matrix_units(k.family)) {  // rows x row length for row-wise kernels, else a flat vector
@@ -84,10 +84,10 @@ double output_tiles(const GemmView& g) { return g.batch * std::ceil(g.m / kTile)
 double output_tile_waves(const Kernel& k, const HardwareSpec& hw) {
     if (!uses_matrix_units(k.family) || k.phase == Phase::backward_weight) return 0;
     GemmView g = gemm_view(k);
-    if (k.family == Family::conv && k.phase == Phase::backward_input && k.conv_dims.size() >= 10) {
-        const auto& d = k.conv_dims;  // the input gradient is an implicit GEMM over input pixels x channels
-        g.m = std::max(1.0, double(d[0]) * double(d[2]) * double(d[3]));
-        g.n = std::max(1.0, double(d[1]));
+    if (k.family == Family::conv && k.phase == Phase::backward_input && k.conv) {
+        const ConvShape& c = *k.conv;  // the input gradient is an implicit GEMM over input pixels x channels
+        g.m = std::max(1.0, double(c.n) * double(c.h) * double(c.w));
+        g.n = std::max(1.0, double(c.c));
     }
     return std::ceil(output_tiles(g) / std::max(hw.compute_units, 1.0));
 }

@@ -11,12 +11,12 @@
 namespace prenet {
 
 // Kernel families that get their own fitted model.
-std::string model_family(Family family);  // gemm | conv | elementwise | norm | softmax
+Family model_family(Family family);  // gemm | conv | elementwise | norm | softmax
 // The fitted model that times `kernel`: its family's, except batch norm's passes. Those stream a whole
 // activation tensor (per-channel sums over batch x space, 10^7-10^8 elements in a CNN); the measured norms
 // are layer norms over rows of at most a few thousand features, so the streaming elementwise model, measured
 // up to ~10^8 elements, is the one that has seen such kernels.
-std::string model_family(const Kernel& kernel);
+Family model_family(const Kernel& kernel);
 
 const std::vector<std::string>& kernel_feature_names();
 std::vector<double> kernel_features(const Kernel& kernel, const HardwareSpec& hw);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "core/embedded.hpp"
 #include "core/error.hpp"
@@ -21,6 +23,8 @@ LearnedPredictor::LearnedPredictor(const json& models) {
     overhead_ms_ = models.value("framework_overhead_ms_per_kernel", 0.0);
     if (!(overhead_ms_ >= 0) || overhead_ms_ > 10) throw Error("kernel models: bad framework_overhead_ms_per_kernel");
     for (auto it = models["families"].begin(); it != models["families"].end(); ++it) {
+        std::optional<Family> family = family_from_string(it.key());
+        if (!family) throw Error("kernel models: unknown family '" + it.key() + "'");
         FamilyModel m;
         m.regressor = regressor_from_json(it.value().at("model"));
         m.floor_ms = it.value().value("floor_ms", 0.0);
@@ -52,13 +56,13 @@ LearnedPredictor::LearnedPredictor(const json& models) {
         }
         m.median_ape = v.value("median_ape", 0.0);
         m.p90_ape = v.value("p90_ape", 0.0);
-        families_[it.key()] = std::move(m);
+        families_[*family] = std::move(m);
     }
 }
 
 const LearnedPredictor::FamilyModel* LearnedPredictor::family_of(const Kernel& kernel) const {
     auto it = families_.find(model_family(kernel));
-    if (it == families_.end()) it = families_.find("elementwise");
+    if (it == families_.end()) it = families_.find(Family::elementwise);
     return it == families_.end() ? nullptr : &it->second;
 }
 
@@ -89,11 +93,11 @@ double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw)
     // A convolution over more images than any measured one is timed as passes over the largest measured batch:
     // a GPU is saturated long before that, so the time per image stays; the regressor, asked beyond its data,
     // would drift (per-image time grew 40% from batch 64 to 512 on an RTX 4090).
-    if (m && m->max_batch >= 1 && kernel.family == Family::conv && !kernel.conv_dims.empty() &&
-        double(kernel.conv_dims[0]) > m->max_batch) {
+    if (m && m->max_batch >= 1 && kernel.family == Family::conv && kernel.conv &&
+        double(kernel.conv->n) > m->max_batch) {
         Kernel part = kernel;
-        part.conv_dims[0] = std::int64_t(m->max_batch);
-        double passes = double(kernel.conv_dims[0]) / double(part.conv_dims[0]);
+        part.conv->n = std::int64_t(m->max_batch);
+        double passes = double(kernel.conv->n) / double(part.conv->n);
         part.flops /= passes;
         part.bytes /= passes;
         // A pass over the smaller batch can leave units idle in its last wave that the whole batch fills
@@ -131,14 +135,16 @@ double outside(double x, const double range[2]) {
 }
 }  // namespace
 
-double LearnedPredictor::relative_uncertainty(const std::map<std::string, double>& ms_by_family,
-                                              const HardwareSpec& hw) const {
+std::optional<double> LearnedPredictor::relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                                             const HardwareSpec& hw) const {
+    // Summed in the order of the families' names, the order the step reports them in, so that the sum (and its
+    // last bits) does not depend on how the Family enum happens to be ordered.
+    std::vector<std::pair<Family, double>> by_name(ms_by_family.begin(), ms_by_family.end());
+    std::sort(by_name.begin(), by_name.end(),
+              [](const auto& a, const auto& b) { return std::strcmp(to_string(a.first), to_string(b.first)) < 0; });
     double total = 0, weighted = 0;
-    for (const auto& [name, ms] : ms_by_family) {
-        Family f = Family::elementwise;
-        for (Family g : {Family::gemm, Family::conv, Family::norm, Family::softmax, Family::attention, Family::rnn})
-            if (name == to_string(g)) f = g;
-        auto it = families_.find(model_family(f));
+    for (const auto& [family, ms] : by_name) {
+        auto it = families_.find(model_family(family));
         double p90 = it == families_.end() ? 0.5 : it->second.p90_ape;
         total += ms, weighted += ms * p90;
     }

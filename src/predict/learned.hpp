@@ -19,10 +19,10 @@ public:
     // Log10 of the predicted slowdown against the bound (>= 0).
     double log_slowdown(const Kernel& kernel, const HardwareSpec& hw) const;
     double floor_ms(const Kernel& kernel) const;
-    // Relative half-width of the range a step time carries: the 90th-percentile validation error of the
-    // families weighted by their share of the step, widened by how far the device's peak and bandwidth lie
-    // outside those of the devices the models were fitted on.
-    double relative_uncertainty(const std::map<std::string, double>& ms_by_family, const HardwareSpec& hw) const;
+    // The 90th-percentile validation error of the families weighted by their share of the step, widened by how
+    // far the device's peak and bandwidth lie outside those of the devices the models were fitted on.
+    std::optional<double> relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                               const HardwareSpec& hw) const override;
 
 private:
     struct FamilyModel {
@@ -37,7 +37,7 @@ private:
     std::vector<double> model_inputs(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel& m) const;
     double log_slowdown(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
     double model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
-    std::map<std::string, FamilyModel> families_;
+    std::map<Family, FamilyModel> families_;  // by model_family()
     double overhead_ms_ = 0;  // dispatch overhead per kernel (PyTorch eager), fitted on whole iterations
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};
 };

@@ -53,9 +53,12 @@ Kernel conv2d_row(const std::string& op, const DimMap& dims, Precision p) {
     kr.op = op;
     kr.precision = p;
     kr.family = Family::conv;
-    kr.conv_dims = {std::int64_t(n), std::int64_t(c), std::int64_t(h), std::int64_t(w), std::int64_t(k),
-                    std::int64_t(r), std::int64_t(s), std::int64_t(sh), std::int64_t(ph), 1, std::int64_t(sw),
-                    std::int64_t(pw)};
+    ConvShape shape;
+    shape.n = std::int64_t(n), shape.c = std::int64_t(c), shape.h = std::int64_t(h), shape.w = std::int64_t(w);
+    shape.k = std::int64_t(k), shape.r = std::int64_t(r), shape.s = std::int64_t(s);
+    shape.stride_h = std::int64_t(sh), shape.pad_h = std::int64_t(ph), shape.groups = 1;
+    shape.stride_w = std::int64_t(sw), shape.pad_w = std::int64_t(pw);
+    kr.conv = shape;
     kr.flops = 2 * out_elems * c * r * s;
     if (op == "conv2d") {
         kr.bytes = (in_elems + weights) * in_b + out_elems * out_b;
@@ -125,8 +128,13 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
         if (st <= 0 || s + 2 * pad < r) throw Error("op 'conv': kernel larger than the padded input");
         double out = std::floor((s + 2 * pad - r) / st) + 1;
         k.family = Family::conv;
-        k.conv_dims = {std::int64_t(b), std::int64_t(c), std::int64_t(s), std::int64_t(s), std::int64_t(o),
-                       std::int64_t(r), std::int64_t(r), std::int64_t(st), std::int64_t(pad), 1};
+        // NeuSight's square convolutions: one size, stride and padding for both spatial dims.
+        ConvShape shape;
+        shape.n = std::int64_t(b), shape.c = std::int64_t(c), shape.h = shape.w = std::int64_t(s);
+        shape.k = std::int64_t(o), shape.r = shape.s = std::int64_t(r);
+        shape.stride_h = shape.stride_w = std::int64_t(st), shape.pad_h = shape.pad_w = std::int64_t(pad);
+        shape.groups = 1;
+        k.conv = shape;
         k.flops = 2 * b * out * out * o * c * r * r;
         k.bytes = (b * c * s * s + o * c * r * r) * in_b + b * o * out * out * out_b;
         return k;

@@ -1,7 +1,9 @@
 #pragma once
 // Kernel-time predictors. Every predictor answers "how long does this kernel take on this accelerator";
 // the step composition (run/) sums those. The roofline is the physical baseline the learned one must beat.
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,11 @@ public:
     virtual ~KernelPredictor() = default;
     virtual std::string name() const = 0;
     virtual double kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const = 0;
+    // Relative half-width of the range a step time carries, given the time the step spends in each kernel
+    // family on `hw`; none from a predictor that knows no error of its own (the roofline). Pure, so that every
+    // predictor says which it is.
+    virtual std::optional<double> relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                                       const HardwareSpec& hw) const = 0;
 };
 
 // time = max(FLOPs / peak for the kernel's precision, bytes / bandwidth) + launch cost.
@@ -24,6 +31,10 @@ public:
     static constexpr double kLaunchMs = 0.005;
     std::string name() const override { return "roofline"; }
     double kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const override;
+    // The bound is not a fitted model: it has no validation error to widen a prediction by.
+    std::optional<double> relative_uncertainty(const std::map<Family, double>&, const HardwareSpec&) const override {
+        return std::nullopt;
+    }
 };
 
 // The textbook roofline of one kernel in ms, without launch cost: its FLOPs at the peak or its bytes at the
@@ -46,7 +57,10 @@ public:
     explicit SharedPredictor(const KernelPredictor& inner) : inner_(inner) {}
     std::string name() const override { return inner_.name(); }
     double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override { return inner_.kernel_ms(k, hw); }
-    const KernelPredictor& inner() const { return inner_; }
+    std::optional<double> relative_uncertainty(const std::map<Family, double>& ms_by_family,
+                                               const HardwareSpec& hw) const override {
+        return inner_.relative_uncertainty(ms_by_family, hw);
+    }
 
 private:
     const KernelPredictor& inner_;

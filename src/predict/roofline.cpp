@@ -10,14 +10,13 @@ bool uses_matrix_units(Family family) {
 }
 
 bool winograd_eligible(const Kernel& kernel, const HardwareSpec& hw) {
-    if (kernel.family != Family::conv || kernel.conv_dims.size() < 10) return false;
+    if (kernel.family != Family::conv || !kernel.conv) return false;
     // Only where the convolution runs on the vector units: FP32, or a half precision on a device without matrix
     // units for it (P100's fp16, at twice FP32). Tensor cores (TF32/FP16/BF16 at 8x or more) run implicit GEMMs,
     // and the measured tensor-core convolutions never beat their direct-FLOP peak.
     if (hw.matmul_flops(kernel.precision) > 2.0 * hw.vector_flops()) return false;
-    const auto& d = kernel.conv_dims;  // n, c, h, w, k, r, s, stride_h, pad_h, groups[, stride_w, pad_w]
-    std::int64_t stride_w = d.size() >= 12 ? d[10] : d[7];
-    return d[5] == 3 && d[6] == 3 && d[7] == 1 && stride_w == 1 && d[9] == 1;
+    const ConvShape& c = *kernel.conv;
+    return c.r == 3 && c.s == 3 && c.stride_h == 1 && c.stride_w == 1 && c.groups == 1;
 }
 
 double bound_flops(const Kernel& kernel, const HardwareSpec& hw) {

@@ -36,7 +36,7 @@ private:
         bool operator()(const Kernel* a, const Kernel* b) const {
             return a->family == b->family && a->phase == b->phase && a->precision == b->precision &&
                    a->flops == b->flops && a->bytes == b->bytes && a->batch == b->batch && a->m == b->m &&
-                   a->n == b->n && a->k == b->k && a->elements == b->elements && a->conv_dims == b->conv_dims &&
+                   a->n == b->n && a->k == b->k && a->elements == b->elements && a->conv == b->conv &&
                    a->op == b->op;
         }
     };
@@ -57,13 +57,13 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     KernelTimes layer_kernel_ms(predictor, hw);
     auto time = [&](const Kernel& k) { return predictor.kernel_ms(k, hw) + o.kernel_overhead_ms; };
     auto add_family = [&](const Kernel& k, double ms) {
-        t.by_family_ms[to_string(k.family)] += ms;
+        t.by_family_ms[k.family] += ms;
         if (uses_matrix_units(k.family)) t.matmul_ms += ms;
     };
 
     // One micro-batch, then scaled by the number of micro-batches.
     double forward = 0, backward = 0, recompute = 0, kernels = 0;
-    std::map<Family, double> families;  // by enum: no string built per kernel
+    std::map<Family, double> families;
     double matmul = 0;
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
@@ -88,7 +88,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.forward_ms = micro * forward;
     t.recompute_ms = micro * recompute;
     t.backward_ms = micro * (backward + recompute);
-    for (const auto& [family, ms] : families) t.by_family_ms[to_string(family)] += micro * ms;
+    for (const auto& [family, ms] : families) t.by_family_ms[family] += micro * ms;
     t.matmul_ms = micro * matmul;
     t.kernels = micro * kernels;
 
@@ -117,6 +117,12 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
         t.input_stall_ms = std::max(0.0, t.input_ms - t.compute_ms());
     }
     return t;
+}
+
+json by_family_json(const std::map<Family, double>& ms_by_family) {
+    json out = json::object();
+    for (const auto& [family, ms] : ms_by_family) out[to_string(family)] = ms;
+    return out;
 }
 
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,

@@ -45,7 +45,7 @@ struct StepTime {
     double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
     double kernels = 0;               // kernel launches per step
     std::int64_t grad_accum = 1;
-    std::map<std::string, double> by_family_ms;  // summed over passes and micro-batches (no input stall)
+    std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
     std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
     double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms; }
     double total_ms() const { return compute_ms() + input_stall_ms; }
@@ -54,6 +54,9 @@ struct StepTime {
 
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& options);
+
+// StepTime::by_family_ms as a JSON object keyed by family name (to_string(Family)).
+json by_family_json(const std::map<Family, double>& ms_by_family);
 
 // One micro-batch, fused optimizer, no checkpointing: the plain step.
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,

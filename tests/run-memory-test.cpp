@@ -139,46 +139,6 @@ TEST(TrainingMemory, OptimizerScratchDoesNotStackOnActivations) {
     EXPECT_DOUBLE_EQ(m.peak, model_states(m) + m.activations + m.layer_temporary);
 }
 
-TEST(Checkpointing, KeepsBlockInputsAndOneBlock) {
-    Model model = blocks_model(8);
-    ModelFeatures f = compute_features(model, Precision::bf16);
-    EXPECT_EQ(checkpoint_units(f), 6);
-    ActivationMemory off = activation_memory(f, Precision::bf16, false);
-    ActivationMemory on = activation_memory(f, Precision::bf16, true);
-    EXPECT_DOUBLE_EQ(off.saved, f.saved_activation_bytes);
-    EXPECT_EQ(off.checkpointed_blocks, 0);
-    EXPECT_EQ(on.checkpointed_blocks, 6);
-    // Each of the 6 copies keeps its input [8, 64, 256] in bf16.
-    EXPECT_DOUBLE_EQ(on.block_inputs, 6.0 * 8 * 64 * 256 * 2);
-    double block = 0, outside = 0;
-    for (const auto& lf : f.layers) (is_checkpointed(lf) ? block : outside) += lf.cost.saved_activation_bytes * (is_checkpointed(lf) ? 1 : lf.repeat);
-    EXPECT_DOUBLE_EQ(on.recompute_block, block);
-    EXPECT_DOUBLE_EQ(on.saved, outside + on.block_inputs + on.recompute_block);
-    EXPECT_LT(on.saved, off.saved);
-    EXPECT_LT(on.saved, 0.5 * off.saved);
-
-    const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
-    MemoryOptions o = options(Precision::bf16, "adamw");
-    MemoryUse plain = estimate_memory(f, hw, o);
-    o.checkpointing = true;
-    MemoryUse ckpt = estimate_memory(f, hw, o);
-    EXPECT_DOUBLE_EQ(ckpt.activations, on.saved);
-    EXPECT_EQ(ckpt.checkpointed_blocks, 6);
-    EXPECT_LT(ckpt.peak, plain.peak);
-    EXPECT_DOUBLE_EQ(model_states(ckpt), model_states(plain));
-}
-
-TEST(Checkpointing, ModelsWithoutBlocksAreUnchanged) {
-    ModelBuilder b("mlp", {32, 784}, infer_shape);
-    b.add("linear", "fc1", {{"out_features", 256}});
-    b.add("activation", "act", {{"function", "relu"}});
-    b.add("linear", "fc2", {{"out_features", 10}});
-    Model model = b.finish("custom", 0);
-    ModelFeatures f = compute_features(model, Precision::fp32);
-    EXPECT_EQ(checkpoint_units(f), 0);
-    EXPECT_DOUBLE_EQ(activation_memory(f, Precision::fp32, true).saved, f.saved_activation_bytes);
-}
-
 TEST(TrainingMemory, AccumulationKeepsActivationsOfOneMicroBatch) {
     Model model = blocks_model(8);
     ModelFeatures f = compute_features(model, Precision::fp32);
@@ -225,4 +185,54 @@ TEST(TrainingMemory, BertLargeAgainstMeasuredPeaks) {
         // The estimate errs low, not high: the catalogue does not count everything eager PyTorch keeps.
         EXPECT_LT(mib, c.measured_mib * 1.06);
     }
+}
+
+TEST(Memory, MixedPrecisionAdamIs16BytesPerParameter) {
+    const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
+    ModelFeatures f = params_only(1'000'000'000);
+    for (const char* opt : {"adamw", "adam"}) {
+        for (Precision p : {Precision::bf16, Precision::fp16, Precision::fp32}) {
+            MemoryUse m = estimate_memory(f, hw, p, find_optimizer(opt));
+            EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.optimizer_states, 16e9) << opt << " " << to_string(p);
+            EXPECT_DOUBLE_EQ(m.optimizer_states, 8e9) << opt;
+            EXPECT_DOUBLE_EQ(m.activations, 0);
+            EXPECT_DOUBLE_EQ(m.peak, m.weights + m.gradients + m.optimizer_states + m.activations + m.temporary);
+            EXPECT_DOUBLE_EQ(m.capacity, 80e9);
+            EXPECT_TRUE(m.fits());
+        }
+    }
+    // The split: bf16 under autocast (the default) keeps fp32 weights and gradients, as fp32 does (4 + 4); the
+    // half-model recipe's 2 + 4 (master) + 2 is in run-memory-test.cpp.
+    MemoryUse bf16 = estimate_memory(f, hw, Precision::bf16, find_optimizer("adamw"));
+    EXPECT_DOUBLE_EQ(bf16.weights, 4e9);
+    EXPECT_DOUBLE_EQ(bf16.gradients, 4e9);
+    MemoryUse fp32 = estimate_memory(f, hw, Precision::fp32, find_optimizer("adamw"));
+    EXPECT_DOUBLE_EQ(fp32.weights, 4e9);
+    EXPECT_DOUBLE_EQ(fp32.gradients, 4e9);
+}
+
+TEST(Memory, SgdNeedsLessAndBigModelsDoNotFit) {
+    const HardwareSpec& t4 = find_hardware("t4");
+    ModelFeatures f = params_only(1'000'000'000);
+    MemoryUse sgd = estimate_memory(f, t4, Precision::fp32, find_optimizer("sgd"));
+    MemoryUse adamw = estimate_memory(f, t4, Precision::fp32, find_optimizer("adamw"));
+    EXPECT_DOUBLE_EQ(sgd.optimizer_states, 4e9);  // one fp32 momentum buffer
+    EXPECT_LT(sgd.peak, adamw.peak);
+    EXPECT_DOUBLE_EQ(adamw.capacity, 16e9);
+    EXPECT_TRUE(adamw.fits());  // exactly 16 GB on a 16 GB card: full but fits
+    EXPECT_FALSE(estimate_memory(params_only(1'000'000'001), t4, Precision::fp32, find_optimizer("adamw")).fits());
+    ModelFeatures big = params_only(7'000'000'000);
+    EXPECT_FALSE(estimate_memory(big, t4, Precision::bf16, find_optimizer("adamw")).fits());
+}
+
+TEST(Memory, ActivationsAndTemporariesCount) {
+    Model model = prenet::testing::small_model();
+    ModelFeatures f = compute_features(model, Precision::fp32);
+    MemoryUse m = estimate_memory(f, find_hardware("a100-sxm4-80gb"), Precision::fp32, find_optimizer("adamw"));
+    EXPECT_DOUBLE_EQ(m.activations, f.saved_activation_bytes);
+    EXPECT_GT(m.activations, 0);
+    EXPECT_GT(m.temporary, 0);
+    EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.optimizer_states, 16.0 * double(f.params));
+    EXPECT_GT(m.peak, 16.0 * double(f.params));
+    EXPECT_TRUE(m.fits());
 }

@@ -2,6 +2,8 @@
 // optimizer implementations, the input-pipeline cap and the per-kernel overhead hook, on the roofline.
 #include <gtest/gtest.h>
 
+#include "test-helpers.hpp"
+
 #include <map>
 #include <memory>
 #include <utility>
@@ -209,4 +211,98 @@ TEST(TrainingStep, LayerBreakdownSumsToTheStep) {
     EXPECT_GT(t.recompute_ms, 0);
     EXPECT_LT(kernels, t.kernels);  // the accumulation and optimizer launches are no layer's
     EXPECT_EQ(t.layers[1].repeat, 4);  // a layer of the 4-times repeated block
+}
+
+TEST(Step, SumsForwardBackwardAndOptimizerConsistently) {
+    Model model = prenet::testing::small_model();
+    ModelFeatures f = compute_features(model, Precision::bf16);
+    const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
+    RooflinePredictor roofline;
+    const OptimizerDef& adamw = find_optimizer("adamw");
+    StepTime t = predict_step(f, hw, roofline, Precision::bf16, adamw);
+
+    EXPECT_GT(t.forward_ms, 0);
+    EXPECT_GT(t.backward_ms, 0);
+    EXPECT_GT(t.optimizer_ms, 0);
+    EXPECT_DOUBLE_EQ(t.communication_ms, 0);
+    EXPECT_DOUBLE_EQ(t.total_ms(), t.forward_ms + t.backward_ms + t.optimizer_ms + t.communication_ms);
+
+    double by_family = 0;
+    for (const auto& [family, ms] : t.by_family_ms) {
+        EXPECT_GT(ms, 0) << to_string(family);
+        by_family += ms;
+    }
+    EXPECT_NEAR(by_family, t.total_ms(), 1e-12 * t.total_ms());
+    // The JSON form is keyed by the families' names, with the same times.
+    json by_name = by_family_json(t.by_family_ms);
+    ASSERT_TRUE(by_name.is_object());
+    EXPECT_EQ(by_name.size(), t.by_family_ms.size());
+    for (const auto& [family, ms] : t.by_family_ms) EXPECT_EQ(by_name.at(to_string(family)).get<double>(), ms);
+    EXPECT_TRUE(t.by_family_ms.count(Family::gemm));
+    EXPECT_TRUE(t.by_family_ms.count(Family::optimizer));
+    EXPECT_NEAR(t.by_family_ms.at(Family::optimizer), t.optimizer_ms, 1e-15);
+
+    // Recompute by hand: every kernel of every layer, times its block's repeat count.
+    double forward = 0, backward = 0;
+    std::map<std::string, double> families;
+    bool saw_repeat = false;
+    for (const auto& lf : f.layers) {
+        saw_repeat |= lf.repeat == 3;
+        for (const auto& k : lf.cost.kernels) {
+            double ms = double(lf.repeat) * roofline.kernel_ms(k, hw);
+            (k.phase == Phase::forward ? forward : backward) += ms;
+            families[to_string(k.family)] += ms;
+        }
+    }
+    EXPECT_TRUE(saw_repeat);
+    EXPECT_NEAR(t.forward_ms, forward, 1e-12 * forward);
+    EXPECT_NEAR(t.backward_ms, backward, 1e-12 * backward);
+    double optimizer = 0;
+    for (const auto& k : optimizer_kernels(adamw, f.params, Precision::bf16)) optimizer += roofline.kernel_ms(k, hw);
+    EXPECT_NEAR(t.optimizer_ms, optimizer, 1e-15);
+    // The optimizer pass is one memory-bound sweep: 28 bytes per parameter for AdamW.
+    EXPECT_NEAR(t.optimizer_ms, 1e3 * 28.0 * double(f.params) / (hw.bandwidth_gbps * 1e9) + RooflinePredictor::kLaunchMs,
+                1e-12);
+}
+
+TEST(Step, RepeatedBlocksCostTheirRepeatCount) {
+    auto build = [](std::int64_t repeat) {
+        ModelBuilder b("r", {32, 512}, infer_shape);
+        b.add("linear", "in", {{"out_features", 512}});
+        b.begin_block("blocks", repeat);
+        b.add("linear", "fc", {{"out_features", 512}});
+        b.end_block();
+        return compute_features(b.finish("custom", 0), Precision::fp32);
+    };
+    const HardwareSpec& hw = find_hardware("t4");
+    RooflinePredictor roofline;
+    const OptimizerDef& sgd = find_optimizer("sgd");
+    StepTime one = predict_step(build(1), hw, roofline, Precision::fp32, sgd);
+    StepTime five = predict_step(build(5), hw, roofline, Precision::fp32, sgd);
+    // Four more copies of the repeated layer: forward grows by exactly 4 x its time.
+    double fc_forward = five.forward_ms - one.forward_ms;
+    EXPECT_GT(fc_forward, 0);
+    StepTime three = predict_step(build(3), hw, roofline, Precision::fp32, sgd);
+    EXPECT_NEAR(three.forward_ms - one.forward_ms, fc_forward / 2, 1e-9);
+}
+
+TEST(Step, BatchAndHardwareMoveTheStepTheRightWay) {
+    auto features = [](std::int64_t batch) {
+        ModelBuilder b("mlp", {batch, 1024}, infer_shape);
+        b.add("linear", "fc1", {{"out_features", 4096}});
+        b.add("activation", "act", {{"function", "gelu"}});
+        b.add("linear", "fc2", {{"out_features", 1024}});
+        return compute_features(b.finish("custom", 0), Precision::bf16);
+    };
+    RooflinePredictor roofline;
+    const OptimizerDef& adamw = find_optimizer("adamw");
+    const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
+    const HardwareSpec& t4 = find_hardware("t4");
+    StepTime small = predict_step(features(8), h100, roofline, Precision::bf16, adamw);
+    StepTime large = predict_step(features(4096), h100, roofline, Precision::bf16, adamw);
+    EXPECT_GT(large.forward_ms, small.forward_ms);
+    EXPECT_GT(large.backward_ms, small.backward_ms);
+    EXPECT_DOUBLE_EQ(large.optimizer_ms, small.optimizer_ms);  // same parameters
+    StepTime on_t4 = predict_step(features(4096), t4, roofline, Precision::bf16, adamw);
+    EXPECT_GT(on_t4.total_ms(), large.total_ms());
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
 
 using namespace prenet;
@@ -94,5 +95,15 @@ TEST(OpCatalogue, ShapeOnlyAndElementwiseKindsFollowTheirInput) {
                              "mean_tokens", "maxpool2d", "avgpool2d", "adaptive_avgpool2d"}) {
         EXPECT_EQ(traits(kind).autocast, AutocastClass::follows_input) << kind;
         EXPECT_EQ(traits(kind).saves_input, std::string(kind) == "maxpool2d") << kind;
+    }
+}
+
+TEST(Catalogue, UnknownKindIsAClearError) {
+    ModelBuilder b("t", {1, 4}, infer_shape);
+    try {
+        b.add("convolution9d", "x");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("unknown layer type 'convolution9d'"), std::string::npos);
     }
 }

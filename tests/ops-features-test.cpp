@@ -40,16 +40,6 @@ TEST(Conv, RejectsBadGroups) {
     EXPECT_THROW(b.add("conv2d", "c", {{"out_channels", 4}, {"kernel_size", 3}, {"groups", 4}}), Error);
 }
 
-TEST(Catalogue, UnknownKindIsAClearError) {
-    ModelBuilder b("t", {1, 4}, infer_shape);
-    try {
-        b.add("convolution9d", "x");
-        FAIL();
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("unknown layer type 'convolution9d'"), std::string::npos);
-    }
-}
-
 namespace {
 
 double kernel_bytes(const LayerCost& cost, Phase phase) {
@@ -265,57 +255,4 @@ TEST(Autocast, Fp32ListOpsCastTheirHalfInput) {
     EXPECT_EQ(count_kernels(layer_named(f, "ln"), "autocast_fp32_input_cast"), 0);
     for (const auto& k : layer_named(f, "loss").cost.kernels)
         if (k.op == "autocast_fp32_input_cast") EXPECT_DOUBLE_EQ(k.bytes, 2 * 16 * 100 * (2 + 4));
-}
-
-TEST(ModelBuilder, ShapesEachLayerWithTheInferenceItIsGiven) {
-    // graph/ knows no layer kinds: what validates and shapes a layer is the builder's callback.
-    int calls = 0;
-    ModelBuilder b("t", {2, 5}, [&](Layer& l) {
-        ++calls;
-        l.output = {l.input[0], l.input[1] + 1};
-    });
-    b.add("anything", "a");
-    b.add("anything", "b");
-    EXPECT_EQ(calls, 2);
-    EXPECT_EQ(b.shape(), (Shape{2, 7}));
-    EXPECT_THROW(ModelBuilder("t", {2, 5}, ShapeInference()), Error);
-}
-
-TEST(Kernel, FamilyNamesRoundTrip) {
-    for (Family f : {Family::gemm, Family::conv, Family::elementwise, Family::norm, Family::softmax, Family::gather,
-                     Family::attention, Family::rnn, Family::pool, Family::optimizer, Family::loss})
-        EXPECT_EQ(family_from_string(to_string(f)), f) << to_string(f);
-    EXPECT_FALSE(family_from_string("gemmm"));
-}
-
-TEST(Kernel, ConvolutionsCarryTheirNamedShape) {
-    ModelBuilder b("t", {2, 3, 9, 12}, infer_shape);
-    b.add("conv2d", "c", {{"out_channels", 8}, {"kernel_size", {3, 5}}, {"stride", {1, 2}}, {"padding", {1, 2}},
-                         {"groups", 1}});
-    Model m = b.finish("vision", 0);
-    const Layer& l = m.blocks[0].layers[0];
-    LayerCost cost = layer_cost(l, Precision::fp32);
-    int convs = 0;
-    for (const Kernel& k : cost.kernels) {
-        if (k.family != Family::conv) {
-            EXPECT_FALSE(k.conv) << k.op;
-            continue;
-        }
-        ++convs;
-        ASSERT_TRUE(k.conv) << k.op;
-        const ConvShape& c = *k.conv;
-        EXPECT_EQ(c.n, l.input[0]);
-        EXPECT_EQ(c.c, l.input[1]);
-        EXPECT_EQ(c.h, l.input[2]);
-        EXPECT_EQ(c.w, l.input[3]);
-        EXPECT_EQ(c.k, l.output[1]);
-        EXPECT_EQ(c.r, 3);
-        EXPECT_EQ(c.s, 5);
-        EXPECT_EQ(c.stride_h, 1);
-        EXPECT_EQ(c.stride_w, 2);
-        EXPECT_EQ(c.pad_h, 1);
-        EXPECT_EQ(c.pad_w, 2);
-        EXPECT_EQ(c.groups, 1);
-    }
-    EXPECT_EQ(convs, 2);  // forward and weight gradient (the first layer computes no input gradient)
 }

@@ -65,8 +65,3 @@ TEST(OpRows, TableReadsPrecisionColumnAndIgnoresOthers) {
     EXPECT_EQ(kernels[0].family, Family::elementwise);
     EXPECT_EQ(kernels[1].precision, Precision::bf16);
 }
-
-TEST(Csv, RaggedRowsAreErrors) {
-    std::istringstream in("a,b\n1,2\n3\n");
-    EXPECT_THROW(read_csv(in, "x"), Error);
-}

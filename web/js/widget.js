@@ -31,18 +31,18 @@ async function main() {
   const state = stateFromQuery();
   const hash = await S.toHash(state);
   $('w-open').href = `index.html${hash}`;
-  const features = (await client.call(S.featuresRequest(state))).doc;
+  const features = await client.call(S.featuresRequest(state));
   const fail = (message) => {
     $('w-busy').hidden = true;
     $('w-error').hidden = false;
     $('w-error').textContent = message;
     postSize();
   };
-  if (features.error) return fail(features.error);
-  const language = features.settings?.seq != null;
+  if (features.error) return fail(features.error.message);
+  const language = features.doc.settings?.seq != null;
   const request = S.predictRequest(state, language);
   const [reply, hardware] = await Promise.all([client.call(request), client.call({ command: 'hardware' })]);
-  if (reply.doc.error) return fail(reply.doc.error);
+  if (reply.error) return fail(reply.error.message);
   const catalogue = new Map((hardware.doc.hardware ?? []).map((h) => [h.id, h]));
   const rows = sortRows(buildRows(reply.doc, { hardware: catalogue, request }), 'step', 1);
   const { best } = pickBest(rows);

@@ -17,10 +17,11 @@ const $ = (id) => document.getElementById(id);
 // In render order: the results mark the inputs an error names after the inputs have been filled.
 const PANELS = [model, training, hardware, custom, results, share];
 
-let state = S.fresh();
+let table = null; // the API's option table (state.js optionTable), before anything else
+let state = null;
 // What the worker said, for the state in `last.snapshot` (the panels' '@features' and '@predict').
-const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, supported: new Set(), computeMs: 0, selAuto: null };
-// The catalogues ('@meta'), filled once at start.
+const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null };
+// The catalogues ('@meta'), filled at start.
 const meta = { zoo: [], zooById: new Map(), hardware: [], hardwareById: new Map() };
 const featuresCache = new Map();
 
@@ -29,6 +30,9 @@ const ctx = {
   client,
   meta,
   last,
+  get table() {
+    return table;
+  },
   get state() {
     return state;
   },
@@ -41,7 +45,7 @@ const ctx = {
 // ---- the one way the page changes ----------------------------------------------------------------------
 
 const writeHash = debounce(async () => {
-  const hash = await S.toHash(state);
+  const hash = await S.toHash(state, table);
   if (hash !== location.hash && !(hash === '' && location.hash === '')) history.replaceState(null, '', hash || `${location.pathname}${location.search}`);
 }, 200);
 
@@ -59,7 +63,7 @@ function update(patch = {}, { compute = 'debounced', changed = [] } = {}) {
   for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
 }
 
-const renderAll = () => update({}, { compute: false, changed: ['*', ...new Set(PANELS.flatMap((p) => p.reads))] });
+const renderAll = () => update({}, { compute: false, changed: [...new Set(PANELS.flatMap((p) => p.reads))] });
 
 const setBusy = (on) => {
   $('busy').classList.toggle('on', on);
@@ -72,7 +76,7 @@ const scheduleCompute = debounce(() => compute(structuredClone(state)), 120);
 
 /** The `features` reply for a state (or another model document), cached: {reply, error}. */
 async function features(snapshot, modelArgument) {
-  const request = S.featuresRequest(snapshot, modelArgument);
+  const request = S.featuresRequest(snapshot, table, modelArgument);
   const key = JSON.stringify(request);
   if (featuresCache.has(key)) return featuresCache.get(key);
   const { doc, error } = await client.call(request);
@@ -84,35 +88,13 @@ async function features(snapshot, modelArgument) {
   return answer;
 }
 
-// One recompute. A zoo model goes straight to `predict` (the first result should not wait for anything
-// else) and `features` follows for the model panel; a document goes to `features` first, which checks it
-// and names the layer of any error. The training budget is tokens for language models: for a zoo model
-// whose kind is not known yet it is guessed, and asked again if the reply says otherwise and the API uses it.
+// One recompute: one `predict` request, which answers everything the results need (the API picks the
+// budget that fits the model and says which in `settings`; whether the model counts tokens is in its
+// `model`). The model panel's `features` follows, for the same state.
 async function runJob(snapshot) {
-  let f = null;
-  let language;
-  if (snapshot.source !== 'zoo') {
-    f = await features(snapshot);
-    if (f.error) return { snapshot, featuresError: f.error };
-    language = f.reply.settings?.seq != null;
-  } else {
-    const z = meta.zooById.get(snapshot.model);
-    language = z ? z.default_seq != null : last.features?.settings ? last.features.settings.seq != null : true;
-  }
-  let request = S.predictRequest(snapshot, language);
-  let { doc, ms, error } = await client.call(request);
-  if (error && language && snapshot.source === 'zoo' && request.tokens != null && error.field === 'tokens') {
-    // A guess before the zoo list arrived: not a language model after all.
-    language = false;
-    request = S.predictRequest(snapshot, language);
-    ({ doc, ms, error } = await client.call(request));
-  }
-  if (!error && doc.model && doc.model.tokens_per_sample > 0 !== language) {
-    language = !language;
-    request = S.predictRequest(snapshot, language);
-    if (['tokens', 'samples'].some((k) => k in (doc.settings ?? {}))) ({ doc, ms, error } = await client.call(request));
-  }
-  return { snapshot, features: f?.reply ?? null, language, request, predict: doc, predictError: error, ms };
+  const request = S.predictRequest(snapshot, table);
+  const { doc, ms, error } = await client.call(request);
+  return { snapshot, request, predict: doc, predictError: error, ms };
 }
 
 function onJob(thrown, job) {
@@ -122,30 +104,20 @@ function onJob(thrown, job) {
     return;
   }
   last.snapshot = job.snapshot;
-  if (job.featuresError) {
-    last.featuresError = job.featuresError;
-    update({}, { compute: false, changed: ['@features', '@predict'] });
-    return;
-  }
-  Object.assign(last, { features: job.features ?? last.features, featuresError: null, language: job.language });
-  if (!job.features) {
-    // A zoo model: the model panel's numbers follow the results.
-    features(job.snapshot).then(({ reply, error }) => {
-      if (last.snapshot !== job.snapshot) return;
-      if (error) last.featuresError = error;
-      else last.features = reply;
-      update({}, { compute: false, changed: ['@features'] });
-    });
-  }
+  features(job.snapshot).then(({ reply, error }) => {
+    if (last.snapshot !== job.snapshot) return;
+    last.featuresError = error;
+    if (!error) last.features = reply;
+    update({}, { compute: false, changed: ['@features'] });
+  });
   if (job.predictError) {
     last.predictError = job.predictError;
-    last.predict = null;
   } else {
     Object.assign(last, { predictError: null, predict: job.predict, request: job.request, computeMs: job.ms });
-    last.supported = new Set(Object.keys(job.predict.settings ?? {}));
+    last.language = job.predict.model?.tokens_per_sample > 0;
   }
-  update({}, { compute: false, changed: ['@features', '@predict'] });
-  if (last.predict && document.documentElement.dataset.ready !== 'true') {
+  update({}, { compute: false, changed: ['@predict'] });
+  if (!job.predictError && document.documentElement.dataset.ready !== 'true') {
     performance.mark('prenet:first-result');
     document.documentElement.dataset.ready = 'true';
     afterFirstResult();
@@ -184,15 +156,26 @@ window.addEventListener('beforeinstallprompt', (e) => {
 });
 
 window.addEventListener('hashchange', async () => {
-  const next = await S.fromHash(location.hash);
-  if ((await S.toHash(next)) === (await S.toHash(state))) return;
+  if (!table) return;
+  const next = await S.fromHash(location.hash, table);
+  if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
   state = next;
   renderAll();
   scheduleCompute.now();
 });
 
+function startFailed(error) {
+  last.predictError = { ...error, message: `The calculator could not start: ${error.message}` };
+  results.render(state, ctx);
+  $('model-in-use').textContent = 'The calculator could not start.';
+}
+
 async function start() {
-  state = await S.fromHash(location.hash);
+  // The option table first: the form, the URL's keys and the requests are made of it.
+  const options = await client.call({ command: 'options' });
+  if (options.error) return startFailed(options.error);
+  table = S.optionTable(options.doc);
+  state = await S.fromHash(location.hash, table);
   if (!location.hash.includes('custom=')) {
     const saved = custom.saved();
     if (saved.length) state.custom = saved;
@@ -202,12 +185,7 @@ async function start() {
   scheduleCompute.now(); // the default prediction, queued ahead of the catalogue requests below
   const [zoo, catalogue] = await Promise.all([client.call({ command: 'zoo' }), client.call({ command: 'hardware' })]);
   const error = zoo.error ?? catalogue.error;
-  if (error) {
-    last.predictError = { ...error, message: `The calculator could not start: ${error.message}` };
-    update({}, { compute: false, changed: ['@predict'] });
-    $('model-in-use').textContent = 'The calculator could not start.';
-    return;
-  }
+  if (error) return startFailed(error);
   meta.zoo = zoo.doc.models ?? [];
   meta.zooById = new Map(meta.zoo.map((m) => [m.id, m]));
   meta.hardware = catalogue.doc.hardware ?? [];
@@ -220,12 +198,13 @@ async function start() {
 window.prenet = {
   client,
   state: () => structuredClone(state),
+  table: () => table,
   last: () => last,
   settled: () =>
     !$('busy').classList.contains('on') &&
     last.request != null &&
-    JSON.stringify(S.predictRequest(state, last.language)) === JSON.stringify(last.request) &&
-    !last.featuresError,
+    !last.predictError &&
+    JSON.stringify(S.predictRequest(state, table)) === JSON.stringify(last.request),
 };
 
 start();

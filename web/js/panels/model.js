@@ -13,6 +13,10 @@ let editorLoading = null;
 let editorDoc = null; // the document the editor last reported: the state holding it needs no setDoc
 let shownSource = null; // the tab follows the state's source only when the source changes
 
+// What another model resets: its own sequence length and image size; a tokens budget (which a model
+// without tokens cannot use; samples × epochs suits every model).
+const newModel = (state) => ({ seq: null, image: null, ...(state.budget === 'tokens' ? { budget: '' } : {}) });
+
 function renderZoo(state, { $, meta }) {
   const query = $('zoo-search').value.trim().toLowerCase();
   const domains = ['language', 'vision', 'speech'];
@@ -113,7 +117,7 @@ async function ensureEditor(ctx) {
     editor = createLayersEditor(ctx.$('layers-editor'), {
       schema,
       examples: { 'mnist-mlp': examples[0], 'tiny-transformer': examples[1] },
-      onChange: (doc) => ctx.update({ source: 'layers', doc: (editorDoc = doc), seq: null, image: null }),
+      onChange: (doc) => ctx.update({ source: 'layers', doc: (editorDoc = doc), ...newModel(ctx.state) }),
     });
     const state = ctx.state;
     if (state.source === 'layers' && state.doc) editor.setDoc((editorDoc = state.doc));
@@ -147,7 +151,7 @@ async function loadFile(file, ctx) {
   status.className = 'file-status good';
   status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters.
     ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
-  ctx.update({ source: 'file', doc, docName: file.name, seq: null, image: null }, { compute: 'now' });
+  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state) }, { compute: 'now' });
 }
 
 export function bind(ctx) {
@@ -165,7 +169,7 @@ export function bind(ctx) {
   $('zoo-search').addEventListener('input', () => renderZoo(ctx.state, ctx));
   $('zoo-list').addEventListener('change', (e) => {
     if (e.target.name !== 'zoo') return;
-    ctx.update({ source: 'zoo', model: e.target.value, seq: null, image: null, doc: null, docName: '' }, { compute: 'now' });
+    ctx.update({ source: 'zoo', model: e.target.value, doc: null, docName: '', ...newModel(ctx.state) }, { compute: 'now' });
     $('zoo-list').querySelector(`input[value="${CSS.escape(e.target.value)}"]`)?.focus();
   });
   $('file-input').addEventListener('change', (e) => {
@@ -203,7 +207,7 @@ export function bind(ctx) {
   $('layer-table-box').addEventListener('toggle', () => renderLayerTable(ctx));
   $('layers-use').addEventListener('click', async () => {
     const ed = await ensureEditor(ctx);
-    ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()), seq: null, image: null }, { compute: 'now' });
+    ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()), ...newModel(ctx.state) }, { compute: 'now' });
     $('layers-editor').querySelector('select, input')?.focus();
   });
 }

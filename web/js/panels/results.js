@@ -5,7 +5,6 @@
 import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
 import { assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
-import * as S from '../state.js';
 
 export const reads = ['sort', 'dir', 'sel', 'prices', '@meta', '@features', '@predict'];
 
@@ -17,15 +16,21 @@ function showError(message, { $ }) {
   $('error').textContent = message ?? '';
 }
 
-// The input an error names carries data-option=<field> (a training field, the model or accelerator panel).
+// The element an error names carries data-option=<field>: a training field (marked aria-invalid, and shown
+// when it is under "More training options"), or a panel (the model, the accelerators: marked .invalid).
 function markFields(error) {
   for (const el of document.querySelectorAll('[data-marked-by-api="1"]')) {
     el.removeAttribute('aria-invalid');
+    el.classList.remove('invalid');
     el.dataset.markedByApi = '';
   }
-  const target = error?.field ? (document.querySelector(`[data-option="${CSS.escape(error.field)}"]`) ?? document.getElementById(error.field)) : null;
+  const target = error?.field ? document.querySelector(`[data-option="${CSS.escape(error.field)}"]`) : null;
   if (!target) return;
-  target.setAttribute('aria-invalid', 'true');
+  if (/^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) {
+    target.setAttribute('aria-invalid', 'true');
+    const more = target.closest('details');
+    if (more) more.open = true;
+  } else target.classList.add('invalid');
   target.dataset.markedByApi = '1';
 }
 
@@ -35,14 +40,22 @@ export function render(state, ctx) {
   markFields(error);
   if (error) {
     const nothing = noHardware(error);
-    showError(nothing ? 'No accelerator selected: tick at least one in “Accelerators”, or describe your own.' : error.message, ctx);
+    const model = error.field === 'model' && last.predict;
+    showError(
+      nothing
+        ? 'No accelerator selected: tick at least one in “Accelerators”, or describe your own.'
+        : model
+          ? `The model has an error (see “Model”); these results are for the last valid model. ${error.message}`
+          : error.message,
+      ctx,
+    );
     if (nothing) {
       $('results-table').innerHTML = '';
       $('verdict').innerHTML = '';
     }
     return;
   }
-  showError(last.featuresError ? 'The model has an error (see “Model”); these results are for the last valid model.' : null, ctx);
+  showError(null, ctx);
   const reply = last.predict;
   if (!reply) return;
   const rows = buildRows(reply, { hardware: meta.hardwareById, customs: last.request?.custom_hardware ?? [], prices: state.prices, request: last.request });
@@ -55,7 +68,6 @@ export function render(state, ctx) {
   $('verdict').innerHTML = verdictHtml(rows, pick);
   $('assumptions').innerHTML = assumptionsHtml(reply, last.request, rows);
   renderBreakdown(sorted, selected, ctx);
-  renderExtraNote(ctx);
   // The chart follows the table a frame later, so the numbers are on screen first.
   if (chart) {
     cancelAnimationFrame(chartFrame);
@@ -95,15 +107,6 @@ async function loadLayers(selected, ctx) {
   }
   const el = target();
   if (el) el.innerHTML = layersHtml(layersCache.get(key));
-}
-
-function renderExtraNote({ $, last }) {
-  const unsupported = S.EXTRA_OPTIONS.filter((k) => !last.supported.has(k));
-  const note = $('extra-note');
-  note.hidden = !unsupported.length || !last.predict;
-  note.textContent = unsupported.length
-    ? `This build of the calculator does not apply ${unsupported.map((k) => k.replace(/_/g, ' ')).join(', ')} yet: they are sent with each request and take effect once it does.`
-    : '';
 }
 
 /** Loads the chart library (after the first result, so it never delays it) and draws the current rows. */

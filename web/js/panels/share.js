@@ -24,8 +24,9 @@ async function copyText(text) {
   }
 }
 
-export function render(state, { $, last }) {
-  $('cli').textContent = S.commandLine(state, last.language, last.supported);
+export function render(state, { $, table }) {
+  if (!table) return;
+  $('cli').textContent = S.commandLine(state, table);
   const files = [];
   if (state.source !== 'zoo' && state.doc) files.push(`<button type="button" class="small" data-save-model>${F.esc(S.modelFile(state))}</button>`);
   for (const [i, c] of state.custom.entries()) files.push(`<button type="button" class="small" data-save-sheet="${i}">${F.esc(S.sheetFile(c))}</button>`);
@@ -39,8 +40,7 @@ export function render(state, { $, last }) {
   const w = new URLSearchParams();
   if (state.source === 'zoo') w.set('model', state.model);
   if (state.hw) w.set('hardware', state.hw.slice(0, 8).join(','));
-  w.set('batch', state.batch);
-  w.set('precision', state.precision);
+  for (const key of ['batch', 'precision']) if (table.byName.has(key)) w.set(key, S.effective(state, table.byName.get(key)));
   $('widget-link').href = `widget.html?${w}`;
 }
 

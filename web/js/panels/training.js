@@ -1,94 +1,119 @@
-// Panel 2, training: batch, sequence length or image size, precision, optimizer, the training budget
-// (tokens, or samples × epochs) and, under "More training options", the rest of the run's settings.
+// Panel 2, training. Its fields are the option table's rows whose `page` is "training" ({"command":
+// "options"}), built once when the table arrives: a number field for count/number rows (range and step
+// from the row), a select for choice rows, a checkbox for flags; labelled, with the row's unit and help;
+// input id = data-option = the row's name. Rows marked `advanced` go under "More training options". The
+// page adds one thing around the tokens/samples/epochs rows: which budget to use (tokens or samples × epochs).
+import * as F from '../format.js';
 import * as S from '../state.js';
 
-export const reads = ['source', 'model', 'batch', 'seq', 'image', 'precision', 'optimizer', 'tokens', 'samples', 'epochs',
-  'grad_accum', 'optimizer_impl', 'mixed', 'input_samples_per_s', 'price_per_hour', 'checkpointing', '@meta', '@features', '@predict'];
+const { esc } = F;
+const BUDGET = new Set(['tokens', 'samples', 'epochs']);
 
-// Number fields: which values each accepts (the API checks again, and names the field when it disagrees).
-const NUMBERS = {
-  batch: { optional: false },
-  seq: {},
-  image: {},
-  tokens: { integer: false },
-  samples: {},
-  epochs: { integer: false },
-  grad_accum: {},
-  input_samples_per_s: { integer: false },
-  price_per_hour: { integer: false, zero: true },
-};
-const CHOICES = ['precision', 'optimizer', 'optimizer_impl', 'mixed'];
+export const reads = ['*'];
+
+let built = null; // the table the form was built for
+
+function field(row) {
+  const id = esc(row.name);
+  const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
+  const help = row.help ? ` title="${esc(row.help)}"` : '';
+  const data = `id="${id}" name="${id}" data-option="${id}"${help}`;
+  if (row.type === 'flag')
+    return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span></label>`;
+  let control;
+  if (row.type === 'choice') {
+    const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
+    control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
+  } else {
+    const integer = row.integer || row.type === 'count';
+    const attrs = [
+      row.min != null ? `min="${row.min}"` : '',
+      row.max != null ? `max="${row.max}"` : '',
+      `step="${integer ? 1 : 'any'}"`,
+      integer ? 'inputmode="numeric"' : 'inputmode="decimal"',
+    ].join(' ');
+    control = `<input type="number" ${data} ${attrs} />`;
+  }
+  return `<label class="field" for="${id}" id="${id}-field"><span>${esc(row.label)}${unit}</span>${control}</label>`;
+}
+
+function build(table, { $ }) {
+  built = table;
+  const rows = table.training;
+  const main = rows.filter((r) => !r.advanced && !BUDGET.has(r.name));
+  const budget = rows.filter((r) => BUDGET.has(r.name));
+  const more = rows.filter((r) => r.advanced && !BUDGET.has(r.name));
+  $('train-form').innerHTML = `${main.map(field).join('')}
+    ${budget.length ? `<fieldset class="budget"><legend>How much to train</legend><div class="budget-row">
+      <label class="field" for="budget-kind"><span>Measured in</span>
+        <select id="budget-kind"><option value="tokens">tokens</option><option value="samples">samples × epochs</option></select></label>
+      ${budget.map(field).join('')}</div></fieldset>` : ''}
+    ${more.length ? `<details class="more"><summary>More training options</summary><div class="grid-form">${more.map(field).join('')}</div></details>` : ''}`;
+}
 
 const zooEntry = (state, { meta }) => (state.source === 'zoo' ? meta.zooById.get(state.model) : null);
 
-/** Whether the model counts tokens: the zoo says so, else the last `features` reply, else a guess from the document. */
-export function languageModel(state, ctx) {
-  const z = zooEntry(state, ctx);
-  if (z) return z.default_seq != null;
-  const f = ctx.last.features?.settings;
-  if (f) return f.seq != null;
-  return state.doc ? Boolean(state.doc.input?.tokens != null || (state.doc.model_type && state.doc.model_type !== 'vit')) : true;
-}
-
-function syncSizeFields(state, ctx) {
-  const { $ } = ctx;
-  const z = zooEntry(state, ctx);
-  const f = ctx.last.features?.settings;
-  const language = languageModel(state, ctx);
-  const vision = z ? z.default_image != null : f ? f.image != null : false;
-  $('seq-field').hidden = !language;
-  $('image-field').hidden = !vision || language;
-  $('seq').placeholder = String(z?.default_seq ?? f?.seq ?? '');
-  $('image').placeholder = String(z?.default_image ?? f?.image ?? '');
-  const tokens = language && (state.tokens != null || state.samples == null);
-  $('budget-kind').querySelector('option[value=tokens]').disabled = !language;
-  $('budget-kind').value = tokens ? 'tokens' : 'samples';
-  $('tokens-field').hidden = !tokens;
-  $('samples-field').hidden = tokens;
-  $('epochs-field').hidden = tokens;
-  $('tokens').placeholder = String(S.DEFAULT_TOKENS);
-  $('samples').placeholder = String(S.DEFAULT_SAMPLES);
-  $('epochs').placeholder = '1';
-}
-
 export function render(state, ctx) {
-  const { $ } = ctx;
-  for (const id of [...Object.keys(NUMBERS), ...CHOICES]) {
-    const el = $(id);
+  const { $, last, table } = ctx;
+  if (!table) return;
+  if (built !== table) build(table, ctx);
+  const z = zooEntry(state, ctx);
+  const settings = last.predict?.settings ?? last.features?.settings ?? {};
+  for (const row of table.training) {
+    const el = $(row.name);
+    if (!el) continue;
+    const v = S.effective(state, row);
     // The field being typed in keeps its text (and its own validity mark).
-    if (document.activeElement === el) continue;
-    el.value = state[id] ?? '';
-    if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
+    if (document.activeElement !== el) {
+      if (row.type === 'flag') el.checked = v === true;
+      else if (row.type === 'choice') el.value = v ?? '';
+      else el.value = state[row.name] ?? '';
+      if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
+    }
+    if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
   }
-  $('checkpointing').checked = state.checkpointing;
-  syncSizeFields(state, ctx);
+  // Sequence length for language models, image size for vision models: the model's own as placeholder.
+  const language = last.language;
+  const vision = z ? z.default_image != null : settings.image != null;
+  const seq = $('seq-field');
+  const image = $('image-field');
+  if (seq) seq.hidden = !language;
+  if (image) image.hidden = !vision || language;
+  if ($('seq')) $('seq').placeholder = String(z?.default_seq ?? settings.seq ?? $('seq').placeholder);
+  if ($('image')) $('image').placeholder = String(z?.default_image ?? settings.image ?? $('image').placeholder);
+  // The budget: what the page chose, else the one the API uses for this model (the reply says which).
+  const kind = $('budget-kind');
+  if (kind) {
+    const shown = state.budget || (language ? 'tokens' : 'samples');
+    kind.querySelector('option[value=tokens]').disabled = !language && state.budget !== 'tokens';
+    kind.value = shown;
+    for (const name of BUDGET) if ($(`${name}-field`)) $(`${name}-field`).hidden = (name === 'tokens') !== (shown === 'tokens');
+  }
 }
 
-/** Reads a positive number field; marks it invalid (and returns undefined) when it is not one. */
-function readNumber(el, { integer = true, optional = true, zero = false } = {}) {
-  const text = el.value.trim();
-  if (text === '') {
-    el.setAttribute('aria-invalid', String(!optional));
-    return optional ? null : undefined;
-  }
-  const v = Number(text);
-  const ok = Number.isFinite(v) && (v > 0 || (zero && v === 0)) && (!integer || Number.isInteger(v));
-  el.setAttribute('aria-invalid', String(!ok));
-  return ok ? v : undefined;
+/** The value a change stores: null when it is the default anyway (so links stay short). */
+function stored(state, row, value) {
+  if (value == null) return null;
+  return value === (S.PAGE_DEFAULTS[row.name] ?? row.default ?? null) && row.type !== 'count' && row.type !== 'number' ? null : value;
 }
 
 export function bind(ctx) {
-  const { $ } = ctx;
-  for (const [id, options] of Object.entries(NUMBERS))
-    $(id).addEventListener('input', (event) => {
-      const v = readNumber(event.target, options);
-      if (v !== undefined) ctx.update({ [id]: v });
-    });
-  for (const id of CHOICES) $(id).addEventListener('change', (e) => ctx.update({ [id]: e.target.value }, { compute: 'now' }));
-  $('checkpointing').addEventListener('change', (e) => ctx.update({ checkpointing: e.target.checked }, { compute: 'now' }));
-  $('budget-kind').addEventListener('change', (e) => {
-    if (e.target.value === 'tokens') ctx.update({ tokens: S.DEFAULT_TOKENS, samples: null, epochs: null }, { compute: 'now' });
-    else ctx.update({ tokens: null, samples: S.DEFAULT_SAMPLES, epochs: 1 }, { compute: 'now' });
+  const form = ctx.$('train-form');
+  const rowOf = (el) => ctx.table?.byName.get(el.dataset.option);
+  form.addEventListener('input', (e) => {
+    const row = rowOf(e.target);
+    if (!row || (row.type !== 'count' && row.type !== 'number')) return;
+    const { value, error } = S.parseValue(row, e.target.value);
+    e.target.setAttribute('aria-invalid', String(Boolean(error)));
+    e.target.dataset.markedByApi = '';
+    if (!error) ctx.update({ [row.name]: value });
   });
-  $('train-form').addEventListener('submit', (e) => e.preventDefault());
+  form.addEventListener('change', (e) => {
+    if (e.target.id === 'budget-kind') return ctx.update({ budget: e.target.value }, { compute: 'now' });
+    const row = rowOf(e.target);
+    if (!row) return;
+    if (row.type === 'flag') ctx.update({ [row.name]: e.target.checked ? true : row.default === true ? false : null }, { compute: 'now' });
+    else if (row.type === 'choice') ctx.update({ [row.name]: stored(ctx.state, row, e.target.value || null) }, { compute: 'now' });
+  });
+  form.addEventListener('submit', (e) => e.preventDefault());
 }

@@ -123,7 +123,7 @@ const worker = await page.evaluate(async (request) => {
     const t = performance.now();
     const { doc, ms } = await window.prenet.client.call(request);
     const rt = performance.now() - t;
-    if (doc.error) throw new Error(doc.error);
+    if (doc.error) throw new Error(doc.error.message);
     out.results = doc.results.length;
     if (i >= 5) {
       out.module.push(ms);

@@ -2,8 +2,11 @@
 // The one entry point shared by the CLI and the wasm module: a JSON request in, a JSON document out.
 // Every number the page shows comes from here, so `prenet ... --json` and the page agree by construction.
 //
-// Request: {"command": "zoo" | "hardware" | "features" | "predict" | "version", ...options}
-// Reply:   the command's document, or {"error": "message"} for bad input (never throws, never aborts).
+// Request: {"command": "zoo" | "hardware" | "layers" | "options" | "features" | "predict" | "version", ...options}
+//          (the options of each command: api/options.hpp, `prenet options`)
+// Reply:   the command's document, or {"error": {"message", "field", "code"}} for bad input, where field is
+//          the request option at fault (or null) and code one of core/error.hpp's ErrorCode names. Never
+//          throws, never aborts.
 #include <string>
 
 #include <nlohmann/json.hpp>

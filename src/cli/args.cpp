@@ -9,6 +9,13 @@ std::string Args::get(const std::string& name, const std::string& fallback) cons
     return it == options.end() ? fallback : it->second;
 }
 
+std::vector<std::string> Args::given() const {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : options) out.push_back(name);
+    out.insert(out.end(), switches.begin(), switches.end());
+    return out;
+}
+
 Args parse_args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
                 const std::set<std::string>& switch_options) {
     Args args;

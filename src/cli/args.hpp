@@ -13,6 +13,7 @@ struct Args {
     std::set<std::string> switches;              // --json, --help
     bool has(const std::string& name) const { return options.count(name) || switches.count(name); }
     std::string get(const std::string& name, const std::string& fallback = "") const;
+    std::vector<std::string> given() const;  // every flag given, options and switches
 };
 
 // `value_options` take a value; `switch_options` do not. Unknown flags are errors.

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "api/api.hpp"
+#include "api/options.hpp"
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
 #include "fit/dataset.hpp"
@@ -21,83 +23,6 @@ namespace prenet::cli {
 namespace {
 
 using nlohmann::json;
-
-const char* kUsage = R"(prenet: predicts deep-learning training time, memory and cost on accelerators.
-
-Usage: prenet <command> [options]
-
-Commands:
-  predict    step time, throughput and memory of training a model on accelerators
-  features   per-layer computational features (params, FLOPs, bytes, activations)
-  zoo        the built-in models
-  hardware   the accelerator catalogue
-  layers     the layer types the layers-JSON format accepts
-  kernels    predict kernel times for rows of a CSV (NeuSight layout)
-  fit        fit the kernel models on data/ and write models/ and docs/accuracy.md
-
-`prenet <command> --help` describes each command's options.
-)";
-
-const char* kPredictUsage = R"(Usage: prenet predict --model <zoo-id | layers.json | config.json> [options]
-
-  --model M        a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json
-  --hardware H     an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (default)
-  --batch N        samples per micro-batch (default 1); a step is --grad-accum micro-batches
-  --seq L          tokens per sample (language models; default: the model's)
-  --image PX       image side in pixels (vision models; default: the model's)
-  --precision P    fp32 | tf32 | fp16 | bf16 | fp8 (default fp32); fp16/bf16/fp8 are mixed precision with
-                   fp32 master weights, fp16 adds loss scaling (docs/training-model.md)
-  --mixed R        how fp16/bf16 keep their tensors: autocast (default: PyTorch AMP, fp32 weights and
-                   gradients, norms/softmax/embeddings in fp32) | half (Megatron/DeepSpeed: a half-precision
-                   model beside an fp32 master copy); fp8 always runs as a bf16 model
-  --optimizer O    sgd (with momentum) | adam | adamw | adafactor | lion (default adamw)
-  --optimizer-impl I  fused (one multi-tensor kernel; default) | foreach (torch.optim's sequence of
-                   multi-tensor ops); Adafactor has no fused kernel: fused runs it tensor by tensor
-  --grad-accum N   micro-batches of --batch samples per optimizer step (default 1)
-  --checkpointing  activation checkpointing: keep each block's input, recompute its forward in backward
-  --samples N      run length: samples per epoch (2e12 accepted) ...
-  --epochs E       ... times epochs (default 1)
-  --tokens T       or: tokens to train on (language models; tokens per step = batch x grad-accum x seq)
-  --price-per-hour X  price of one accelerator-hour in USD for the run's cost (default: the cheapest cloud
-                   price on its spec sheet)
-  --input-samples-per-s R  the input pipeline's rate: a step takes at least batch x grad-accum / R
-  --attention A    eager (default: scores materialised, as Hugging Face's eager attention) | flash (one fused
-                   kernel, FlashAttention / PyTorch SDPA)
-  --predictor P    learned (default when fitted models are built in) | roofline
-  --models FILE    use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones
-  --breakdown      also the time of each layer (forward, backward with any recompute; every repeat and
-                   micro-batch): in the table the 12 longest per accelerator, in JSON step.layers
-  --json           print one JSON document instead of a table
-
-With --samples or --tokens each result gets a run: steps, hours, GPU-hours, cost and energy. When a step does
-not fit in memory, the result says by how much and what would make it fit (memory.advice).
-)";
-
-const char* kFeaturesUsage = R"(Usage: prenet features --model <zoo-id | file> [--batch N] [--seq L] [--image PX]
-                        [--precision P] [--json]
-
-Prints params, forward and backward FLOPs (FLOPs = 2 x multiply-accumulates) and each layer's features.
-)";
-
-const char* kKernelsUsage = R"(Usage: prenet kernels --csv IN --hardware <id | spec file> [--out OUT] [--precision P]
-                       [--predictor learned|roofline] [--models kernels.json]
-
-Reads kernel rows in the layout of NeuSight's ops tables (column `op` plus its dims: linear/bmm b,m,n,k;
-conv b,in_channels,out_channels,kernel_size,input_size,stride,padding; ln, softmax and elementwise ops b,h;
-an optional `precision` column) and writes them back with a `predicted_ms` column appended (to OUT, or stdout).
-)";
-
-const char* kFitUsage = R"(Usage: prenet fit [--data DIR] [--models OUT.json] [--report OUT.md] [--plots DIR]
-                   [--rows-per-device N] [--trees N] [--dump-predictions OUT.csv] [--without CHIPS]
-
-Fits the per-family kernel models on the measurements in DIR (default data), validates them leaving one
-accelerator out at a time, and writes the models (default models/kernels.json), the accuracy report (default
-docs/accuracy.md) and plots (default docs/plots). Deterministic: the same data gives the same files.
-
-  --without CHIPS  leave these chips out of everything (comma-separated device-id prefixes: `v100,a100`
-                   drops every V100 and A100 variant), for checking whole-model predictions on chips the
-                   models never saw (tools/compare_published.mjs)
-)";
 
 json read_json_file(const std::string& path) {
     std::ifstream in(path);
@@ -155,50 +80,51 @@ double number_flag(const std::string& flag, const std::string& text) {
     double x = std::strtod(text.c_str(), &end);
     if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos || *end != '\0' ||
         !std::isfinite(x))
-        throw Error("--" + flag + " must be a number, got '" + text + "'");
+        throw Error("--" + flag + " must be a number, got '" + text + "'", ErrorCode::invalid_value);
     return x;
 }
 
-// Size flags: positive whole numbers, scientific notation allowed.
-json size_value(const std::string& flag, const std::string& text) {
-    double x = number_flag(flag, text);
-    if (x <= 0 || x != std::floor(x)) throw Error("--" + flag + " must be a positive integer, got '" + text + "'");
-    return x;
+// A flag's text as the JSON value its option row takes, checked against the row (messages name the flag).
+json flag_value(const OptionDef& row, const Args& a) {
+    const std::string text = a.get(row.flag);
+    switch (row.type) {
+        case OptionType::count:
+        case OptionType::number: return check_option(row, number_flag(row.flag, text), "--" + row.flag);
+        case OptionType::choice: return check_option(row, text, "--" + row.flag);
+        case OptionType::flag: return true;
+        case OptionType::model: return model_argument(a);
+        case OptionType::hardware: return hardware_argument(text);
+        case OptionType::document: return read_json_file(text);
+        case OptionType::sheets:
+        case OptionType::path:
+        case OptionType::list: return text;
+    }
+    return text;
 }
 
-// A positive real number (rates, epochs); zero_ok allows 0 (prices).
-json positive_value(const std::string& flag, const std::string& text, bool zero_ok = false) {
-    double x = number_flag(flag, text);
-    if (x < 0 || (!zero_ok && x == 0))
-        throw Error("--" + flag + " must be " + (zero_ok ? "zero or more" : "positive") + ", got '" + text + "'");
-    return x;
-}
-
-json request_from(const std::string& command, const Args& a) {
-    json r = {{"command", command}, {"model", model_argument(a)}};
-    for (const char* flag : {"batch", "seq", "image"})
-        if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
-    for (const char* flag : {"precision", "optimizer", "predictor", "mixed"})
-        if (a.has(flag)) r[flag] = a.get(flag);
-    if (a.has("optimizer-impl")) r["optimizer_impl"] = a.get("optimizer-impl");
-    if (a.has("attention")) r["attention"] = a.get("attention");
-    if (a.has("grad-accum")) r["grad_accum"] = size_value("grad-accum", a.get("grad-accum"));
-    if (a.has("checkpointing")) r["checkpointing"] = true;
-    if (a.has("breakdown")) r["breakdown"] = true;
-    for (const char* flag : {"samples", "tokens"})
-        if (a.has(flag)) r[flag] = size_value(flag, a.get(flag));
-    if (a.has("epochs")) r["epochs"] = positive_value("epochs", a.get("epochs"));
-    if (a.has("price-per-hour")) r["price_per_hour"] = positive_value("price-per-hour", a.get("price-per-hour"), true);
-    if (a.has("input-samples-per-s"))
-        r["input_samples_per_s"] = positive_value("input-samples-per-s", a.get("input-samples-per-s"));
-    if (command == "predict") r["hardware"] = hardware_argument(a.get("hardware", "all"));
-    if (a.has("models")) r["kernel_models"] = read_json_file(a.get("models"));
+// Every API option given on the command line, by its row.
+json request_from(const CommandDef& command, const Args& a) {
+    json r = {{"command", command.name}};
+    for (const auto& row : option_table())
+        if (row.api && !row.flag.empty() && row.takes(command.bit) && a.has(row.flag)) r[row.name] = flag_value(row, a);
+    if (!r.contains("model") && (command.bit & (kPredict | kFeatures)))
+        throw Error("missing --model (a zoo id or a JSON file); see `prenet " + std::string(command.name) + " --help`",
+                    ErrorCode::missing, "model");
     return r;
+}
+
+// A CLI-only count (fit's --trees): the row's check, the flag's name.
+int count_flag(const Args& a, const std::string& flag, unsigned command_bit) {
+    return int(check_option(*find_flag(flag, command_bit), number_flag(flag, a.get(flag)), "--" + flag).get<double>());
 }
 
 json call(const json& request) {
     json reply = handle_request(request);
-    if (reply.is_object() && reply.contains("error")) throw Error(reply["error"].get<std::string>());
+    if (reply.is_object() && reply.contains("error")) {
+        const json& e = reply["error"];
+        throw Error(e.value("message", std::string("error")), ErrorCode::invalid_value,
+                    e["field"].is_string() ? e["field"].get<std::string>() : "");
+    }
     return reply;
 }
 
@@ -219,7 +145,9 @@ int kernels_command(const Args& a, std::ostream& out) {
     if (!a.has("csv")) throw Error("missing --csv (a table of kernels); see `prenet kernels --help`");
     if (!a.has("hardware")) throw Error("missing --hardware (an id or a spec file)");
     HardwareSpec hw = single_hardware(a.get("hardware"));
-    Precision precision = parse_precision(a.get("precision", "fp32"));
+    const OptionDef& precision_row = *find_flag("precision", kKernels);
+    Precision precision = parse_precision(a.has("precision") ? flag_value(precision_row, a).get<std::string>()
+                                                             : precision_row.default_value.get<std::string>());
     std::unique_ptr<KernelPredictor> predictor;
     if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models")));
     else predictor = make_predictor(a.get("predictor", default_predictor_name()));
@@ -248,9 +176,9 @@ int fit_command(const Args& a) {
     o.models_out = a.get("models", o.models_out);
     o.report_out = a.get("report", o.report_out);
     o.plots_dir = a.get("plots", o.plots_dir);
-    if (a.has("rows-per-device")) o.max_rows_per_device = int(size_value("rows-per-device", a.get("rows-per-device")).get<double>());
+    if (a.has("rows-per-device")) o.max_rows_per_device = count_flag(a, "rows-per-device", kFit);
     o.dump_predictions = a.get("dump-predictions");
-    if (a.has("trees")) o.gbt.trees = int(size_value("trees", a.get("trees")).get<double>());
+    if (a.has("trees")) o.gbt.trees = count_flag(a, "trees", kFit);
     if (a.has("without")) o.without = comma_list(a.get("without"));
     fit_and_validate(o);
     return 0;
@@ -259,50 +187,37 @@ int fit_command(const Args& a) {
 }  // namespace
 
 int run(const std::vector<std::string>& argv, std::ostream& out) {
-    const std::set<std::string> values = {"model", "hardware", "batch",  "seq",    "image",  "precision",
-                                          "optimizer", "predictor", "csv", "out", "data", "models",
-                                          "report", "plots", "rows-per-device", "trees", "dump-predictions", "without",
-                                          "optimizer-impl", "attention", "grad-accum", "samples", "epochs", "tokens",
-                                          "price-per-hour", "input-samples-per-s", "mixed"};
-    Args a = parse_args(argv, values, {"json", "help", "version", "checkpointing", "breakdown"});
+    std::set<std::string> values, switches;
+    for (const auto& row : option_table())
+        if (!row.flag.empty()) (row.is_switch() ? switches : values).insert(row.flag);
+    Args a = parse_args(argv, values, switches);
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";
         return 0;
     }
     if (a.command.empty() || a.command == "help") {
-        out << kUsage;
+        out << main_usage();
         return a.command.empty() && !a.has("help") ? 1 : 0;
     }
+    const CommandDef* command = find_command(a.command);
+    if (!command) throw Error("unknown command '" + a.command + "' (see `prenet --help`)", ErrorCode::unknown_command);
+    if (a.has("help")) return out << command_usage(a.command), 0;
+    // A flag another command takes is still a mistake here.
+    for (const auto& name : a.given())
+        if (!find_flag(name, command->bit))
+            throw Error("option --" + name + " does not apply to `prenet " + a.command + "` (see `prenet " + a.command +
+                            " --help`)",
+                        ErrorCode::unknown_option, name);
     bool as_json = a.has("json");
-    if (a.command == "predict") {
-        if (a.has("help")) return out << kPredictUsage, 0;
-        return print(out, call(request_from("predict", a)), as_json, print_prediction_table);
-    }
-    if (a.command == "features") {
-        if (a.has("help")) return out << kFeaturesUsage, 0;
-        return print(out, call(request_from("features", a)), as_json, print_features_table);
-    }
-    if (a.command == "zoo") {
-        if (a.has("help")) return out << "Usage: prenet zoo [--json]\n\nLists the built-in models.\n", 0;
-        return print(out, call({{"command", "zoo"}}), as_json, print_zoo_table);
-    }
-    if (a.command == "hardware") {
-        if (a.has("help")) return out << "Usage: prenet hardware [--json]\n\nLists the accelerator catalogue.\n", 0;
-        return print(out, call({{"command", "hardware"}}), as_json, print_hardware_table);
-    }
-    if (a.command == "layers") {
-        if (a.has("help")) return out << "Usage: prenet layers [--json]\n\nLists the layer types.\n", 0;
-        return print(out, call({{"command", "layers"}}), as_json, print_layers_table);
-    }
-    if (a.command == "kernels") {
-        if (a.has("help")) return out << kKernelsUsage, 0;
-        return kernels_command(a, out);
-    }
-    if (a.command == "fit") {
-        if (a.has("help")) return out << kFitUsage, 0;
-        return fit_command(a);
-    }
-    throw Error("unknown command '" + a.command + "' (see `prenet --help`)");
+    if (command->bit == kPredict) return print(out, call(request_from(*command, a)), as_json, print_prediction_table);
+    if (command->bit == kFeatures) return print(out, call(request_from(*command, a)), as_json, print_features_table);
+    if (command->bit == kKernels) return kernels_command(a, out);
+    if (command->bit == kFit) return fit_command(a);
+    json reply = call({{"command", a.command}});
+    if (a.command == "zoo") return print(out, reply, as_json, print_zoo_table);
+    if (a.command == "hardware") return print(out, reply, as_json, print_hardware_table);
+    if (a.command == "layers") return print(out, reply, as_json, print_layers_table);
+    return print(out, reply, as_json, print_options_table);
 }
 
 }  // namespace prenet::cli

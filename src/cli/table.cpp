@@ -187,3 +187,18 @@ void print_layers_table(std::ostream& out, const json& doc) {
 }
 
 }  // namespace prenet::cli
+
+namespace prenet::cli {
+
+void print_options_table(std::ostream& out, const nlohmann::json& doc) {
+    std::vector<std::vector<std::string>> rows = {{"option", "flag", "type", "default", "commands"}};
+    for (const auto& o : doc["options"]) {
+        std::string commands;
+        for (const auto& c : o["commands"]) commands += (commands.empty() ? "" : ",") + c.get<std::string>();
+        rows.push_back({o["name"].get<std::string>(), o["flag"].is_string() ? o["flag"].get<std::string>() : "(API only)",
+                        o["type"].get<std::string>(), o["default_text"].get<std::string>(), commands});
+    }
+    print_rows(out, rows);
+}
+
+}  // namespace prenet::cli

@@ -11,5 +11,6 @@ void print_features_table(std::ostream& out, const nlohmann::json& doc);
 void print_zoo_table(std::ostream& out, const nlohmann::json& doc);
 void print_hardware_table(std::ostream& out, const nlohmann::json& doc);
 void print_layers_table(std::ostream& out, const nlohmann::json& doc);
+void print_options_table(std::ostream& out, const nlohmann::json& doc);
 
 }  // namespace prenet::cli

@@ -4,6 +4,11 @@
 
 namespace prenet {
 
+const std::vector<std::string>& predictor_names() {
+    static const std::vector<std::string> names = {"learned", "roofline"};
+    return names;
+}
+
 std::string default_predictor_name() { return embedded_kernel_models() ? "learned" : "roofline"; }
 
 std::unique_ptr<KernelPredictor> make_predictor(const std::string& name) {

@@ -3,6 +3,7 @@
 // the step composition (run/) sums those. The roofline is the physical baseline the learned one must beat.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hardware/spec.hpp"
 #include "ops/kernel.hpp"
@@ -51,7 +52,8 @@ private:
     const KernelPredictor& inner_;
 };
 
-std::unique_ptr<KernelPredictor> make_predictor(const std::string& name);  // learned | roofline; throws Error
+std::unique_ptr<KernelPredictor> make_predictor(const std::string& name);  // one of predictor_names(); throws Error
+const std::vector<std::string>& predictor_names();
 std::string default_predictor_name();  // learned when fitted models are built in
 
 }  // namespace prenet

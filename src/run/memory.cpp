@@ -8,7 +8,7 @@
 
 namespace prenet {
 
-MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& o) {
+MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o) {
     if (!o.optimizer) throw Error("estimate_memory: no optimizer given");
     MemoryUse m;
     PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
@@ -43,8 +43,16 @@ MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw,
     m.temporary = tensors - fixed - m.activations;
     m.framework_reserve = o.reserve.bytes(tensors);
     m.peak = tensors + m.framework_reserve;
-    m.capacity = hw.memory_bytes();
     return m;
+}
+
+MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw) {
+    use.capacity = hw.memory_bytes();
+    return use;
+}
+
+MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options) {
+    return with_capacity(estimate_memory(features, options), hw);
 }
 
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,

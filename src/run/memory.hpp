@@ -1,5 +1,5 @@
 #pragma once
-// Peak memory of one training step on one accelerator (docs/training-model.md). Two phases never overlap:
+// Peak memory of one training step on an accelerator (docs/training-model.md). Two phases never overlap:
 //   forward/backward  weights + gradients + optimizer states + saved activations + the largest layer's
 //                     transient output and its gradient (+ one layer's fresh gradient when accumulating);
 //   optimizer step    weights + gradients + optimizer states + the optimizer's scratch (foreach intermediates;
@@ -55,6 +55,11 @@ struct MemoryUse {
     // temporary includes the weight copies when the forward/backward phase sets the peak.
 };
 
+// The peak does not depend on the accelerator: computed once for a model and its training settings, it is
+// compared with each accelerator's capacity (capacity is left 0 here; with_capacity sets it).
+MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& options);
+MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw);
+// The two steps in one, for a single accelerator.
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options);
 
 // Tensors only (no framework reserve), fused optimizer, no checkpointing or accumulation.

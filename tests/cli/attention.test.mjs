@@ -26,5 +26,5 @@ test('flash attention lowers activation memory and is echoed', () => {
 test('an unknown attention mode is a clear error', () => {
   const r = spawnSync(prenet, ['predict', '--model', 'gpt2', '--attention', 'sparse'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /attention' must be eager or flash/);
+  assert.match(r.stderr, /--attention must be eager or flash, got 'sparse'/);
 });

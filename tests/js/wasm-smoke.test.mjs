@@ -31,20 +31,41 @@ test('zoo lists models', () => {
   assert.ok(Array.isArray(reply.models), 'models is an array');
 });
 
+// An error reply: {"error": {"message", "field", "code"}} (src/api/api.hpp).
+function assertError(reply, code, field = null) {
+  assert.equal(typeof reply.error, 'object', JSON.stringify(reply).slice(0, 200));
+  assert.equal(typeof reply.error.message, 'string');
+  assert.ok(reply.error.message.length > 0);
+  assert.equal(reply.error.code, code);
+  assert.equal(reply.error.field, field);
+}
+
 test('malformed JSON gives an error, and the module keeps working', () => {
-  const reply = request('{"command": "zoo"');
-  assert.equal(typeof reply.error, 'string');
-  assert.ok(reply.error.length > 0);
+  assertError(request('{"command": "zoo"'), 'bad_request');
   assert.ok(Array.isArray(request({ command: 'zoo' }).models));
 });
 
 test('unknown command gives an error', () => {
   const reply = request({ command: 'nope' });
-  assert.equal(typeof reply.error, 'string');
-  assert.match(reply.error, /nope/);
+  assertError(reply, 'unknown_command', 'command');
+  assert.match(reply.error.message, /nope/);
 });
 
 test('a request that is not an object gives an error', () => {
-  assert.equal(typeof request('[1, 2]').error, 'string');
-  assert.equal(typeof request({ command: 42 }).error, 'string');
+  assertError(request('[1, 2]'), 'bad_request');
+  assertError(request({ command: 42 }), 'bad_request');
+});
+
+test('a bad option names its field, and the module keeps working', () => {
+  assertError(request({ command: 'predict', model: 'gpt2', hardware: 't4', batch: 0 }), 'invalid_value', 'batch');
+  assertError(request({ command: 'predict', model: 'gpt2', hardware: 't4', bacth: 2 }), 'unknown_option', 'bacth');
+  assertError(request({ command: 'predict', model: 'no-such-model', hardware: 't4' }), 'invalid_model', 'model');
+  assertError(request({ command: 'predict', model: 'gpt2', hardware: [] }), 'missing', 'hardware');
+  assert.equal(request({ command: 'predict', model: 'gpt2', hardware: 't4' }).results.length, 1);
+});
+
+test('the option table is served, and every row the page shows is a predict option', () => {
+  const { options } = request({ command: 'options' });
+  assert.ok(options.length > 10);
+  for (const row of options.filter((r) => r.page)) assert.ok(row.commands.includes('predict') || row.commands.includes('features'), row.name);
 });

@@ -1,0 +1,69 @@
+#include "api/device_result.hpp"
+
+#include <cmath>
+
+#include "api/reply_json.hpp"
+#include "core/error.hpp"
+#include "predict/learned.hpp"
+#include "run/memory_advice.hpp"
+#include "run/run_estimate.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+namespace {
+
+// The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
+json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw) {
+    const LearnedPredictor* learned = dynamic_cast<const LearnedPredictor*>(&predictor);
+    if (auto* shared = dynamic_cast<const SharedPredictor*>(&predictor))
+        learned = dynamic_cast<const LearnedPredictor*>(&shared->inner());
+    if (!learned) return nullptr;
+    double r = learned->relative_uncertainty(t.by_family_ms, hw);
+    return {{"low_ms", t.total_ms() / (1.0 + r)}, {"high_ms", t.total_ms() * (1.0 + r)}, {"relative", r}};
+}
+
+json memory_advice(const StepPlan& plan, const MemoryUse& mem) {
+    if (mem.fits()) return nullptr;
+    AdviceRequest q;
+    q.peak_bytes = mem.peak;
+    q.capacity_bytes = mem.capacity;
+    q.batch = plan.model.batch;
+    q.grad_accum = plan.settings.grad_accum;
+    q.checkpointing = plan.settings.checkpointing;
+    q.has_checkpoint_blocks = plan.has_checkpoint_blocks;
+    PeakAt peak_at = [&plan](std::int64_t batch, bool checkpointing) { return plan.peak_at(batch, checkpointing); };
+    return advice_json(advise_memory(q, peak_at, hardware_catalogue()));
+}
+
+}  // namespace
+
+json device_result(const StepPlan& plan, const HardwareSpec& hw) {
+    const Settings& s = plan.settings;
+    StepTime t = predict_step(plan.features, hw, *plan.predictor, plan.step);
+    MemoryUse mem = with_capacity(plan.memory_use, hw);
+    double samples_per_s = double(plan.global_batch) / (t.total_ms() / 1e3);
+    // Absurd spec sheets (peaks or bandwidth near zero) must not turn into inf/NaN (null in JSON).
+    if (!std::isfinite(t.total_ms()) || !std::isfinite(samples_per_s) || !(samples_per_s > 0))
+        throw Error("the prediction for hardware '" + hw.id + "' is not a finite number; check its peak FLOP/s and bandwidth",
+                    ErrorCode::not_finite, "hardware");
+    std::string peak_used;
+    hw.matmul_flops(s.precision, &peak_used);
+    json run_result = nullptr;
+    if (plan.run) run_result = run_json(estimate_run(*plan.run, t, hw, s.price_per_hour), t);
+    std::int64_t tokens = plan.model.tokens_per_sample;
+    return {{"hardware", hw.id},
+            {"name", hw.name},
+            {"step", step_json(t, s.input_samples_per_s > 0, s.breakdown)},
+            {"throughput",
+             {{"samples_per_s", samples_per_s},
+              {"tokens_per_s", tokens ? json(samples_per_s * double(tokens)) : json(nullptr)}}},
+            {"memory", memory_json(mem, memory_advice(plan, mem))},
+            {"run", run_result},
+            {"uncertainty", uncertainty_json(*plan.predictor, t, hw)},
+            {"matmul_peak_used", peak_used},
+            {"price_per_hour", hw.price_per_hour()}};
+}
+
+}  // namespace prenet

@@ -1,0 +1,106 @@
+#pragma once
+// The option table: every option a request or a command line can carry, declared once with its type, unit,
+// range, default, help and the commands that take it. The CLI's parser and `--help`, the API's reader and
+// validation, the `settings` echo and the page's form, URL state and command line (through
+// {"command": "options"}) all come from this table, so adding an option is one row plus the code that uses it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace prenet {
+
+// What an option's value is, which decides how the CLI reads it and how the API checks it.
+enum class OptionType {
+    count,     // a positive whole number (the CLI accepts 2e12)
+    number,    // a finite real number in [min, max] (min excluded when min_exclusive)
+    choice,    // one of `choices`
+    flag,      // true or false; a CLI switch without a value
+    model,     // a zoo id, a Hugging Face config.json or a layers JSON document (the CLI reads a file)
+    hardware,  // an id, "all", a spec sheet or a list of those (the CLI takes ids and spec files, comma-separated)
+    sheets,    // a list of spec sheets (API only: the CLI passes spec files in --hardware)
+    document,  // a JSON document the CLI reads from a file
+    path,      // a file or folder name (CLI only)
+    list,      // comma-separated words (CLI only)
+};
+
+const char* to_string(OptionType type);
+
+// The commands, as bits: an option lists those that take it.
+enum CommandBit : unsigned {
+    kPredict = 1u << 0,
+    kFeatures = 1u << 1,
+    kKernels = 1u << 2,
+    kFit = 1u << 3,
+    kListing = 1u << 4,  // zoo, hardware, layers, options
+    kEveryCommand = kPredict | kFeatures | kKernels | kFit | kListing,
+};
+
+struct CommandDef {
+    const char* name;
+    unsigned bit;
+    bool api;              // handled by handle_request (kernels and fit run in the CLI only)
+    const char* summary;   // one line for `prenet --help`
+    const char* synopsis;  // the usage line after `prenet <name>`
+    const char* epilogue;  // what the help adds after the options
+};
+const std::vector<CommandDef>& command_table();
+const CommandDef* find_command(const std::string& name);  // null if none
+
+struct OptionDef {
+    std::string name;  // the request key ("grad_accum"); CLI-only options have one too, for the table
+    std::string flag;  // the CLI flag without dashes ("grad-accum"); empty: API only
+    OptionType type = OptionType::flag;
+    std::string metavar;  // what --help shows after the flag ("N", "P")
+    std::string label;    // the page's field label
+    std::string unit;     // of the value ("samples", "USD per hour"); empty if none
+    double min = 0, max = 0;  // count and number options
+    bool min_exclusive = false;
+    std::vector<std::string> choices;  // choice options
+    nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
+    std::string default_text;          // the default in words, for --help and the page's placeholder
+    std::string help;
+    unsigned commands = 0;  // CommandBit
+    bool api = true;        // a request key of handle_request
+    bool echo = false;      // reported with its value used in the reply's `settings`
+    // Where the page offers it: "training" (a field of the training form), "model", "hardware", "results",
+    // or empty with `page_note` saying why it is not there.
+    std::string page, page_note;
+    bool advanced = false;  // the page's "more options" part of the form
+    std::string url;        // the page's URL-hash key, empty if the page does not store it in the URL
+    bool takes(unsigned command_bit) const { return (commands & command_bit) != 0; }
+    bool is_switch() const { return type == OptionType::flag; }
+};
+
+const std::vector<OptionDef>& option_table();
+const OptionDef* find_option(const std::string& name);  // by request key; null if none
+const OptionDef* find_flag(const std::string& flag, unsigned command_bit);  // null if the command has none
+nlohmann::json options_json();  // the table as {"options": [...]} (`prenet options --json`, the page)
+
+// Checks a value against its row and returns it normalised (a count as an integer). Errors name the option
+// as `spelling` (the API: 'grad_accum'; the CLI: --grad-accum) and carry the row's name as their field.
+nlohmann::json check_option(const OptionDef& row, const nlohmann::json& value, const std::string& spelling);
+
+// A request's options for one command, each checked against its row; a key the command does not take is an
+// error (code unknown_option). Absent options read as their row's default.
+class RequestOptions {
+public:
+    RequestOptions(const nlohmann::json& request, unsigned command_bit);
+    bool has(const std::string& name) const;  // given, and not null
+    const nlohmann::json& value(const std::string& name) const;  // as given, or the default (may be null)
+    std::int64_t count(const std::string& name) const;
+    double number(const std::string& name) const;  // a number or count, 0 when absent without a default
+    std::string text(const std::string& name) const;
+    bool flag(const std::string& name) const;
+
+private:
+    nlohmann::json values_ = nlohmann::json::object();
+};
+
+// Echoes a command's settings in table order: every `echo` row that takes the command gets its value from
+// `resolved` (which must hold each of them: a missing one is a bug), plus the `derived` values that follow
+// from them (which must not be rows).
+nlohmann::json echo_settings(const nlohmann::json& resolved, const nlohmann::json& derived, unsigned command_bit);
+
+}  // namespace prenet

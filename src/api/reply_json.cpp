@@ -1,0 +1,116 @@
+#include "api/reply_json.hpp"
+
+#include "run/energy.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+namespace {
+
+json layers_json(const std::vector<LayerTime>& layers) {
+    json out = json::array();
+    for (const auto& l : layers)
+        out.push_back({{"name", l.name},
+                       {"block", l.block},
+                       {"kind", l.kind},
+                       {"repeat", l.repeat},
+                       {"forward_ms", l.forward_ms},
+                       {"backward_ms", l.backward_ms},
+                       {"total_ms", l.total_ms()},
+                       {"kernels", l.kernels}});
+    return out;
+}
+
+json batch_advice_json(const std::optional<BatchAdvice>& a) {
+    if (!a) return nullptr;
+    return {{"batch", a->batch},
+            {"grad_accum", a->grad_accum},
+            {"peak_bytes", a->peak_bytes},
+            {"largest_fitting_batch", a->largest_fitting_batch}};
+}
+
+}  // namespace
+
+json model_json(const Model& m, const ModelFeatures& f) {
+    return {{"name", m.name},
+            {"domain", m.domain},
+            {"params", f.params},
+            {"forward_flops", f.forward_flops},
+            {"backward_flops", f.backward_flops()},
+            {"tokens_per_sample", m.tokens_per_sample}};
+}
+
+json step_json(const StepTime& t, bool input_limited, bool breakdown) {
+    return {{"forward_ms", t.forward_ms},
+            {"backward_ms", t.backward_ms},
+            {"optimizer_ms", t.optimizer_ms},
+            {"communication_ms", t.communication_ms},
+            {"input_stall_ms", t.input_stall_ms},
+            {"total_ms", t.total_ms()},
+            {"micro_batch_ms", t.micro_batch_ms},
+            {"grad_accum", t.grad_accum},
+            {"recompute_ms", t.recompute_ms},
+            {"grad_accumulation_ms", t.grad_accumulation_ms},
+            {"input_ms", input_limited ? json(t.input_ms) : json(nullptr)},
+            {"input_bound", t.input_bound()},
+            {"matmul_ms", t.matmul_ms},
+            {"kernels", t.kernels},
+            {"by_family_ms", t.by_family_ms},
+            {"layers", breakdown ? layers_json(t.layers) : json(nullptr)}};
+}
+
+json memory_json(const MemoryUse& m, json advice) {
+    return {{"peak_bytes_per_device", m.peak},
+            {"capacity_bytes", m.capacity},
+            {"fits", m.fits()},
+            {"weights_bytes", m.weights},
+            {"gradients_bytes", m.gradients},
+            {"optimizer_state_bytes", m.optimizer_states},
+            {"activation_bytes", m.activations},
+            {"temporary_bytes", m.temporary},
+            {"weight_copies_bytes", m.weight_copies},
+            {"framework_reserve_bytes", m.framework_reserve},
+            {"layer_temporary_bytes", m.layer_temporary},
+            {"optimizer_scratch_bytes", m.optimizer_scratch},
+            {"peak_phase", m.peak_phase},
+            {"checkpointed_blocks", m.checkpointed_blocks},
+            {"advice", std::move(advice)}};
+}
+
+json advice_json(const MemoryAdvice& a) {
+    json ckpt = nullptr;
+    if (a.checkpointing)
+        ckpt = {{"peak_bytes", a.checkpointing->peak_bytes},
+                {"fits", a.checkpointing->fits},
+                {"micro_batch", batch_advice_json(a.checkpointing->micro_batch)}};
+    json hw = nullptr;
+    if (a.smallest_hardware)
+        hw = {{"id", a.smallest_hardware->hardware.id},
+              {"capacity_bytes", a.smallest_hardware->hardware.memory_bytes()},
+              {"price_per_hour", a.smallest_hardware->hardware.price_per_hour()},
+              {"batch", a.smallest_hardware->batch},
+              {"grad_accum", a.smallest_hardware->grad_accum},
+              {"checkpointing", a.smallest_hardware->checkpointing},
+              {"peak_bytes", a.smallest_hardware->peak_bytes}};
+    return {{"over_bytes", a.over_bytes},
+            {"micro_batch", batch_advice_json(a.micro_batch)},
+            {"checkpointing", ckpt},
+            {"smallest_hardware", hw},
+            {"summary", a.summary}};
+}
+
+json run_json(const RunEstimate& e, const StepTime& t) {
+    return {{"steps", e.steps.steps},
+            {"samples", e.steps.samples},
+            {"tokens", e.steps.tokens > 0 ? json(e.steps.tokens) : json(nullptr)},
+            {"hours", e.hours},
+            {"gpu_hours", e.gpu_hours},
+            {"price_per_hour_used", e.price_known ? json(e.price_per_hour) : json(nullptr)},
+            {"cost_usd", e.price_known ? json(e.cost_usd) : json(nullptr)},
+            {"power_share_of_tdp", power_share(t)},
+            {"average_power_w", e.has_energy() ? json(e.average_power_w) : json(nullptr)},
+            {"energy_kwh", e.has_energy() ? json(e.energy_kwh) : json(nullptr)}};
+}
+
+}  // namespace prenet

@@ -1,0 +1,23 @@
+#pragma once
+// The JSON forms of the core's results, as the reply documents carry them (README: the CLI contract).
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/model.hpp"
+#include "ops/features.hpp"
+#include "run/memory.hpp"
+#include "run/memory_advice.hpp"
+#include "run/run_estimate.hpp"
+#include "run/step.hpp"
+
+namespace prenet {
+
+nlohmann::json model_json(const Model& m, const ModelFeatures& f);
+nlohmann::json step_json(const StepTime& t, bool input_limited, bool breakdown);
+nlohmann::json memory_json(const MemoryUse& m, nlohmann::json advice);
+nlohmann::json advice_json(const MemoryAdvice& a);
+nlohmann::json run_json(const RunEstimate& e, const StepTime& t);
+
+}  // namespace prenet

@@ -1,0 +1,48 @@
+#pragma once
+// A request's settings: the option table's values (api/options.hpp) turned into the types the core uses,
+// with defaults filled in and the cross-option rules checked; and their echo in a reply.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/options.hpp"
+#include "core/precision.hpp"
+#include "graph/model.hpp"
+#include "importers/zoo.hpp"
+#include "run/memory.hpp"
+#include "run/optimizer.hpp"
+#include "run/run_length.hpp"
+
+namespace prenet {
+
+struct Settings {
+    ModelInputs inputs;
+    Precision precision = Precision::fp32;
+    MixedRecipe mixed = MixedRecipe::autocast;
+    std::string optimizer = "adamw", predictor;
+    OptimizerImpl optimizer_impl = OptimizerImpl::fused;
+    std::int64_t grad_accum = 1;
+    bool checkpointing = false;
+    bool breakdown = false;  // per-layer times in each result's step
+    // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
+    // once the model is known (resolve_budget).
+    RunLength run;
+    double price_per_hour = -1;       // < 0: the sheet's cheapest cloud price
+    double input_samples_per_s = 0;   // 0: unlimited
+    double kernel_overhead_ms = 0;    // framework overhead per kernel (hook; 0 by default)
+    FrameworkReserve reserve = FrameworkReserve::pytorch_default();
+};
+
+// Reads a command's settings (kPredict or kFeatures); throws Error naming the option at fault.
+Settings read_settings(const RequestOptions& options);
+
+// The run budget that applies to `model`: a language model trains on tokens when they were given, anything
+// else on samples (x epochs); so one request with both answers for any model. Tokens alone for a model
+// without tokens is an error.
+void resolve_budget(Settings& s, const Model& model);
+
+// The `settings` object of a reply: every echoed option of the command with the value used, and what follows.
+nlohmann::json settings_json(const Settings& s, const Model& model, unsigned command_bit);
+
+}  // namespace prenet

@@ -1,0 +1,79 @@
+#include "api/step_plan.hpp"
+
+#include "core/error.hpp"
+#include "importers/resolve.hpp"
+#include "predict/learned.hpp"
+#include "run/checkpointing.hpp"
+#include "run/grad_accumulation.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+Model build_model(const json& model_argument, const ModelInputs& inputs) {
+    return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
+}
+
+StepPlan plan_step(const json& model_argument, const json& kernel_models, Settings s) {
+    StepPlan p;
+    p.model_argument = &model_argument;
+    p.model = build_model(model_argument, s.inputs);
+    if (s.inputs.image == 0 && p.model.domain == "vision") {
+        // Report the image size the model was built at.
+        const Shape& in = p.model.blocks.front().layers.front().input;
+        if (in.size() == 4) s.inputs.image = in[3];
+    }
+    resolve_budget(s, p.model);
+    p.features = compute_features(p.model, s.precision, s.mixed);
+    if (!kernel_models.is_null()) {
+        p.predictor = attribute_errors("kernel_models", ErrorCode::invalid_value,
+                                       [&] { return std::make_unique<LearnedPredictor>(kernel_models); });
+        s.predictor = "learned (custom models)";
+    } else {
+        p.predictor = attribute_errors("predictor", ErrorCode::invalid_value, [&] { return make_predictor(s.predictor); });
+    }
+    p.global_batch = global_batch(p.model.batch, s.grad_accum);
+    if (s.run.given())
+        p.run = attribute_errors(s.run.tokens > 0 ? "tokens" : "samples", ErrorCode::invalid_value,
+                                 [&] { return run_steps(s.run, p.global_batch, p.model.tokens_per_sample); });
+
+    TrainingSetup setup;
+    setup.precision = s.precision;
+    setup.mixed = s.mixed;
+    setup.optimizer = &find_optimizer(s.optimizer);
+    setup.optimizer_impl = s.optimizer_impl;
+    setup.grad_accum = s.grad_accum;
+    setup.checkpointing = s.checkpointing;
+    static_cast<TrainingSetup&>(p.step) = setup;
+    p.step.micro_batch = p.model.batch;
+    p.step.input_samples_per_s = s.input_samples_per_s;
+    p.step.kernel_overhead_ms = s.kernel_overhead_ms;
+    p.step.layer_breakdown = s.breakdown;
+    static_cast<TrainingSetup&>(p.memory) = setup;
+    p.memory.reserve = s.reserve;
+
+    p.memory_use = estimate_memory(p.features, p.memory);
+    if (!std::isfinite(p.memory_use.peak))
+        throw Error("the memory peak of '" + p.model.name + "' is not a finite number; check the sizes",
+                    ErrorCode::not_finite, "model");
+    p.peaks[{p.model.batch, s.checkpointing}] = p.memory_use.peak;
+    p.has_checkpoint_blocks = checkpoint_units(p.features) > 0;
+    p.settings = std::move(s);
+    return p;
+}
+
+double StepPlan::peak_at(std::int64_t batch, bool checkpointing) const {
+    auto key = std::make_pair(batch, checkpointing);
+    auto it = peaks.find(key);
+    if (it != peaks.end()) return it->second;
+    ModelInputs inputs = settings.inputs;
+    inputs.batch = batch;
+    Model m = build_model(*model_argument, inputs);  // outlives f, which points into it
+    ModelFeatures f = compute_features(m, settings.precision, settings.mixed);
+    MemoryOptions o = memory;
+    o.checkpointing = checkpointing;
+    o.grad_accum = (global_batch + batch - 1) / batch;  // the accumulation that keeps the global batch
+    return peaks[key] = estimate_memory(f, o).peak;
+}
+
+}  // namespace prenet

@@ -1,0 +1,47 @@
+#pragma once
+// What a predict request means before any accelerator is looked at: the model built at the asked sizes, its
+// features, the kernel predictor, the step's and the memory estimate's options, the run's length, and the
+// memory peak (which does not depend on the accelerator; each result compares it with its capacity).
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "api/settings.hpp"
+#include "ops/features.hpp"
+#include "predict/predictor.hpp"
+#include "run/memory.hpp"
+#include "run/run_length.hpp"
+#include "run/step.hpp"
+
+namespace prenet {
+
+struct StepPlan {
+    Settings settings;
+    Model model;
+    ModelFeatures features;
+    std::unique_ptr<KernelPredictor> predictor;
+    StepOptions step;
+    MemoryOptions memory;
+    MemoryUse memory_use;  // the peak and its parts; capacity 0 (with_capacity sets it per accelerator)
+    std::int64_t global_batch = 1;
+    std::optional<RunSteps> run;
+    bool has_checkpoint_blocks = false;
+
+    // The peak at another micro-batch or checkpointing setting (for memory advice): the model rebuilt at that
+    // batch, the accumulation adjusted to keep the global batch. Cached: every result asks the same questions.
+    double peak_at(std::int64_t micro_batch, bool checkpointing) const;
+
+    const nlohmann::json* model_argument = nullptr;  // the request's, which outlives the plan
+    mutable std::map<std::pair<std::int64_t, bool>, double> peaks;
+};
+
+// `kernel_models`: fitted models given with the request (null: the predictor the settings name).
+StepPlan plan_step(const nlohmann::json& model_argument, const nlohmann::json& kernel_models, Settings settings);
+
+// The model a request names, at the settings' sizes (errors carry the field "model").
+Model build_model(const nlohmann::json& model_argument, const ModelInputs& inputs);
+
+}  // namespace prenet

@@ -1,0 +1,159 @@
+// The API contract (api/api.hpp) through handle_request, as the CLI and the page call it: every option of
+// the table is accepted and echoed, errors are data naming their field, the run budget is resolved per model,
+// and the memory peak does not depend on the accelerator.
+#include "api/api.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/options.hpp"
+#include "predict/learned.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+json predict(json request) {
+    request["command"] = "predict";
+    if (!request.contains("hardware")) request["hardware"] = "t4";
+    return handle_request(request);
+}
+
+void expect_error(const json& reply, const std::string& code, const json& field) {
+    ASSERT_TRUE(reply.contains("error")) << reply.dump().substr(0, 300);
+    const json& e = reply["error"];
+    EXPECT_TRUE(e["message"].is_string() && !e["message"].get<std::string>().empty());
+    EXPECT_EQ(e["code"], code) << e.dump();
+    EXPECT_EQ(e["field"], field) << e.dump();
+}
+
+// A value a row accepts that differs from its default, made from the row alone.
+std::vector<json> examples(const OptionDef& row) {
+    switch (row.type) {
+        case OptionType::count: return {json(64)};
+        case OptionType::number: return {json(row.min + (row.min_exclusive ? 1.0 : 1.5))};
+        case OptionType::flag: return {json(true)};
+        case OptionType::choice: return std::vector<json>(row.choices.begin(), row.choices.end());
+        default: return {};
+    }
+}
+
+// Every echoed predict option, with each value its row allows, is accepted and reported as used, for a
+// language model or a vision model (seq applies to one, image to the other). The base request runs bf16
+// (which the mixed recipe needs) with a sample budget (which epochs need).
+TEST(ApiContract, EveryEchoedOptionIsAcceptedAndEchoed) {
+    int checked = 0;
+    for (const auto& row : option_table()) {
+        if (!row.api || !row.echo || !row.takes(kPredict)) continue;
+        for (const json& value : examples(row)) {
+            SCOPED_TRACE(row.name + " = " + value.dump());
+            bool echoed = false;
+            for (const char* model : {"gpt2", "resnet18"}) {
+                json request = {{"model", model}, {"precision", "bf16"}, {"samples", 1000}};
+                request[row.name] = value;
+                json reply = predict(request);
+                ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+                echoed = echoed || reply["settings"][row.name] == value;
+            }
+            EXPECT_TRUE(echoed);
+            ++checked;
+        }
+    }
+    EXPECT_GE(checked, 20);
+}
+
+TEST(ApiContract, FeaturesEchoesItsOwnOptionsOnly) {
+    json reply = handle_request({{"command", "features"}, {"model", "gpt2"}, {"batch", 2}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    for (const auto& row : option_table())
+        EXPECT_EQ(reply["settings"].contains(row.name), row.echo && row.takes(kFeatures)) << row.name;
+    expect_error(handle_request({{"command", "features"}, {"model", "gpt2"}, {"optimizer", "sgd"}}), "unknown_option",
+                 "optimizer");
+}
+
+TEST(ApiContract, ErrorsNameTheirField) {
+    expect_error(predict({{"model", "gpt2"}, {"batch", 0}}), "invalid_value", "batch");
+    expect_error(predict({{"model", "gpt2"}, {"grad_accum", "4"}}), "invalid_value", "grad_accum");
+    expect_error(predict({{"model", "gpt2"}, {"precision", "fp64"}}), "invalid_value", "precision");
+    expect_error(predict({{"model", "gpt2"}, {"frobnicate", 1}}), "unknown_option", "frobnicate");
+    expect_error(predict({{"batch", 2}}), "missing", "model");
+    expect_error(predict({{"model", "no-such-model"}}), "invalid_model", "model");
+    expect_error(predict({{"model", {{"layers", json::array({{{"type", "warp_drive"}}})}}}}), "invalid_model", "model");
+    expect_error(predict({{"model", "gpt2"}, {"hardware", "no-such-gpu"}}), "invalid_hardware", "hardware");
+    expect_error(predict({{"model", "gpt2"}, {"hardware", json::array()}}), "missing", "hardware");
+    expect_error(predict({{"model", "gpt2"}, {"custom_hardware", json::array({{{"id", "x"}}})}}), "invalid_hardware",
+                 "custom_hardware");
+    expect_error(predict({{"model", "gpt2"}, {"mixed", "half"}}), "conflict", "mixed");  // fp32 has no recipe
+    expect_error(predict({{"model", "gpt2"}, {"epochs", 2}}), "conflict", "epochs");
+    expect_error(predict({{"model", "resnet18"}, {"tokens", 1e9}}), "conflict", "tokens");
+    expect_error(predict({{"model", "gpt2"}, {"batch", 1e12}, {"grad_accum", 1e9}}), "invalid_value", "grad_accum");
+    expect_error(handle_request({{"command", "zoo"}, {"batch", 2}}), "unknown_option", "batch");
+    expect_error(handle_request({{"command", "nope"}}), "unknown_command", "command");
+    expect_error(handle_request(json::array()), "bad_request", nullptr);
+    EXPECT_EQ(json::parse(handle_request_text("{"))["error"]["code"], "bad_request");
+}
+
+TEST(ApiContract, AbsurdSheetsAreNotFiniteErrorsOfTheHardware) {
+    // Valid one number at a time, but denormal peaks and bandwidth make a step take forever.
+    json sheet = json::parse(R"({"id": "absurd", "peak_tflops": {"fp32": 1e-320},
+                                 "memory": {"capacity_gb": 16, "bandwidth_gbps": 1e-320}})");
+    expect_error(predict({{"model", "gpt2"}, {"hardware", sheet}}), "not_finite", "hardware");
+}
+
+TEST(ApiContract, TheBudgetIsTheOneTheModelCountsIn) {
+    json both = {{"tokens", 1e9}, {"samples", 5000}, {"epochs", 2}};
+    json lm_request = both, cnn_request = both;
+    lm_request["model"] = "gpt2";
+    cnn_request["model"] = "resnet18";
+    json lm = predict(lm_request);
+    ASSERT_FALSE(lm.contains("error")) << lm.dump();
+    EXPECT_EQ(lm["settings"]["tokens"], 1e9);
+    EXPECT_TRUE(lm["settings"]["samples"].is_null());
+    json cnn = predict(cnn_request);
+    ASSERT_FALSE(cnn.contains("error")) << cnn.dump();
+    EXPECT_TRUE(cnn["settings"]["tokens"].is_null());
+    EXPECT_EQ(cnn["results"][0]["run"]["samples"], 10000);
+}
+
+TEST(ApiContract, ThePeakIsTheSameOnEveryAcceleratorAndComparedWithEach) {
+    json reply = predict({{"model", "gpt2-xl"}, {"hardware", "all"}, {"precision", "bf16"}, {"batch", 4}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    const json& results = reply["results"];
+    ASSERT_GT(results.size(), 10u);
+    bool some_fit = false, some_not = false;
+    for (const auto& r : results) {
+        EXPECT_EQ(r["memory"]["peak_bytes_per_device"], results[0]["memory"]["peak_bytes_per_device"]);
+        bool fits = r["memory"]["peak_bytes_per_device"].get<double>() <= r["memory"]["capacity_bytes"].get<double>();
+        EXPECT_EQ(r["memory"]["fits"], fits);
+        EXPECT_EQ(r["memory"]["advice"].is_null(), fits);
+        (fits ? some_fit : some_not) = true;
+    }
+    EXPECT_TRUE(some_fit && some_not);
+}
+
+TEST(ApiContract, TheLearnedPredictorCarriesAnUncertaintyAndTheRooflineNone) {
+    if (!embedded_kernel_models()) GTEST_SKIP() << "no fitted models built in";
+    json learned = predict({{"model", "gpt2"}, {"predictor", "learned"}});
+    ASSERT_FALSE(learned.contains("error")) << learned.dump();
+    const json& u = learned["results"][0]["uncertainty"];
+    ASSERT_TRUE(u.is_object());
+    double total = learned["results"][0]["step"]["total_ms"];
+    EXPECT_LT(u["low_ms"].get<double>(), total);
+    EXPECT_GT(u["high_ms"].get<double>(), total);
+    EXPECT_TRUE(predict({{"model", "gpt2"}, {"predictor", "roofline"}})["results"][0]["uncertainty"].is_null());
+    // Fitted models given with the request are used, and said to be.
+    json custom = predict({{"model", "gpt2"}, {"kernel_models", *embedded_kernel_models()}});
+    EXPECT_EQ(custom["settings"]["predictor"], "learned (custom models)");
+    EXPECT_EQ(custom["results"][0]["step"]["total_ms"], learned["results"][0]["step"]["total_ms"]);
+}
+
+TEST(ApiContract, ListingsAndOptionsAnswer) {
+    EXPECT_TRUE(handle_request({{"command", "zoo"}})["models"].is_array());
+    EXPECT_TRUE(handle_request({{"command", "hardware"}})["hardware"].is_array());
+    EXPECT_TRUE(handle_request({{"command", "layers"}})["layers"].is_array());
+    EXPECT_EQ(handle_request({{"command", "options"}})["options"].size(), option_table().size());
+    EXPECT_TRUE(handle_request({{"command", "version"}})["version"].is_string());
+}
+
+}  // namespace
+}  // namespace prenet

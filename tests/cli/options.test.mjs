@@ -1,0 +1,75 @@
+// The option table drives the command line: every row with a flag is accepted by each command it lists,
+// named in that command's --help, echoed with the value used (rows marked echo), and refused by the commands
+// it does not list. Nothing here names an option: the rows come from `prenet options --json`.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
+const run = (...args) => spawnSync(binary, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 });
+
+const { options } = JSON.parse(run('options', '--json').stdout);
+const commands = [...new Set(options.flatMap((o) => o.commands))];
+
+// Command-line values a row accepts, other than its default, made from the row alone.
+function examples(row) {
+  if (row.type === 'count') return ['64'];
+  if (row.type === 'number') return [String(row.min + (row.min_exclusive ? 1 : 1.5))];
+  if (row.type === 'choice') return row.choices;
+  if (row.type === 'flag') return [null];
+  if (row.type === 'document') return [resolve(root, 'models/kernels.json')];  // kernel models, as `prenet fit` writes
+  if (row.type === 'hardware') return ['t4,a100-sxm4-80gb'];
+  if (row.type === 'model') return ['gpt2'];
+  return [];
+}
+
+const asEchoed = (row, text) => (text === null ? true : row.type === 'choice' ? text : Number(text));
+
+test('the table has rows for every command and each row names its commands', () => {
+  assert.ok(options.length >= 20);
+  for (const c of ['predict', 'features', 'kernels', 'fit', 'zoo', 'options']) assert.ok(commands.includes(c), c);
+});
+
+describe('every predict option is accepted and echoed', () => {
+  // bf16 for the mixed recipe, a sample budget for epochs; a vision model for image. The row's flag replaces
+  // the base's own.
+  const base = { '--hardware': 't4', '--precision': 'bf16', '--samples': '1000' };
+  for (const row of options.filter((o) => o.flag && o.api && o.commands.includes('predict'))) {
+    for (const value of examples(row)) {
+      test(`${row.flag} ${value ?? ''}`, () => {
+        let echoed = false;
+        for (const model of ['gpt2', 'resnet18']) {
+          const flags = { ...base, '--model': model, [row.flag]: value };
+          const args = ['predict', '--json', ...Object.entries(flags).flatMap(([f, v]) => (v === null ? [f] : [f, v]))];
+          const r = run(...args);
+          assert.equal(r.status, 0, `prenet ${args.join(' ')}: ${r.stderr}`);
+          const doc = JSON.parse(r.stdout);
+          if (!row.echo || doc.settings[row.name] === asEchoed(row, value)) echoed = true;
+        }
+        assert.ok(echoed, `${row.flag} ${value} is not echoed as settings.${row.name}`);
+      });
+    }
+  }
+});
+
+describe('every flag is in the --help of each command that takes it, and refused by the others', () => {
+  for (const command of commands) {
+    const help = run(command, '--help');
+    test(`prenet ${command} --help`, () => {
+      assert.equal(help.status, 0, help.stderr);
+      for (const row of options.filter((o) => o.flag && o.commands.includes(command) && o.name !== 'version'))
+        assert.ok(help.stdout.includes(`${row.flag}`), `${command} --help does not mention ${row.flag}`);
+    });
+  }
+  test('a flag of another command is an error naming it', () => {
+    for (const row of options.filter((o) => o.flag && !o.commands.includes('zoo'))) {
+      const args = ['zoo', row.flag, ...(row.type === 'flag' ? [] : ['1'])];
+      const r = run(...args);
+      assert.equal(r.status, 2, `prenet ${args.join(' ')} exited ${r.status}`);
+      assert.ok(r.stderr.includes(row.flag), r.stderr);
+    }
+  });
+});

@@ -1,0 +1,143 @@
+// The option table (api/options.hpp): its rows are consistent, and each row's check accepts what its range
+// allows and names the option in what it refuses.
+#include "api/options.hpp"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+TEST(OptionTable, NamesAreUniqueAndFlagsUniquePerCommand) {
+    std::set<std::string> names;
+    for (const auto& row : option_table()) EXPECT_TRUE(names.insert(row.name).second) << row.name;
+    for (const auto& c : command_table()) {
+        std::set<std::string> flags;
+        for (const auto& row : option_table())
+            if (!row.flag.empty() && row.takes(c.bit)) EXPECT_TRUE(flags.insert(row.flag).second) << c.name << " --" << row.flag;
+    }
+}
+
+TEST(OptionTable, EveryRowIsUsableAndDocumented) {
+    for (const auto& row : option_table()) {
+        SCOPED_TRACE(row.name);
+        EXPECT_NE(row.commands, 0u);
+        EXPECT_FALSE(row.help.empty());
+        EXPECT_TRUE(row.api || !row.flag.empty()) << "neither a request key nor a flag";
+        EXPECT_TRUE(!row.echo || row.api) << "echoed but not a request key";
+        // The page either offers it or says why not.
+        EXPECT_NE(row.page.empty(), row.page_note.empty());
+        if (row.page == "training") EXPECT_FALSE(row.label.empty());
+        if (row.type == OptionType::choice) EXPECT_GE(row.choices.size(), 2u);
+        if (row.type == OptionType::count || row.type == OptionType::number) EXPECT_LT(row.min, row.max);
+        // A default is a value the option itself accepts.
+        if (!row.default_value.is_null()) EXPECT_NO_THROW(check_option(row, row.default_value, row.name));
+    }
+}
+
+TEST(OptionTable, FindsRowsByKeyAndByFlagPerCommand) {
+    ASSERT_NE(find_option("grad_accum"), nullptr);
+    EXPECT_EQ(find_option("grad_accum")->flag, "grad-accum");
+    EXPECT_EQ(find_option("no_such_option"), nullptr);
+    // --models means kernel models to predict with, and the output file to fit into.
+    EXPECT_EQ(find_flag("models", kPredict)->name, "kernel_models");
+    EXPECT_EQ(find_flag("models", kFit)->name, "models_out");
+    EXPECT_EQ(find_flag("batch", kFit), nullptr);
+}
+
+Error refusal(const char* name, const json& value) {
+    try {
+        check_option(*find_option(name), value, std::string("'") + name + "'");
+    } catch (const Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << name << " accepted " << value.dump();
+    return Error("");
+}
+
+TEST(CheckOption, CountsArePositiveWholeNumbersWithinTheirRange) {
+    const OptionDef& batch = *find_option("batch");
+    EXPECT_EQ(check_option(batch, 8.0, "b"), json(8));
+    EXPECT_TRUE(check_option(batch, 8.0, "b").is_number_integer());
+    for (json bad : {json(0), json(-1), json(1.5), json("8"), json(nullptr), json(1e30)}) {
+        Error e = refusal("batch", bad);
+        EXPECT_EQ(e.field(), "batch");
+        EXPECT_EQ(e.code(), ErrorCode::invalid_value);
+        EXPECT_NE(std::string(e.what()).find("'batch'"), std::string::npos) << e.what();
+    }
+    // Run lengths may be far beyond 2^53 as written (2e18 tokens would not be; 1e18 is the limit).
+    EXPECT_EQ(check_option(*find_option("tokens"), 2e12, "t").get<std::int64_t>(), 2000000000000);
+}
+
+TEST(CheckOption, NumbersHonourAnExclusiveOrInclusiveMinimum) {
+    EXPECT_EQ(check_option(*find_option("price_per_hour"), 0.0, "p"), json(0.0));  // free is a price
+    refusal("input_samples_per_s", 0.0);                                         // a rate of 0 is not
+    refusal("epochs", -1.0);
+    refusal("price_per_hour", 2e6);
+}
+
+TEST(CheckOption, ChoicesListWhatIsAccepted) {
+    EXPECT_EQ(check_option(*find_option("precision"), "bf16", "p"), json("bf16"));
+    Error e = refusal("precision", "fp64");
+    EXPECT_NE(std::string(e.what()).find("fp32, tf32, fp16, bf16 or fp8"), std::string::npos) << e.what();
+    refusal("checkpointing", "yes");
+}
+
+TEST(RequestOptions, RejectsKeysTheCommandDoesNotTake) {
+    try {
+        RequestOptions({{"command", "predict"}, {"bacth", 2}}, kPredict);
+        FAIL() << "accepted an unknown key";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::unknown_option);
+        EXPECT_EQ(e.field(), "bacth");
+    }
+    // An optimizer means nothing to `features`; fit's paths are no request keys.
+    EXPECT_THROW(RequestOptions({{"optimizer", "sgd"}}, kFeatures), Error);
+    EXPECT_THROW(RequestOptions({{"models_out", "x.json"}}, kPredict), Error);
+}
+
+TEST(RequestOptions, AbsentAndNullReadAsTheDefault) {
+    RequestOptions o({{"command", "predict"}, {"grad_accum", nullptr}, {"batch", 4}}, kPredict);
+    EXPECT_FALSE(o.has("grad_accum"));
+    EXPECT_EQ(o.count("grad_accum"), 1);
+    EXPECT_EQ(o.count("batch"), 4);
+    EXPECT_EQ(o.text("optimizer"), "adamw");
+    EXPECT_FALSE(o.flag("checkpointing"));
+    EXPECT_TRUE(o.value("seq").is_null());  // the model's own
+}
+
+TEST(EchoSettings, TakesEachEchoedRowFromTheResolvedValues) {
+    json resolved = json::object();
+    for (const auto& row : option_table())
+        if (row.echo && row.takes(kFeatures)) resolved[row.name] = row.name;
+    json echo = echo_settings(resolved, {{"flops_convention", "x"}}, kFeatures);
+    EXPECT_EQ(echo["batch"], "batch");
+    EXPECT_EQ(echo["flops_convention"], "x");
+    EXPECT_FALSE(echo.contains("optimizer"));  // not a features option
+    resolved.erase("batch");
+    EXPECT_THROW(echo_settings(resolved, json::object(), kFeatures), Error);  // a row without a value is a bug
+    resolved["batch"] = 1;
+    EXPECT_THROW(echo_settings(resolved, {{"seq", 3}}, kFeatures), Error);  // an option passed as derived
+}
+
+TEST(OptionsJson, ServesEveryRowWithItsFlagSpelledAsTyped) {
+    json doc = options_json();
+    ASSERT_EQ(doc["options"].size(), option_table().size());
+    for (const auto& row : doc["options"]) {
+        if (row["name"] == "grad_accum") {
+            EXPECT_EQ(row["flag"], "--grad-accum");
+            EXPECT_EQ(row["type"], "count");
+            EXPECT_EQ(row["url"], "accum");
+            EXPECT_EQ(row["commands"], json::array({"predict"}));
+        }
+        if (row["name"] == "custom_hardware") EXPECT_TRUE(row["flag"].is_null());
+    }
+}
+
+}  // namespace
+}  // namespace prenet

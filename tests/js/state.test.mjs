@@ -174,3 +174,26 @@ test('the features request carries only the rows the features command takes', ()
   assert.deepEqual(S.featuresRequest(s, table), { command: 'features', model: 'gpt2', batch: 8, seq: 128, precision: 'bf16' });
   assert.equal(S.featuresRequest(s, table, LAYERS).model, LAYERS);
 });
+
+test("the CLI's own option table: every training row round-trips through the hash and reaches the command line", async (t) => {
+  const prenet = new URL('../../build/prenet', import.meta.url).pathname;
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(prenet)) return t.skip(`${prenet} not found; build it with: bash scripts/build.sh native`);
+  const { execFileSync } = await import('node:child_process');
+  const real = S.optionTable(JSON.parse(execFileSync(prenet, ['options', '--json'], { encoding: 'utf8' })));
+  assert.ok(real.training.length >= 10);
+  // A value each row allows, other than its default.
+  const sample = (r) =>
+    r.type === 'flag' ? true : r.type === 'choice' ? r.choices.find((c) => c !== r.default && c !== S.PAGE_DEFAULTS[r.name]) : r.min_exclusive ? r.min + 0.5 : r.min + 1;
+  const s = S.fresh(real);
+  for (const r of real.training) {
+    assert.ok(r.url, `${r.name} has a URL key`);
+    s[r.name] = sample(r);
+    assert.deepEqual(S.parseValue(r, String(s[r.name])), { value: s[r.name] }, `${r.name}: its own value reads back`);
+  }
+  s.precision = 'bf16'; // mixed applies to fp16/bf16 only
+  s.budget = '';
+  assert.deepEqual(await S.fromHash(await S.toHash(s, real), real), s);
+  const line = S.commandLine(s, real);
+  for (const r of real.training) if (r.commands.includes('predict') && r.flag) assert.ok(line.includes(` ${r.flag}`), `${r.flag} in ${line}`);
+});

@@ -80,7 +80,7 @@ export function debounce(fn, ms) {
   };
   debounced.now = (...args) => {
     clearTimeout(timer);
-    fn(...args);
+    return fn(...args);
   };
   return debounced;
 }

@@ -1,8 +1,8 @@
 // The one place that reads errors. The API answers a failed request with
 // {"error": {"message", "field", "code"}} (field: the request key at fault, or null; code: bad_request,
 // unknown_command, unknown_option, missing, invalid_value, conflict, invalid_model, invalid_hardware,
-// not_finite, internal). The worker or comlink may instead throw (a module that failed to load), and an
-// older API build answered {"error": "text"}; all of them come out of apiError() as the same object.
+// not_finite, internal). The worker or comlink may instead throw (a module that failed to load); both come
+// out of apiError() as the same object. Nothing reads the message's words: field and code say what failed.
 // Pure: no DOM, importable from Node.
 
 /** {message, field, code} for a reply document, a thrown value or a bare message; null when there is no error. */
@@ -14,16 +14,8 @@ export function apiError(value) {
   if (!('error' in value)) return 'message' in value && 'code' in value ? normalise(value) : null;
   const e = value.error;
   if (e == null) return null;
-  if (typeof e === 'string') return legacy(e);
+  if (typeof e === 'string') return { message: e, field: null, code: 'internal' };
   return normalise(e);
-}
-
-// An API build from before errors were data: its text is all there is. (Goes once every build in use
-// answers with objects.)
-function legacy(message) {
-  if (/no hardware selected/.test(message)) return { message, field: 'hardware', code: 'missing' };
-  const named = message.match(/'([a-z_]+)'|--([a-z][a-z-]*)\b/);
-  return { message, field: named ? (named[1] ?? named[2].replace(/-/g, '_')) : null, code: 'invalid_value' };
 }
 
 function normalise(e) {

@@ -92,7 +92,7 @@ export function render(state, ctx) {
 }
 
 /** The value a change stores: null when it is the default anyway (so links stay short). */
-function stored(state, row, value) {
+function stored(row, value) {
   if (value == null) return null;
   return value === (S.PAGE_DEFAULTS[row.name] ?? row.default ?? null) && row.type !== 'count' && row.type !== 'number' ? null : value;
 }
@@ -113,7 +113,7 @@ export function bind(ctx) {
     const row = rowOf(e.target);
     if (!row) return;
     if (row.type === 'flag') ctx.update({ [row.name]: e.target.checked ? true : row.default === true ? false : null }, { compute: 'now' });
-    else if (row.type === 'choice') ctx.update({ [row.name]: stored(ctx.state, row, e.target.value || null) }, { compute: 'now' });
+    else if (row.type === 'choice') ctx.update({ [row.name]: stored(row, e.target.value || null) }, { compute: 'now' });
   });
   form.addEventListener('submit', (e) => e.preventDefault());
 }

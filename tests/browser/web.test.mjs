@@ -332,6 +332,29 @@ describe('web calculator', () => {
     }
   });
 
+  test("the API's errors are data: the field they name is marked, and fixing it clears the mark", async () => {
+    // A tokens budget for a model without tokens: code "conflict" on field "tokens".
+    const page = await h.page('index.html#model=resnet50&budget=tokens');
+    await page.waitForSelector('#tokens[aria-invalid=true]');
+    assert.match(await page.locator('#error').textContent(), /'tokens' needs a language model/);
+    await page.selectOption('#budget-kind', 'samples');
+    await settled(page);
+    assert.equal(await page.locator('#tokens').getAttribute('aria-invalid'), null);
+    assert.equal(await page.locator('#error').isHidden(), true);
+    assert.equal((await reply(page)).settings.samples, 1281167);
+    // A sequence longer than GPT-2's position table: field "model", the model panel is marked, the last
+    // results stay on the page.
+    await page.check('input[name=zoo][value="gpt2"]');
+    await settled(page);
+    await page.fill('#seq', '100000');
+    await page.waitForSelector('[data-option=model].invalid');
+    assert.match(await page.locator('#error').textContent(), /these results are for the last valid model.*1024/);
+    assert.ok((await rows(page).count()) > 0);
+    await page.fill('#seq', '512');
+    await settled(page);
+    assert.equal(await page.locator('[data-option=model].invalid').count(), 0);
+  });
+
   test('CSV and JSON exports', async () => {
     const page = await h.page('index.html#hw=a100-sxm4-80gb,h100-sxm5-80gb');
     await settled(page);

@@ -77,7 +77,8 @@ export function render(state, ctx) {
   const error = last.featuresError;
   if (error) {
     box.innerHTML = `<p class="model-error" role="alert">${esc(error.message)}</p>`;
-    editor?.annotate(null, state.source === 'layers' ? error.message : null);
+    // The layer editor finds the layer a model error names (the error's field is "model"; its message says which layer).
+    editor?.annotate(null, state.source === 'layers' && error.field === 'model' ? error.message : null);
     return;
   }
   const f = last.features;
@@ -121,7 +122,8 @@ async function ensureEditor(ctx) {
     });
     const state = ctx.state;
     if (state.source === 'layers' && state.doc) editor.setDoc((editorDoc = state.doc));
-    if (state.source === 'layers' && ctx.last.features) editor.annotate(ctx.last.features, ctx.last.featuresError?.message ?? null);
+    const error = ctx.last.featuresError;
+    if (state.source === 'layers' && (ctx.last.features || error)) editor.annotate(error ? null : ctx.last.features, error?.field === 'model' ? error.message : null);
     return editor;
   })();
   return editorLoading;

@@ -12,6 +12,7 @@ let editor = null;
 let editorLoading = null;
 let editorDoc = null; // the document the editor last reported: the state holding it needs no setDoc
 let shownSource = null; // the tab follows the state's source only when the source changes
+const zooShown = { zoo: null, source: null, model: null }; // what the zoo list was last built for
 
 // What another model resets: its own sequence length and image size; a tokens budget (which a model
 // without tokens cannot use; samples × epochs suits every model).
@@ -71,7 +72,11 @@ export function render(state, ctx) {
     shownSource = state.source;
     selectTab(state.source, ctx);
   }
-  renderZoo(state, ctx);
+  // The zoo list is rebuilt only when what it shows changes (it is long; the search box rebuilds it too).
+  if (zooShown.zoo !== ctx.meta.zoo || zooShown.source !== state.source || zooShown.model !== state.model) {
+    Object.assign(zooShown, { zoo: ctx.meta.zoo, source: state.source, model: state.model });
+    renderZoo(state, ctx);
+  }
   if (state.source === 'layers' && editor && state.doc && state.doc !== editorDoc) editor.setDoc((editorDoc = state.doc));
   const box = $('model-summary');
   const error = last.featuresError;

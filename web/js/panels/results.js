@@ -6,7 +6,7 @@ import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
 import { assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
 
-export const reads = ['sort', 'dir', 'sel', 'prices', '@meta', '@features', '@predict'];
+export const reads = ['sort', 'dir', 'sel', 'prices', '@meta', '@predict'];
 
 let chart = null; // ../chart.js, once loaded
 let chartFrame = 0;

@@ -115,21 +115,6 @@ describe('web calculator', () => {
     await shot(page, 'llama3-8b-three-accelerators');
   });
 
-  test('the numbers match the CLI for several settings', async () => {
-    const cases = [
-      'model=resnet50&batch=64&image=160&precision=fp16&optimizer=sgd&hw=a100-sxm4-80gb,t4,tpu-v4',
-      'model=bert-base&batch=16&seq=128&precision=fp32&optimizer=adam&hw=v100-sxm2-32gb,rtx-4090',
-      'model=mixtral-8x7b&batch=1&precision=bf16&hw=h100-sxm5-80gb,mi300x,gaudi2',
-      'model=vit-b16&batch=32&precision=tf32',
-    ];
-    for (const hash of cases) {
-      const page = await h.page(`index.html#${hash}`);
-      await settled(page);
-      await checkCommandLine(page, hash);
-      await page.close();
-    }
-  });
-
   test('upload a Hugging Face config.json, then broken files: clear messages, the page keeps working', async () => {
     const page = await h.page();
     await settled(page);

@@ -247,8 +247,9 @@ the default table (GPT-2, batch 8, bf16, every accelerator) rendered. Millisecon
 |---|---:|---:|---:|---:|---:|
 ${loads.map((l, i) => `| ${i + 1} | ${round(l.dcl, 0)} | ${round(l.workerStart, 0)} | ${round(l.wasmReceived, 0)} | ${round(l.moduleReady, 0)} | **${round(l.first, 0)}** |`).join('\n')}
 
-The page starts the wasm download and compilation from an inline script in \`<head>\`, before its own modules
-load, and hands the compiled module to the worker. From "module ready" to the first result the module answers
+The page starts the wasm download and compilation from \`js/boot.js\`, a classic script in \`<head>\` (shared with
+the widget), before its own modules load, and hands the compiled module to the worker; the page asks for the
+option table (\`options\`, which makes the form and the request) before its first \`predict\`. From "module ready" to the first result the module answers
 its first \`predict\`, which includes its one-time start-up: parsing the embedded hardware catalogue and the
 learned kernel models (\`models/kernels.json\`, ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON) on first use; under Node that start-up
 alone is ${round(wasmCold, 0)} ms of the first request, against ${round(nativeCold, 0)} ms natively.

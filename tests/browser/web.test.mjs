@@ -49,7 +49,7 @@ describe('web calculator', () => {
     const assumptions = await page.locator('#assumptions').textContent();
     for (const words of ['gpt2', 'batch of 8', '1,024 tokens', 'bf16', 'AdamW', 'one accelerator']) assert.ok(assumptions.includes(words), `assumptions mention ${words}`);
     const command = await cliText(page);
-    assert.ok(command.startsWith('prenet predict --model gpt2 --hardware all --batch 8 --precision bf16 --optimizer adamw'), command);
+    assert.ok(command.startsWith('prenet predict --model gpt2 --hardware all --batch 8 --precision bf16 '), command);
     assert.ok(command.endsWith(' --json'), command);
     await checkCommandLine(page, 'default');
     // The model panel, the chart and the breakdown follow.
@@ -76,6 +76,9 @@ describe('web calculator', () => {
     await page.check('input[name=zoo][value="llama3-8b"]');
     // Clear every accelerator, then pick three.
     await page.click('#hw-clear-shown');
+    // None selected: the API's error (code "missing", field "hardware") says so and marks the list.
+    await page.waitForSelector('#hw-list.invalid');
+    assert.match(await page.locator('#error').textContent(), /No accelerator selected/);
     await page.fill('#hw-search', 'H100');
     await page.click('#hw-select-shown');
     await page.fill('#hw-search', '');
@@ -86,7 +89,7 @@ describe('web calculator', () => {
     await settled(page);
     const ids = await page.locator('#results-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
     assert.deepEqual([...ids].sort(), ['a100-sxm4-80gb', 'h100-pcie-80gb', 'h100-sxm5-80gb']);
-    assert.ok((await cliText(page)).startsWith('prenet predict --model llama3-8b --hardware a100-sxm4-80gb,h100-pcie-80gb,h100-sxm5-80gb --batch 4 --seq 4096 --precision bf16 --optimizer adamw'));
+    assert.ok((await cliText(page)).startsWith('prenet predict --model llama3-8b --hardware a100-sxm4-80gb,h100-pcie-80gb,h100-sxm5-80gb --batch 4 --seq 4096 --precision bf16 '));
     await checkCommandLine(page, 'llama3-8b');
     // What the table shows is the reply's numbers.
     const r = await reply(page);
@@ -110,21 +113,6 @@ describe('web calculator', () => {
     const longest = [...layers].sort((a, b) => b.total_ms - a.total_ms)[0];
     assert.match(await page.locator('#layer-breakdown .bars li').first().textContent(), new RegExp(`^${longest.name}`));
     await shot(page, 'llama3-8b-three-accelerators');
-  });
-
-  test('the numbers match the CLI for several settings', async () => {
-    const cases = [
-      'model=resnet50&batch=64&image=160&precision=fp16&optimizer=sgd&hw=a100-sxm4-80gb,t4,tpu-v4',
-      'model=bert-base&batch=16&seq=128&precision=fp32&optimizer=adam&hw=v100-sxm2-32gb,rtx-4090',
-      'model=mixtral-8x7b&batch=1&precision=bf16&hw=h100-sxm5-80gb,mi300x,gaudi2',
-      'model=vit-b16&batch=32&precision=tf32',
-    ];
-    for (const hash of cases) {
-      const page = await h.page(`index.html#${hash}`);
-      await settled(page);
-      await checkCommandLine(page, hash);
-      await page.close();
-    }
   });
 
   test('upload a Hugging Face config.json, then broken files: clear messages, the page keeps working', async () => {
@@ -233,15 +221,14 @@ describe('web calculator', () => {
     const command = await cliText(page);
     assert.match(command, /--precision fp16 .*--mixed half/);
     assert.match(await page.locator('#assumptions').innerText(), /half-precision model beside fp32 master weights/);
-    const state = await page.evaluate(() => window.prenet.state());
-
+    // (Which key holds what, defaults and damaged hashes: tests/js/state.test.mjs.) A new page from the link
+    // shows the same table, command and inputs.
     const again = await h.page(url.slice(h.url.length));
     await settled(again);
     assert.equal(await again.locator('#results-table tbody').innerText(), table);
     assert.equal(await cliText(again), command);
-    const restored = await again.evaluate(() => window.prenet.state());
-    for (const key of ['model', 'batch', 'image', 'precision', 'mixed', 'optimizer', 'hw', 'prices', 'sort', 'dir']) assert.deepEqual(restored[key], state[key], key);
     assert.equal(await again.inputValue('#batch'), '32');
+    assert.equal(await again.inputValue('#mixed'), 'half');
     assert.equal(await again.inputValue('#precision'), 'fp16');
     assert.equal(await again.isChecked('input[name=zoo][value="resnet50"]'), true);
     assert.equal(await again.isChecked('[data-hw="t4"]'), false);
@@ -297,6 +284,60 @@ describe('web calculator', () => {
     await again.locator('[data-remove-custom="0"]').click();
     await settled(again);
     assert.equal(await rows(again).count(), catalogue.length);
+  });
+
+  test('every option the API offers the page is on it: the form is the option table', async () => {
+    const page = await h.page();
+    await settled(page);
+    const options = await page.evaluate(async () => (await window.prenet.client.call({ command: 'options' })).doc.options);
+    assert.ok(options.length > 10, `${options.length} options`);
+    const onPage = options.filter((o) => o.page != null);
+    const missing = await page.evaluate((names) => names.filter((n) => !document.querySelector(`[data-option="${CSS.escape(n)}"]`)), onPage.map((o) => o.name));
+    assert.deepEqual(missing, [], 'options the page should offer but does not carry data-option for');
+    for (const o of options.filter((o) => o.page == null)) assert.ok(typeof o.page_note === 'string' && o.page_note.trim() !== '', `${o.name}: not on the page, and page_note says why`);
+    // The training rows are labelled fields of their type, id = name, advanced ones under "More training options".
+    const fields = await page.evaluate(
+      (rows) =>
+        rows.map((r) => {
+          const el = document.querySelector(`#train-form [data-option="${CSS.escape(r.name)}"]`);
+          return { name: r.name, id: el?.id, tag: el?.tagName, type: el?.type, label: el?.labels?.[0]?.textContent ?? '', more: Boolean(el?.closest('details.more')), options: el?.tagName === 'SELECT' ? [...el.options].map((o) => o.value) : null };
+        }),
+      options.filter((o) => o.page === 'training'),
+    );
+    for (const [i, f] of fields.entries()) {
+      const row = options.filter((o) => o.page === 'training')[i];
+      assert.equal(f.id, row.name, `${row.name}: input id`);
+      assert.ok(f.label.includes(row.label), `${row.name}: labelled "${row.label}" (got "${f.label}")`);
+      assert.equal(f.more, row.advanced, `${row.name}: under more options iff advanced`);
+      const tag = { choice: 'SELECT', flag: 'INPUT', count: 'INPUT', number: 'INPUT' }[row.type];
+      assert.equal(f.tag, tag, `${row.name}: a ${row.type} field`);
+      if (row.type === 'flag') assert.equal(f.type, 'checkbox');
+      if (row.type === 'count' || row.type === 'number') assert.equal(f.type, 'number');
+      if (row.type === 'choice') assert.deepEqual(f.options, [...(row.default == null ? [''] : []), ...row.choices], `${row.name}: its choices`);
+    }
+  });
+
+  test("the API's errors are data: the field they name is marked, and fixing it clears the mark", async () => {
+    // A tokens budget for a model without tokens: code "conflict" on field "tokens".
+    const page = await h.page('index.html#model=resnet50&budget=tokens');
+    await page.waitForSelector('#tokens[aria-invalid=true]');
+    assert.match(await page.locator('#error').textContent(), /'tokens' needs a language model/);
+    await page.selectOption('#budget-kind', 'samples');
+    await settled(page);
+    assert.equal(await page.locator('#tokens').getAttribute('aria-invalid'), null);
+    assert.equal(await page.locator('#error').isHidden(), true);
+    assert.equal((await reply(page)).settings.samples, 1281167);
+    // A sequence longer than GPT-2's position table: field "model", the model panel is marked, the last
+    // results stay on the page.
+    await page.check('input[name=zoo][value="gpt2"]');
+    await settled(page);
+    await page.fill('#seq', '100000');
+    await page.waitForSelector('[data-option=model].invalid');
+    assert.match(await page.locator('#error').textContent(), /these results are for the last valid model.*1024/);
+    assert.ok((await rows(page).count()) > 0);
+    await page.fill('#seq', '512');
+    await settled(page);
+    assert.equal(await page.locator('[data-option=model].invalid').count(), 0);
   });
 
   test('CSV and JSON exports', async () => {

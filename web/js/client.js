@@ -1,19 +1,29 @@
 // The page's side of the worker: a comlink proxy, JSON in and out, and "latest wins" channels so that a
 // burst of input changes computes only the newest state (the worker runs one request at a time).
 import * as Comlink from '../vendor/comlink.mjs';
+import { apiError } from './errors.js';
 
 export function createClient() {
-  // index.html starts the worker from an inline script, before this module graph has loaded.
+  // js/boot.js starts the worker (and the wasm download) before this module graph has loaded.
   const worker = globalThis.prenetWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   globalThis.prenetWorker = null;
   const remote = Comlink.wrap(worker);
   const ready = remote.ready();
   return {
     ready,
-    /** Sends one request object; resolves to {doc, ms} where doc is the parsed reply (maybe {error}). */
+    /**
+     * Sends one request object; resolves (never rejects) to {doc, ms, error}: doc is the parsed reply,
+     * error its {message, field, code} (errors.js) or null. A worker that failed answers as an error too.
+     */
     async call(request) {
-      const { reply, ms } = await remote.request(JSON.stringify(request));
-      return { doc: JSON.parse(reply), ms };
+      try {
+        const { reply, ms } = await remote.request(JSON.stringify(request));
+        const doc = JSON.parse(reply);
+        return { doc, ms, error: apiError(doc) };
+      } catch (thrown) {
+        const error = apiError(thrown);
+        return { doc: { error }, ms: 0, error };
+      }
     },
     worker,
     remote,
@@ -70,7 +80,7 @@ export function debounce(fn, ms) {
   };
   debounced.now = (...args) => {
     clearTimeout(timer);
-    fn(...args);
+    return fn(...args);
   };
   return debounced;
 }

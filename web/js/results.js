@@ -13,6 +13,19 @@ export const shortName = (name) =>
     .replace(/^(Tesla|GeForce|Instinct)\s+/, '');
 
 /**
+ * The run's budget: the one the API used (echoed in `settings`, the other null), else the request's, read
+ * by the model's kind (tokens for a model with tokens).
+ */
+export function budgetOf(reply, request) {
+  const s = reply?.settings ?? {};
+  if (s.tokens != null) return { tokens: s.tokens };
+  if (s.samples != null) return { samples: s.samples, epochs: s.epochs ?? 1 };
+  if (request?.tokens != null && reply?.model?.tokens_per_sample > 0) return { tokens: request.tokens };
+  if (request?.samples != null) return { samples: request.samples, epochs: request.epochs ?? 1 };
+  return null;
+}
+
+/**
  * Rows for the table. `hardware`: id -> catalogue entry (for TDP and vendor); `customs`: the custom sheets
  * sent; `prices`: the page's edits (id -> USD/hour); `request`: the request that produced the reply.
  */
@@ -22,7 +35,7 @@ export function buildRows(reply, { hardware, customs = [], prices = {}, request 
   const tokensPerSample = model.tokens_per_sample || 0;
   const batch = settings.batch ?? request?.batch ?? 1;
   const devices = settings.devices ?? 1;
-  const plan = request?.tokens != null ? { tokens: request.tokens } : request?.samples != null ? { samples: request.samples, epochs: request.epochs ?? 1 } : null;
+  const plan = budgetOf(reply, request);
   const customById = new Map(customs.map((c) => [c.id, c]));
   return (reply.results ?? []).map((r) => {
     const entry = hardware.get(r.hardware);
@@ -209,7 +222,7 @@ export function assumptionsHtml(reply, request, rows) {
   if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
   if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);
   if (isNum(s.kernel_overhead_ms) && s.kernel_overhead_ms > 0) parts.push(`Each kernel launch costs ${F.ms(s.kernel_overhead_ms)} of framework overhead.`);
-  const b = request ? (request.tokens != null ? { tokens: request.tokens } : { samples: request.samples, epochs: request.epochs }) : null;
+  const b = budgetOf(reply, request);
   const steps = rows.find((r) => r.run?.steps)?.run.steps;
   if (b?.tokens != null) parts.push(`Training budget: <strong>${F.count(b.tokens)} tokens</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
   else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);

@@ -1,25 +1,19 @@
-// The calculator's whole state, its URL-hash form (so a link reproduces the page), the API request it
-// stands for, and the equivalent `prenet predict` command line.
+// The calculator's whole state, its URL-hash form (so a link reproduces the page), the API requests it
+// stands for, and the equivalent `prenet predict` command line. The training options are not listed here:
+// they are the rows of the API's option table ({"command": "options"}: name, flag, type, range, choices,
+// default, url key), so a new option reaches the form, the URL, the request and the command line by itself.
+// Pure: no DOM at import time, so Node's tests import it.
 
-export const DEFAULTS = Object.freeze({
+/** Where the page's defaults differ from the API's (the API: batch 1, fp32, a budget by model kind). */
+export const PAGE_DEFAULTS = Object.freeze({ batch: 8, precision: 'bf16', tokens: 1e9, samples: 1281167, epochs: 1 });
+
+// The page's own state, around the table's rows (each training row is one more key, null: the default).
+const PAGE_STATE = Object.freeze({
   source: 'zoo', // where the model comes from: zoo | layers | file
   model: 'gpt2', // zoo id
   doc: null, // layers JSON or Hugging Face config.json (source layers or file)
   docName: '', // file name of an uploaded document
-  batch: 8,
-  seq: null, // null: the model's own
-  image: null,
-  precision: 'bf16',
-  optimizer: 'adamw',
-  grad_accum: null,
-  checkpointing: false,
-  optimizer_impl: '',
-  mixed: '', // '': the API's default (autocast for fp16/bf16)
-  tokens: null, // training budget; null: 1e9 tokens for language models, one ImageNet epoch otherwise
-  samples: null,
-  epochs: null,
-  input_samples_per_s: null,
-  price_per_hour: null, // one price for every accelerator (the API's price_per_hour)
+  budget: '', // '' (send tokens and samples; the API uses the one that fits the model) | 'tokens' | 'samples'
   hw: null, // null: every catalogue accelerator; else a list of ids
   custom: [], // custom spec sheets (plain numbers)
   prices: {}, // id -> USD per hour, edited on the page
@@ -28,53 +22,86 @@ export const DEFAULTS = Object.freeze({
   sel: null, // accelerator shown in the breakdown
 });
 
-export const DEFAULT_TOKENS = 1e9;
-export const DEFAULT_SAMPLES = 1281167; // ImageNet-1k training set
-export const EXTRA_OPTIONS = ['grad_accum', 'checkpointing', 'optimizer_impl', 'mixed', 'input_samples_per_s', 'price_per_hour'];
+/** The option table, indexed: rows, byName, the training rows (the form, the URL) in table order. */
+export function optionTable(reply) {
+  const rows = Array.isArray(reply) ? reply : (reply?.options ?? []);
+  const byName = new Map(rows.map((r) => [r.name, r]));
+  const training = rows.filter((r) => r.page === 'training');
+  return { rows, byName, training };
+}
 
-// The mixed-precision recipe applies to fp16 and bf16 only (fp8 is always a bf16 model).
-const mixedFor = (state) => (state.mixed && (state.precision === 'fp16' || state.precision === 'bf16') ? state.mixed : null);
+export function fresh(table) {
+  const s = structuredClone({ ...PAGE_STATE });
+  for (const row of table.training) s[row.name] = null;
+  return s;
+}
 
-export const fresh = () => structuredClone({ ...DEFAULTS, custom: [], prices: {} });
+/** The value a row has for the page when the state leaves it blank: the page's default, else the API's. */
+export const effective = (state, row) => state[row.name] ?? PAGE_DEFAULTS[row.name] ?? row.default ?? null;
 
 /**
- * The training budget the request carries: tokens for language models (unless samples were chosen),
- * samples x epochs otherwise (a token count means nothing to a model without tokens).
+ * Reads one value for a row from text (a form field, a URL): {value} when the row's type, range and
+ * choices accept it (value null for blank), {error} (a short reason) otherwise.
  */
-export function budget(state, language) {
-  if (language && (state.tokens != null || state.samples == null)) return { tokens: state.tokens ?? DEFAULT_TOKENS };
-  return { samples: state.samples ?? DEFAULT_SAMPLES, epochs: state.epochs ?? 1 };
+export function parseValue(row, text) {
+  const t = String(text ?? '').trim();
+  if (row.type === 'flag') {
+    if (t === '') return { value: null };
+    if (t === '0' || t === 'false') return { value: row.default === true ? false : null };
+    if (t === '1' || t === 'true') return { value: true };
+    return { error: 'on or off' };
+  }
+  if (t === '') return { value: null };
+  if (row.type === 'choice') return row.choices?.includes(t) ? { value: t } : { error: `one of ${row.choices?.join(', ')}` };
+  if (row.type === 'count' || row.type === 'number') {
+    const v = Number(t);
+    if (!Number.isFinite(v)) return { error: 'a number' };
+    if ((row.integer || row.type === 'count') && !Number.isInteger(v)) return { error: 'a whole number' };
+    if (row.min != null && (row.min_exclusive ? v <= row.min : v < row.min)) return { error: `${row.min_exclusive ? 'more than' : 'at least'} ${row.min}` };
+    if (row.max != null && v > row.max) return { error: `at most ${row.max}` };
+    return { value: v };
+  }
+  return { value: t };
 }
 
 export function modelArgument(state) {
   return state.source === 'zoo' ? state.model : state.doc;
 }
 
-/** The `predict` request for a state. `language`: whether the model counts tokens (decides the budget). */
-export function predictRequest(state, language) {
-  const r = { command: 'predict', model: modelArgument(state), batch: state.batch };
-  if (state.seq != null) r.seq = state.seq;
-  if (state.image != null) r.image = state.image;
-  r.precision = state.precision;
-  r.optimizer = state.optimizer;
-  r.hardware = state.hw ?? 'all';
-  if (state.custom.length) r.custom_hardware = state.custom;
-  if (state.grad_accum != null) r.grad_accum = state.grad_accum;
-  if (state.checkpointing) r.checkpointing = true;
-  if (state.optimizer_impl) r.optimizer_impl = state.optimizer_impl;
-  if (mixedFor(state)) r.mixed = mixedFor(state);
-  if (state.input_samples_per_s != null) r.input_samples_per_s = state.input_samples_per_s;
-  if (state.price_per_hour != null) r.price_per_hour = state.price_per_hour;
-  Object.assign(r, budget(state, language));
+// The mixed-precision recipe applies to fp16 and bf16 only (fp8 is always a bf16 model).
+function applies(state, row, table) {
+  if (row.name !== 'mixed') return true;
+  const precision = table.byName.get('precision');
+  return !precision || ['fp16', 'bf16'].includes(effective(state, precision));
+}
+
+// The training rows a command takes, with their values: the state's, or the page's default (sent
+// explicitly, so the command line shows it); blank rows without a page default are left to the API.
+function trainingOptions(state, table, command) {
+  const r = {};
+  for (const row of table.training) {
+    if (!row.commands?.includes(command) || !applies(state, row, table)) continue;
+    if (state.budget === 'tokens' && (row.name === 'samples' || row.name === 'epochs')) continue;
+    if (state.budget === 'samples' && row.name === 'tokens') continue;
+    const v = state[row.name] ?? PAGE_DEFAULTS[row.name];
+    if (v != null) r[row.name] = v;
+  }
   return r;
 }
 
-export function featuresRequest(state, model = modelArgument(state)) {
-  const r = { command: 'features', model, batch: state.batch, precision: state.precision };
-  if (mixedFor(state)) r.mixed = mixedFor(state);
-  if (state.seq != null) r.seq = state.seq;
-  if (state.image != null) r.image = state.image;
-  return r;
+/**
+ * The `predict` request for a state. The run's budget: tokens and samples x epochs both, unless the page
+ * chose one (state.budget); the API uses tokens for a language model and samples otherwise, and echoes the
+ * one it used in `settings`.
+ */
+export function predictRequest(state, table) {
+  const r = { command: 'predict', model: modelArgument(state), hardware: state.hw ?? 'all' };
+  if (state.custom.length) r.custom_hardware = state.custom;
+  return Object.assign(r, trainingOptions(state, table, 'predict'));
+}
+
+export function featuresRequest(state, table, model = modelArgument(state)) {
+  return { command: 'features', model, ...trainingOptions(state, table, 'features') };
 }
 
 // ---- the equivalent command line ------------------------------------------------------------------------
@@ -91,24 +118,18 @@ export function modelFile(state) {
 }
 
 /**
- * `prenet predict ...` for the state. `supported`: the request fields this build's API echoes in
- * `settings` (the training-run options get flags only when the API knows them).
+ * `prenet predict ... --json` for the state: one flag (the row's `flag`) for every key of the request that
+ * has one. The model and custom sheets are files the page offers to save; the sheets go in --hardware.
  */
-export function commandLine(state, language, supported = new Set()) {
-  const args = ['prenet', 'predict', '--model', modelFile(state) ?? state.model];
-  const ids = state.hw ?? ['all'];
-  const hardware = [...ids, ...state.custom.map(sheetFile)];
-  if (hardware.length) args.push('--hardware', hardware.join(','));
-  args.push('--batch', String(state.batch));
-  if (state.seq != null) args.push('--seq', String(state.seq));
-  if (state.image != null) args.push('--image', String(state.image));
-  args.push('--precision', state.precision, '--optimizer', state.optimizer);
-  const extra = { ...predictRequest(state, language) };
-  for (const key of ['grad_accum', 'checkpointing', 'optimizer_impl', 'mixed', 'tokens', 'samples', 'epochs', 'price_per_hour', 'input_samples_per_s']) {
-    if (!(key in extra) || !supported.has(key)) continue;
-    const flag = `--${key.replace(/_/g, '-')}`;
-    if (extra[key] === true) args.push(flag);
-    else args.push(flag, String(extra[key]));
+export function commandLine(state, table) {
+  const args = ['prenet', 'predict'];
+  for (const [key, value] of Object.entries(predictRequest(state, table))) {
+    const flag = table.byName.get(key)?.flag;
+    if (!flag) continue;
+    if (key === 'model') args.push(flag, modelFile(state) ?? state.model);
+    else if (key === 'hardware') args.push(flag, [...(state.hw ?? ['all']), ...state.custom.map(sheetFile)].join(','));
+    else if (value === true) args.push(flag);
+    else if (value !== false) args.push(flag, String(value));
   }
   args.push('--json');
   return args.map(quote).join(' ');
@@ -150,66 +171,56 @@ export async function unpack(text) {
   return JSON.parse(new TextDecoder().decode(raw));
 }
 
-const numberKeys = {
-  batch: 'batch',
-  seq: 'seq',
-  image: 'image',
-  accum: 'grad_accum',
-  tokens: 'tokens',
-  samples: 'samples',
-  epochs: 'epochs',
-  input_rate: 'input_samples_per_s',
-  pph: 'price_per_hour',
-};
-
-/** The state as a hash: only what differs from the defaults. */
-export async function toHash(state) {
+/** The state as a hash: only what differs from the defaults. Training rows under their row's `url` key. */
+export async function toHash(state, table) {
   const p = new URLSearchParams();
   if (state.source !== 'zoo') p.set('src', state.source);
-  if (state.source === 'zoo' && state.model !== DEFAULTS.model) p.set('model', state.model);
+  if (state.source === 'zoo' && state.model !== PAGE_STATE.model) p.set('model', state.model);
   if (state.source !== 'zoo' && state.doc) p.set('doc', await pack(state.doc));
   if (state.source === 'file' && state.docName) p.set('name', state.docName);
-  for (const [key, field] of Object.entries(numberKeys))
-    if (state[field] !== DEFAULTS[field] && state[field] != null) p.set(key, String(state[field]));
-  if (state.precision !== DEFAULTS.precision) p.set('precision', state.precision);
-  if (state.optimizer !== DEFAULTS.optimizer) p.set('optimizer', state.optimizer);
-  if (state.checkpointing) p.set('ckpt', '1');
-  if (state.optimizer_impl) p.set('opt_impl', state.optimizer_impl);
-  if (state.mixed) p.set('mixed', state.mixed);
+  for (const row of table.training) {
+    const v = state[row.name];
+    if (row.url && v != null) p.set(row.url, row.type === 'flag' ? (v ? '1' : '0') : String(v));
+  }
+  if (state.budget) p.set('budget', state.budget);
   if (state.hw) p.set('hw', state.hw.join(',') || 'none');
   if (state.custom.length) p.set('custom', await pack(state.custom));
   const prices = Object.entries(state.prices);
   if (prices.length) p.set('price', prices.map(([id, v]) => `${id}:${v}`).join(','));
-  if (state.sort !== DEFAULTS.sort || state.dir !== DEFAULTS.dir) p.set('sort', `${state.dir < 0 ? '-' : ''}${state.sort}`);
+  if (state.sort !== PAGE_STATE.sort || state.dir !== PAGE_STATE.dir) p.set('sort', `${state.dir < 0 ? '-' : ''}${state.sort}`);
   if (state.sel) p.set('sel', state.sel);
   const text = p.toString();
   return text ? `#${text}` : '';
 }
 
 /** Parses a hash (with or without '#'); unknown or malformed parts fall back to the defaults. */
-export async function fromHash(hash) {
-  const s = fresh();
+export async function fromHash(hash, table) {
+  const s = fresh(table);
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   const src = p.get('src');
   if (src === 'layers' || src === 'file') s.source = src;
-  if (p.has('model')) s.model = p.get('model');
+  if (p.get('model')) s.model = p.get('model');
   if (s.source !== 'zoo') {
     try {
       s.doc = p.has('doc') ? await unpack(p.get('doc')) : null;
     } catch {
       s.doc = null;
     }
-    if (!s.doc) s.source = 'zoo';
+    if (!s.doc || typeof s.doc !== 'object') {
+      s.source = 'zoo';
+      s.doc = null;
+    }
     s.docName = p.get('name') ?? '';
   }
-  for (const [key, field] of Object.entries(numberKeys)) {
-    const v = Number(p.get(key));
-    if (p.has(key) && Number.isFinite(v) && (v > 0 || (field === 'price_per_hour' && v === 0))) s[field] = v;
+  for (const row of table.training) {
+    if (!row.url || !p.has(row.url)) continue;
+    const { value } = parseValue(row, p.get(row.url));
+    if (value !== undefined) s[row.name] = value;
   }
-  for (const key of ['precision', 'optimizer']) if (p.has(key)) s[key] = p.get(key);
-  s.checkpointing = p.get('ckpt') === '1';
-  s.optimizer_impl = p.get('opt_impl') ?? '';
-  s.mixed = ['autocast', 'half'].includes(p.get('mixed')) ? p.get('mixed') : '';
+  const budget = p.get('budget');
+  if (budget === 'tokens' || budget === 'samples') s.budget = budget;
+  // Links from before `budget`: samples without tokens meant the samples budget.
+  else if (!p.has('budget') && s.tokens == null && (s.samples != null || s.epochs != null)) s.budget = 'samples';
   if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : p.get('hw').split(',').filter(Boolean);
   if (p.has('custom')) {
     try {
@@ -222,13 +233,13 @@ export async function fromHash(hash) {
   for (const item of (p.get('price') ?? '').split(',')) {
     const at = item.lastIndexOf(':');
     const v = Number(item.slice(at + 1));
-    if (at > 0 && Number.isFinite(v) && v >= 0) s.prices[item.slice(0, at)] = v;
+    if (at > 0 && item.slice(at + 1) !== '' && Number.isFinite(v) && v >= 0) s.prices[item.slice(0, at)] = v;
   }
   const sort = p.get('sort');
   if (sort) {
     s.dir = sort.startsWith('-') ? -1 : 1;
     s.sort = sort.replace(/^-/, '');
   }
-  s.sel = p.get('sel');
+  s.sel = p.get('sel') || null;
   return s;
 }

@@ -10,14 +10,12 @@ const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
 const client = createClient();
 
-function stateFromQuery() {
-  const s = S.fresh();
-  if (q.get('model')) s.model = q.get('model');
-  for (const key of ['batch', 'seq', 'image', 'tokens', 'samples', 'epochs']) {
-    const v = Number(q.get(key));
-    if (q.has(key) && Number.isFinite(v) && v > 0) s[key] = v;
-  }
-  for (const key of ['precision', 'optimizer']) if (q.get(key)) s[key] = q.get(key);
+// The query takes the page's URL keys (the option table's `url` column: batch, seq, image, precision,
+// optimizer, tokens, samples, epochs, ...), plus model and hardware (a list of ids, or all).
+async function stateFromQuery(table) {
+  const hash = new URLSearchParams(q);
+  hash.delete('hardware');
+  const s = await S.fromHash(hash.toString(), table);
   const hw = q.get('hardware');
   if (hw && hw !== 'all') s.hw = hw.split(',').filter(Boolean);
   return s;
@@ -28,21 +26,21 @@ function postSize() {
 }
 
 async function main() {
-  const state = stateFromQuery();
-  const hash = await S.toHash(state);
-  $('w-open').href = `index.html${hash}`;
-  const features = (await client.call(S.featuresRequest(state))).doc;
   const fail = (message) => {
     $('w-busy').hidden = true;
     $('w-error').hidden = false;
     $('w-error').textContent = message;
     postSize();
   };
-  if (features.error) return fail(features.error);
-  const language = features.settings?.seq != null;
-  const request = S.predictRequest(state, language);
+  const options = await client.call({ command: 'options' });
+  if (options.error) return fail(options.error.message);
+  const table = S.optionTable(options.doc);
+  const state = await stateFromQuery(table);
+  $('w-open').href = `index.html${await S.toHash(state, table)}`;
+  const request = S.predictRequest(state, table);
   const [reply, hardware] = await Promise.all([client.call(request), client.call({ command: 'hardware' })]);
-  if (reply.doc.error) return fail(reply.doc.error);
+  if (reply.error) return fail(reply.error.message);
+  const language = reply.doc.model?.tokens_per_sample > 0;
   const catalogue = new Map((hardware.doc.hardware ?? []).map((h) => [h.id, h]));
   const rows = sortRows(buildRows(reply.doc, { hardware: catalogue, request }), 'step', 1);
   const { best } = pickBest(rows);

@@ -1,0 +1,59 @@
+// web/js/results.js's pure part: rows from a predict reply (the budget the API used, a time-to-train
+// estimate when a reply has no `run`, the page's price edits), sorting and the best choice.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { budgetOf, buildRows, pickBest, sortRows } from '../../web/js/results.js';
+
+const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {}) => ({
+  hardware,
+  name: hardware.toUpperCase(),
+  step: { total_ms },
+  throughput: { samples_per_s: 8000 / total_ms },
+  memory: { fits, peak_bytes_per_device: 1e9, capacity_bytes: 8e10 },
+  price_per_hour: price,
+  ...(run ? { run } : {}),
+});
+const hardware = new Map([['a', { vendor: 'x', tdp_w: 400 }], ['b', { vendor: 'y', tdp_w: 700 }]]);
+
+test('the budget is the one the API used (settings), else the request read by the model kind', () => {
+  assert.deepEqual(budgetOf({ settings: { tokens: 5e8, samples: null } }, { tokens: 1e9, samples: 10 }), { tokens: 5e8 });
+  assert.deepEqual(budgetOf({ settings: { tokens: null, samples: 1000, epochs: 2 } }, { tokens: 1e9 }), { samples: 1000, epochs: 2 });
+  // A reply that echoes neither: tokens only for a model with tokens.
+  assert.deepEqual(budgetOf({ settings: {}, model: { tokens_per_sample: 0 } }, { tokens: 1e9, samples: 50, epochs: 3 }), { samples: 50, epochs: 3 });
+  assert.deepEqual(budgetOf({ settings: {}, model: { tokens_per_sample: 1024 } }, { tokens: 1e9, samples: 50 }), { tokens: 1e9 });
+  assert.equal(budgetOf({ settings: {} }, {}), null);
+});
+
+test("without a `run`, time to train is worked out from the step time and said to be estimated", () => {
+  const reply = { settings: { batch: 8, tokens: 8192 * 100, samples: null }, model: { tokens_per_sample: 1024 }, results: [result('a', 360)] };
+  const [row] = buildRows(reply, { hardware, request: { batch: 8 } });
+  // 819200 tokens / 1024 per sample = 800 samples = 100 steps of 0.36 s = 36 s.
+  assert.equal(row.run.steps, 100);
+  assert.ok(Math.abs(row.hours - 0.01) < 1e-12);
+  assert.equal(row.run.estimated, true);
+  assert.ok(Math.abs(row.cost - 0.02) < 1e-12, 'at the catalogue price');
+  assert.ok(Math.abs(row.energy - 0.004) < 1e-12, 'from the TDP');
+});
+
+test("the API's run is used as it is; a price edited on the page reprices it", () => {
+  const run = { steps: 10, hours: 3, gpu_hours: 3, cost_usd: 6, energy_kwh: 1 };
+  const reply = { settings: { batch: 8 }, model: {}, results: [result('a', 10, { run }), result('b', 5, { run: { ...run, cost_usd: 9 } })] };
+  const rows = buildRows(reply, { hardware, prices: { b: 1 }, request: {} });
+  assert.equal(rows[0].cost, 6);
+  assert.equal(rows[0].run.estimated, false);
+  assert.equal(rows[1].cost, 3, '3 GPU-hours at the edited $1/h');
+  assert.equal(rows[1].priceEdited, true);
+});
+
+test('best choice: the cheapest that fits, else the fastest; missing values sort last either way', () => {
+  const reply = { settings: { batch: 8 }, model: {}, results: [result('a', 10, { price: 1 }), result('b', 5, { price: 4 }), result('c', 1, { fits: false })] };
+  const rows = buildRows(reply, { hardware, request: { samples: 800, epochs: 1 } });
+  const pick = pickBest(rows);
+  assert.equal(pick.fastest.id, 'b', 'c is faster but does not fit');
+  assert.equal(pick.best.id, 'a', 'a costs 1/h × 0.1 s × 100 steps, less than b');
+  const unpriced = buildRows({ ...reply, results: reply.results.map((r) => ({ ...r, price_per_hour: 0 })) }, { hardware, request: {} });
+  assert.equal(pickBest(unpriced).best.id, 'b');
+  assert.deepEqual(sortRows(rows, 'step', 1).map((r) => r.id), ['c', 'b', 'a']);
+  assert.deepEqual(sortRows(rows, 'step', -1).map((r) => r.id), ['a', 'b', 'c']);
+  assert.deepEqual(sortRows(unpriced, 'cost', 1).map((r) => r.cost), [null, null, null]);
+});

@@ -1,0 +1,20 @@
+// Starts the calculator's worker and the wasm download, shared by index.html and widget.html. A classic
+// script in <head>, so it runs before the page's module graph has loaded: the first result needs the wasm
+// module most, so its download and (streaming) compilation start here and the compiled module is handed to
+// the worker (js/worker.js?wasm=posted). js/client.js picks the worker up from window.prenetWorker; without
+// this script (or without Worker/WebAssembly) the client starts a worker that fetches the module itself.
+(function () {
+  if (!window.Worker || !window.WebAssembly || window.prenetWorker !== undefined) return;
+  var base = document.currentScript ? new URL('..', document.currentScript.src) : new URL('.', location.href);
+  var worker = (window.prenetWorker = new Worker(new URL('js/worker.js?wasm=posted', base), { type: 'module' }));
+  fetch(new URL('wasm/prenet.wasm', base))
+    .then(function (r) {
+      if (!r.ok) throw new Error('cannot load wasm/prenet.wasm: HTTP ' + r.status);
+      var streaming = WebAssembly.compileStreaming && /^application\/wasm/.test(r.headers.get('content-type') || '');
+      return streaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then(WebAssembly.compile);
+    })
+    .then(
+      function (module) { worker.postMessage({ type: 'prenet-wasm', module: module }); },
+      function (error) { worker.postMessage({ type: 'prenet-wasm', error: String(error) }); },
+    );
+})();

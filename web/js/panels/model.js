@@ -1,0 +1,220 @@
+// Panel 1, the model: the zoo (searchable, by domain), the layer-by-layer editor, a dropped or chosen file,
+// and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
+import * as F from '../format.js';
+import { createLayersEditor } from '../layers-editor.js';
+
+const { esc } = F;
+const TABS = ['zoo', 'layers', 'file'];
+
+export const reads = ['source', 'model', 'doc', 'docName', '@meta', '@features'];
+
+let editor = null;
+let editorLoading = null;
+let editorDoc = null; // the document the editor last reported: the state holding it needs no setDoc
+let shownSource = null; // the tab follows the state's source only when the source changes
+const zooShown = { zoo: null, source: null, model: null }; // what the zoo list was last built for
+
+// What another model resets: its own sequence length and image size; a tokens budget (which a model
+// without tokens cannot use; samples × epochs suits every model).
+const newModel = (state) => ({ seq: null, image: null, ...(state.budget === 'tokens' ? { budget: '' } : {}) });
+
+function renderZoo(state, { $, meta }) {
+  const query = $('zoo-search').value.trim().toLowerCase();
+  const domains = ['language', 'vision', 'speech'];
+  for (const m of meta.zoo) if (!domains.includes(m.domain)) domains.push(m.domain);
+  const groups = domains.map((domain) => {
+    const models = meta.zoo.filter((m) => m.domain === domain && (!query || `${m.id} ${m.description}`.toLowerCase().includes(query)));
+    if (!models.length && (query || domain !== 'speech')) return '';
+    const items = models.length
+      ? models
+          .map(
+            (m) => `<label class="zoo-item"><input type="radio" name="zoo" value="${esc(m.id)}" ${state.source === 'zoo' && state.model === m.id ? 'checked' : ''} />
+            <span class="id">${esc(m.id)}</span><span class="desc">${esc(m.description)}</span></label>`,
+          )
+          .join('')
+      : '<p class="zoo-empty">No speech models in the zoo yet: describe one layer by layer (conv1d, lstm, attention) or upload its layers JSON.</p>';
+    return `<fieldset><legend>${esc(domain)}</legend>${items}</fieldset>`;
+  });
+  const html = groups.join('');
+  $('zoo-list').innerHTML = html || `<p class="zoo-empty">No model matches “${esc(query)}”.</p>`;
+}
+
+function modelLabel(state, { last }) {
+  if (state.source === 'zoo') return `<strong>${esc(state.model)}</strong> from the zoo`;
+  const name = state.doc?.name ?? last.features?.model ?? 'custom';
+  if (state.source === 'layers') return `<strong>${esc(name)}</strong>, built layer by layer`;
+  const kind = state.doc?.model_type ? `Hugging Face config, ${esc(state.doc.model_type)}` : 'layers JSON';
+  return `<strong>${esc(state.docName || 'uploaded file')}</strong> (${kind})`;
+}
+
+function renderLayerTable({ $, last }) {
+  const box = $('layer-table-box');
+  const f = last.features;
+  if (!f?.layers) return;
+  box.querySelector('summary').textContent = `Per-layer table (${f.layers.length} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
+  if (!box.open) return;
+  const rows = f.layers
+    .map(
+      (l) => `<tr><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
+      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`,
+    )
+    .join('');
+  $('layer-table').innerHTML = `<table><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
+    <thead><tr><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
+    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+export function render(state, ctx) {
+  const { $, last } = ctx;
+  $('model-in-use').innerHTML = `Using ${modelLabel(state, ctx)}`;
+  $('layers-use-note').hidden = state.source === 'layers';
+  if (state.source !== shownSource) {
+    shownSource = state.source;
+    selectTab(state.source, ctx);
+  }
+  // The zoo list is rebuilt only when what it shows changes (it is long; the search box rebuilds it too).
+  if (zooShown.zoo !== ctx.meta.zoo || zooShown.source !== state.source || zooShown.model !== state.model) {
+    Object.assign(zooShown, { zoo: ctx.meta.zoo, source: state.source, model: state.model });
+    renderZoo(state, ctx);
+  }
+  if (state.source === 'layers' && editor && state.doc && state.doc !== editorDoc) editor.setDoc((editorDoc = state.doc));
+  const box = $('model-summary');
+  const error = last.featuresError;
+  if (error) {
+    box.innerHTML = `<p class="model-error" role="alert">${esc(error.message)}</p>`;
+    // The layer editor finds the layer a model error names (the error's field is "model"; its message says which layer).
+    editor?.annotate(null, state.source === 'layers' && error.field === 'model' ? error.message : null);
+    return;
+  }
+  const f = last.features;
+  if (!f) return;
+  const batch = f.settings?.batch || 1;
+  const perSample = (f.forward_flops + f.backward_flops) / batch;
+  const stat = (label, value, title = '') => `<div class="stat" ${title ? `title="${esc(title)}"` : ''}><span class="label">${label}</span><span class="value">${value}</span></div>`;
+  box.innerHTML = [
+    stat('Parameters', F.count(f.params), `${F.integer(f.params)} trainable parameters`),
+    stat('Training FLOPs / sample', F.si(perSample), 'forward + backward, FLOPs = 2 × multiply-accumulates'),
+    stat('Forward FLOPs / sample', F.si(f.forward_flops / batch)),
+    f.settings?.seq != null ? stat('Tokens / sample', F.integer(f.settings.seq)) : f.settings?.image != null ? stat('Image', `${f.settings.image} px`) : '',
+  ].join('');
+  if (state.source === 'layers') editor?.annotate(f, null);
+  renderLayerTable(ctx);
+}
+
+/** Shows one of the three tabs (the zoo, the editor, the file); the state's source changes only on use. */
+export function selectTab(name, ctx, focus = false) {
+  for (const tab of TABS) {
+    const button = ctx.$(`tab-${tab}`);
+    const on = tab === name;
+    button.setAttribute('aria-selected', String(on));
+    button.tabIndex = on ? 0 : -1;
+    ctx.$(`panel-${tab}`).hidden = !on;
+    if (on && focus) button.focus();
+  }
+  if (name === 'layers') ensureEditor(ctx);
+}
+
+async function ensureEditor(ctx) {
+  if (editor) return editor;
+  editorLoading ??= (async () => {
+    const [schema, ...examples] = await Promise.all(
+      ['data/layers.schema.json', 'examples/mnist-mlp.json', 'examples/tiny-transformer.json'].map((u) => fetch(u).then((r) => r.json())),
+    );
+    editor = createLayersEditor(ctx.$('layers-editor'), {
+      schema,
+      examples: { 'mnist-mlp': examples[0], 'tiny-transformer': examples[1] },
+      onChange: (doc) => ctx.update({ source: 'layers', doc: (editorDoc = doc), ...newModel(ctx.state) }),
+    });
+    const state = ctx.state;
+    if (state.source === 'layers' && state.doc) editor.setDoc((editorDoc = state.doc));
+    const error = ctx.last.featuresError;
+    if (state.source === 'layers' && (ctx.last.features || error)) editor.annotate(error ? null : ctx.last.features, error?.field === 'model' ? error.message : null);
+    return editor;
+  })();
+  return editorLoading;
+}
+
+async function loadFile(file, ctx) {
+  const status = ctx.$('file-status');
+  status.className = 'file-status';
+  const bad = (message) => {
+    status.className = 'file-status bad';
+    status.textContent = message;
+  };
+  if (!file) return;
+  if (file.size > 5e6) return bad(`${file.name} is ${F.si(file.size, 'B')}; a model description is a small JSON file (under 5 MB).`);
+  let doc;
+  try {
+    doc = JSON.parse(await file.text());
+  } catch (error) {
+    return bad(`${file.name} is not valid JSON (${error.message}). Expected a Hugging Face config.json or a layers JSON document.`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
+  status.textContent = `Reading ${file.name}…`;
+  const { reply, error } = await ctx.features(ctx.state, doc);
+  if (error) return bad(`${file.name} could not be used: ${error.message}`);
+  const kind = doc.model_type ? `a Hugging Face config (${doc.model_type})` : 'a layers JSON document';
+  status.className = 'file-status good';
+  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters.
+    ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
+  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state) }, { compute: 'now' });
+}
+
+export function bind(ctx) {
+  const { $ } = ctx;
+  for (const tab of TABS) {
+    $(`tab-${tab}`).addEventListener('click', () => selectTab(tab, ctx));
+    $(`tab-${tab}`).addEventListener('keydown', (e) => {
+      const i = TABS.indexOf(tab);
+      const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: TABS.length - 1 }[e.key];
+      if (next === undefined) return;
+      e.preventDefault();
+      selectTab(TABS[(next + TABS.length) % TABS.length], ctx, true);
+    });
+  }
+  $('zoo-search').addEventListener('input', () => renderZoo(ctx.state, ctx));
+  $('zoo-list').addEventListener('change', (e) => {
+    if (e.target.name !== 'zoo') return;
+    ctx.update({ source: 'zoo', model: e.target.value, doc: null, docName: '', ...newModel(ctx.state) }, { compute: 'now' });
+    $('zoo-list').querySelector(`input[value="${CSS.escape(e.target.value)}"]`)?.focus();
+  });
+  $('file-input').addEventListener('change', (e) => {
+    loadFile(e.target.files[0], ctx);
+    e.target.value = '';
+  });
+  const drop = $('drop');
+  for (const type of ['dragenter', 'dragover'])
+    drop.addEventListener(type, (e) => {
+      e.preventDefault();
+      drop.classList.add('over');
+    });
+  for (const type of ['dragleave', 'drop']) drop.addEventListener(type, () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    loadFile(e.dataTransfer.files[0], ctx);
+  });
+  // Dropping a file anywhere on the page uses it too (instead of the browser opening it).
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', (e) => {
+    if (drop.contains(e.target)) return;
+    e.preventDefault();
+    if (e.dataTransfer?.files?.[0]) {
+      selectTab('file', ctx);
+      loadFile(e.dataTransfer.files[0], ctx);
+    }
+  });
+  $('file-status').addEventListener('click', async (e) => {
+    if (e.target.id !== 'edit-upload') return;
+    const ed = await ensureEditor(ctx);
+    ed.setDoc(ctx.state.doc);
+    selectTab('layers', ctx, true);
+    ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()) }, { compute: 'now' });
+  });
+  $('layer-table-box').addEventListener('toggle', () => renderLayerTable(ctx));
+  $('layers-use').addEventListener('click', async () => {
+    const ed = await ensureEditor(ctx);
+    ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()), ...newModel(ctx.state) }, { compute: 'now' });
+    $('layers-editor').querySelector('select, input')?.focus();
+  });
+}

@@ -1,0 +1,75 @@
+// "Share and reuse": the link (the URL hash holds the whole state), CSV and JSON exports, the equivalent
+// `prenet predict ... --json` command line with buttons to save the files it names, and the widget link.
+import { toCsv } from '../results.js';
+import * as F from '../format.js';
+import * as S from '../state.js';
+
+export const reads = ['*'];
+
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = Object.assign(document.createElement('a'), { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 2000);
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function render(state, { $, table }) {
+  if (!table) return;
+  $('cli').textContent = S.commandLine(state, table);
+  const files = [];
+  if (state.source !== 'zoo' && state.doc) files.push(`<button type="button" class="small" data-save-model>${F.esc(S.modelFile(state))}</button>`);
+  for (const [i, c] of state.custom.entries()) files.push(`<button type="button" class="small" data-save-sheet="${i}">${F.esc(S.sheetFile(c))}</button>`);
+  const edited = Object.keys(state.prices).length;
+  $('cli-files').innerHTML = [
+    files.length ? `Save next to where you run it: ${files.join(' ')}` : '',
+    edited ? 'Prices edited on this page are not part of the command: its costs use the catalogue prices.' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const w = new URLSearchParams();
+  if (state.source === 'zoo') w.set('model', state.model);
+  if (state.hw) w.set('hardware', state.hw.slice(0, 8).join(','));
+  for (const key of ['batch', 'precision']) if (table.byName.has(key)) w.set(key, S.effective(state, table.byName.get(key)));
+  $('widget-link').href = `widget.html?${w}`;
+}
+
+export function bind(ctx) {
+  const { $ } = ctx;
+  const flash = (text) => {
+    $('share-status').textContent = text;
+    setTimeout(() => ($('share-status').textContent = ''), 2500);
+  };
+  $('copy-link').addEventListener('click', async () => {
+    await ctx.writeHash();
+    flash((await copyText(location.href)) ? 'Link copied.' : 'Copy the address bar: it holds the whole state.');
+  });
+  $('copy-cli').addEventListener('click', async () => flash((await copyText($('cli').textContent)) ? 'Command copied.' : 'Select the command to copy it.'));
+  $('download-csv').addEventListener('click', () => ctx.last.predict && download('prenet-results.csv', toCsv(ctx.last.rows, ctx.last.predict), 'text/csv'));
+  $('download-json').addEventListener('click', () => {
+    const { last, state } = ctx;
+    if (!last.predict) return;
+    const doc = { request: last.request, reply: last.predict, page: { prices: state.prices, url: location.href } };
+    download('prenet-results.json', `${JSON.stringify(doc, null, 2)}\n`, 'application/json');
+  });
+  $('cli-files').addEventListener('click', (e) => {
+    const b = e.target.closest('button');
+    if (!b) return;
+    const state = ctx.state;
+    if (b.dataset.saveModel !== undefined) download(S.modelFile(state), `${JSON.stringify(state.doc, null, 2)}\n`, 'application/json');
+    if (b.dataset.saveSheet !== undefined) {
+      const sheet = state.custom[Number(b.dataset.saveSheet)];
+      download(S.sheetFile(sheet), `${JSON.stringify(sheet, null, 2)}\n`, 'application/json');
+    }
+  });
+}

@@ -1,6 +1,8 @@
 #pragma once
 // Kernel measurements (data/**/ops/*.csv): one row per measured kernel with its device (a hardware/ id),
 // op and dims in the NeuSight layout, precision (fp32 if absent), and measured time.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,19 @@ struct Sample {
 };
 
 std::vector<Sample> load_samples(const std::string& csv_path);
-std::vector<Sample> load_data_folder(const std::string& data_dir);  // every data/*/ops/*.csv
+std::vector<std::string> data_files(const std::string& data_dir);  // every data/*/ops/*.csv, sorted
+std::vector<Sample> load_data_folder(const std::string& data_dir);  // the samples of data_files(), in order
+
+// What a report was computed from, so that it can say so: a file's data rows and a hash of its bytes.
+struct DataFileStamp {
+    std::string path;
+    std::size_t rows = 0;   // data rows of the CSV (header excluded)
+    std::uint64_t fnv1a64 = 0;  // FNV-1a 64 of the file's bytes
+};
+DataFileStamp stamp_data_file(const std::string& csv_path);
+std::uint64_t fnv1a64(const std::string& bytes);
+// `git rev-parse --short HEAD` of the working directory, with " (uncommitted changes)" when tracked files
+// differ from it; "unknown" outside a git checkout.
+std::string source_commit();
 
 }  // namespace prenet

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -34,7 +36,17 @@ struct Row {
     std::vector<double> x;
     double measured_ms, bound_ms;  // bound_ms: the lower bound ours scales (Winograd-aware)
     double roofline_ms;            // the textbook roofline, for the baseline
+    Kernel kernel;                 // what the shipped predictor is asked about
 };
+
+// A sample as a fitting row on its device, or none if it has no positive bound (nothing to scale).
+std::optional<Row> row_of(const Sample& s) {
+    const HardwareSpec& hw = find_hardware(s.device);
+    double bound = lower_bound_ms(s.kernel, hw);
+    if (!(bound > 0)) return std::nullopt;
+    return Row{s.device, s.source, to_string(s.kernel.precision), kernel_features(s.kernel, hw), s.measured_ms, bound,
+               roofline_bound_ms(s.kernel, hw), s.kernel};
+}
 
 std::vector<double> prenet_features(const std::vector<double>& x) {
     std::vector<double> out;
@@ -82,12 +94,8 @@ std::map<std::string, std::vector<Row>> build_rows(const std::vector<Sample>& sa
                 std::cerr << "warning: no hardware sheet for '" << s.device << "'; its rows are skipped\n";
             continue;
         }
-        const HardwareSpec& hw = find_hardware(s.device);
-        double bound = lower_bound_ms(s.kernel, hw);
-        if (!(bound > 0)) continue;
-        grouped[to_string(model_family(s.kernel))][s.device].push_back(
-            {s.device, s.source, to_string(s.kernel.precision), kernel_features(s.kernel, hw), s.measured_ms, bound,
-             roofline_bound_ms(s.kernel, hw)});
+        if (std::optional<Row> row = row_of(s))
+            grouped[to_string(model_family(s.kernel))][s.device].push_back(std::move(*row));
     }
     std::map<std::string, std::vector<Row>> out;
     std::mt19937 rng(20241219);
@@ -205,6 +213,37 @@ double predict_row(const Learner& learner, const Fitted* fitted, const Row& r) {
     return (r.bound_ms + fitted->floor_for(r.source)) * std::pow(10.0, std::clamp(g, 0.0, 4.0));
 }
 
+// The largest convolution batch among `rows` (0: none), beyond which the predictor times a convolution in passes.
+double max_conv_batch(const std::vector<Row>& rows) {
+    double batch = 0;
+    for (const auto& r : rows)
+        if (r.kernel.family == Family::conv && r.kernel.conv) batch = std::max(batch, double(r.kernel.conv->n));
+    return batch;
+}
+
+// The models document `prenet fit` ships (models/kernels.json), for one family fitted on `train`: what
+// LearnedPredictor reads, leaf values rounded as shipped and the largest convolution batch of the training rows.
+json fold_document(const std::string& family, const Fitted& fitted, const std::vector<Row>& train) {
+    json entry = fitted.to_json();
+    double batch = max_conv_batch(train);
+    if (batch > 0) entry["max_batch"] = batch;
+    return {{"families", {{family, entry}}}};
+}
+
+// What the shipped predictor (LearnedPredictor, as `prenet predict` runs it) built from `models` predicts for
+// each row, each timed with the latency floor of the source that measured it.
+std::vector<double> shipped_predictions(const json& models, const std::vector<Row>& rows) {
+    std::map<std::string, std::unique_ptr<LearnedPredictor>> by_source;
+    std::vector<double> out;
+    out.reserve(rows.size());
+    for (const auto& r : rows) {
+        auto& predictor = by_source[r.source];
+        if (!predictor) predictor = std::make_unique<LearnedPredictor>(timed_as_measured_by(models, r.source));
+        out.push_back(predictor->kernel_ms(r.kernel, find_hardware(r.device)));
+    }
+    return out;
+}
+
 struct FamilyResult {
     std::map<Learner, std::map<std::string, Errors>> by_device;  // learner -> held-out device -> errors
     std::map<Learner, Errors> pooled;
@@ -213,7 +252,14 @@ struct FamilyResult {
     std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> best_points;  // device -> (meas, pred)
     std::map<std::string, std::vector<const Row*>> rows_by_device;
     Learner chosen;
+    // The kept learner's folds through the shipped predictor (fold_document, shipped_predictions).
+    std::map<std::string, Errors> shipped_by_device;
+    Errors shipped_pooled;
+    double shipped_time_weighted = NAN;
 };
+
+// The report's name of the shipped predictor's errors among the learners' (FamilyResult::by_precision).
+const Learner kShipped = "shipped";
 
 const std::vector<Learner> kLearners = {"roofline", "prenet", "ridge", "ridge-all", "gbt", "gbt-all", "gbt-time"};
 // gbt-time is reported but not a candidate: it matched gbt-all on kernels and lost badly on whole iterations.
@@ -225,6 +271,7 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
     std::set<std::string> devices;
     for (const auto& r : rows) devices.insert(r.device);
     std::map<Learner, std::map<std::string, std::vector<double>>> predictions;
+    std::map<Learner, std::map<std::string, Fitted>> folds;  // our learners' models, by held-out device
     for (const auto& held_out : devices) {
         std::vector<Row> train, test;
         for (const auto& r : rows) (r.device == held_out ? test : train).push_back(r);
@@ -242,6 +289,8 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
                 result.pooled[learner].ape.push_back(ape);
                 predictions[learner][held_out].push_back(p);
             }
+            if (std::find(kOurs.begin(), kOurs.end(), learner) != kOurs.end())
+                folds[learner][held_out] = std::move(model);
         }
         if (verbose)
             std::cerr << "  " << family << ": left out " << held_out << " (" << test.size() << " rows): gbt median "
@@ -264,12 +313,32 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
         for (const auto& [d, e] : result.by_device[l]) mean += e.time_weighted() / double(result.by_device[l].size());
         result.time_weighted[l] = mean;
     }
+    // The kept learner's folds again, as `prenet predict` would time them: each fold's models written as the
+    // shipped document and read by LearnedPredictor (with its convolution passes and backward-norm rows).
+    double shipped_weighted = 0;
     for (const auto& held_out : devices) {
+        std::vector<Row> train, test;
+        for (const auto& r : rows) (r.device == held_out ? test : train).push_back(r);
+        if (train.empty()) continue;
+        std::vector<double> shipped =
+            shipped_predictions(fold_document(family, folds.at(result.chosen).at(held_out), train), test);
+        auto& errs = result.shipped_by_device[held_out];
         auto& pts = result.best_points[held_out];
-        for (const auto& r : rows)
-            if (r.device == held_out) pts.first.push_back(r.measured_ms), result.rows_by_device[held_out].push_back(&r);
-        pts.second = predictions[result.chosen][held_out];
+        size_t i = 0;
+        for (const auto& r : rows) {
+            if (r.device != held_out) continue;
+            double p = shipped[i++];
+            double ape = std::abs(p - r.measured_ms) / r.measured_ms;
+            errs.add(ape, r.measured_ms);
+            result.shipped_pooled.ape.push_back(ape);
+            result.by_precision[r.precision][kShipped].add(ape, r.measured_ms);
+            pts.first.push_back(r.measured_ms), pts.second.push_back(p);
+            result.rows_by_device[held_out].push_back(&r);
+        }
+        shipped_weighted += errs.time_weighted();
     }
+    if (!result.shipped_by_device.empty())
+        result.shipped_time_weighted = shipped_weighted / double(result.shipped_by_device.size());
     return result;
 }
 
@@ -348,12 +417,11 @@ E2eReport evaluate_e2e(const std::string& data_dir, const std::map<std::string, 
                 for (const auto& r : rows)
                     if (!excluded.count(r.device)) train.push_back(r);
                 Fitted fitted = fit_learner(chosen.at(family), train, gbt);
-                doc["families"][family] = fitted.to_json();
-                // NeuSight timed each PyTorch call on its own: predict its iterations with its call floor.
-                doc["families"][family]["floor_ms"] = fitted.floor_for(kPredictionSource);
+                doc["families"][family] = fold_document(family, fitted, train)["families"][family];
                 predictors.second->families[family] = fit_learner("prenet", train, gbt);
             }
-            predictors.first = std::make_unique<LearnedPredictor>(doc);
+            // NeuSight timed each PyTorch call on its own: predict its iterations with its call floor.
+            predictors.first = std::make_unique<LearnedPredictor>(timed_as_measured_by(doc, kPredictionSource));
         }
         std::ifstream in(data_dir + "/neusight/model_configs/" + e.model + ".json");
         json config = json::parse(in, nullptr, false);
@@ -426,6 +494,35 @@ void write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+json timed_as_measured_by(const json& models, const std::string& source) {
+    json out = models;
+    for (auto& [family, m] : out["families"].items()) {
+        (void)family;
+        const json& floors = m.value("floor_ms_by_source", json::object());
+        if (floors.contains(source)) m["floor_ms"] = floors[source];
+    }
+    return out;
+}
+
+HeldOutFold held_out_fold(const std::string& learner, const std::vector<Sample>& train,
+                          const std::vector<Sample>& test, const GbtParams& gbt) {
+    if (std::find(kOurs.begin(), kOurs.end(), learner) == kOurs.end() && learner != "gbt-time")
+        throw Error("held_out_fold: '" + learner + "' is not a learner the predictor ships");
+    auto rows = [](const std::vector<Sample>& samples) {
+        std::vector<Row> out;
+        for (const auto& s : samples)
+            if (std::optional<Row> r = row_of(s)) out.push_back(std::move(*r));
+        return out;
+    };
+    std::vector<Row> train_rows = rows(train), test_rows = rows(test);
+    if (train_rows.empty()) throw Error("held_out_fold: no training rows");
+    std::string family = to_string(model_family(train_rows.front().kernel));
+    HeldOutFold fold;
+    fold.models = fold_document(family, fit_learner(learner, train_rows, gbt), train_rows);
+    fold.predicted_ms = shipped_predictions(fold.models, test_rows);
+    return fold;
+}
+
 bool is_held_out_chip(const std::string& device, const std::vector<std::string>& without) {
     for (const auto& prefix : without)
         if (!prefix.empty() && device.rfind(prefix, 0) == 0) return true;
@@ -434,6 +531,12 @@ bool is_held_out_chip(const std::string& device, const std::vector<std::string>&
 
 void fit_and_validate(const FitOptions& o) {
     auto start = std::chrono::steady_clock::now();
+    // What the report was computed from, read before anything is written.
+    const std::string commit = source_commit();
+    std::vector<DataFileStamp> stamps;
+    for (const auto& f : data_files(o.data_dir)) stamps.push_back(stamp_data_file(f));
+    if (std::filesystem::exists(o.data_dir + "/neusight/e2e.csv"))
+        stamps.push_back(stamp_data_file(o.data_dir + "/neusight/e2e.csv"));
     std::vector<Sample> samples = load_data_folder(o.data_dir);
     samples.erase(std::remove_if(samples.begin(), samples.end(),
                                  [&](const Sample& s) { return is_held_out_chip(s.device, o.without); }),
@@ -456,9 +559,11 @@ void fit_and_validate(const FitOptions& o) {
                    {"gbt", {{"trees", o.gbt.trees}, {"depth", o.gbt.depth}, {"learning_rate", o.gbt.learning_rate},
                             {"min_leaf", o.gbt.min_leaf}}},
                    {"families", json::object()}};
-    std::ostringstream table, detail, weighted, precision_table;
+    std::ostringstream table, detail, weighted, precision_table, shipped;
     precision_table << "| family | precision | rows | devices | roofline median / p90 | PreNeT-style median / p90 | ours "
-                       "median / p90 |\n|---|---|---|---|---|---|---|\n";
+                       "(shipped predictor) median / p90 |\n|---|---|---|---|---|---|---|\n";
+    shipped << "| family | kept learner | rows | devices | median APE | p90 APE | time-weighted APE | as fitted: "
+               "median / p90 |\n|---|---|---|---|---|---|---|---|\n";
     weighted << "| family | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
              << "|---|---|---|---|---|---|---|---|---|\n";
     table << "| family | rows | devices | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
@@ -474,12 +579,17 @@ void fit_and_validate(const FitOptions& o) {
         weighted << "| " << family;
         for (const auto& l : kLearners) weighted << " | " << pct(r.time_weighted[l]);
         weighted << " | " << r.chosen << " |\n";
+        shipped << "| " << family << " | " << r.chosen << " | " << r.shipped_pooled.ape.size() << " | "
+                << r.shipped_by_device.size() << " | " << pct(r.shipped_pooled.median()) << " | "
+                << pct(r.shipped_pooled.p90()) << " | " << pct(r.shipped_time_weighted) << " | "
+                << pct(r.pooled[r.chosen].median()) << " / " << pct(r.pooled[r.chosen].p90()) << " |\n";
         detail << "\n### " << family << "\n\n| device left out | rows | roofline | PreNeT-style | ridge | ridge-all | "
-               << "GBT | GBT-all | GBT-time |\n|---|---|---|---|---|---|---|---|---|\n";
+               << "GBT | GBT-all | GBT-time | shipped (" << r.chosen << ") |\n|---|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& d : devices) {
             detail << "| " << d << " | " << r.by_device["gbt"][d].ape.size();
             for (const auto& l : kLearners)
                 detail << " | " << pct(r.by_device[l][d].median()) << " / " << pct(r.by_device[l][d].p90());
+            detail << " | " << pct(r.shipped_by_device[d].median()) << " / " << pct(r.shipped_by_device[d].p90());
             detail << " |\n";
         }
         for (const auto& [prec, by_learner] : r.by_precision) {
@@ -488,7 +598,7 @@ void fit_and_validate(const FitOptions& o) {
                 if (row.precision == prec) prec_devices.insert(row.device);
             precision_table << "| " << family << " | " << prec << " | " << by_learner.at("roofline").ape.size() << " | ";
             for (const auto& d : prec_devices) precision_table << d << (d == *prec_devices.rbegin() ? "" : ", ");
-            for (const Learner& l : {Learner("roofline"), Learner("prenet"), r.chosen})
+            for (const Learner& l : {Learner("roofline"), Learner("prenet"), kShipped})
                 precision_table << " | " << pct(by_learner.at(l).median()) << " / " << pct(by_learner.at(l).p90());
             precision_table << " |\n";
         }
@@ -501,7 +611,8 @@ void fit_and_validate(const FitOptions& o) {
             series.push_back(std::move(s));
         }
         write_file(o.plots_dir + "/" + family + ".svg",
-                   scatter_svg(family + ": " + r.chosen + ", each device predicted by a model fitted without it", series));
+                   scatter_svg(family + ": " + r.chosen + " as shipped, each device predicted by models fitted without it",
+                               series));
         Fitted final_model = fit_learner(r.chosen, rows, o.gbt);
         models["families"][family] = {{"learner", r.chosen},
                                       {"floor_ms", final_model.floor_ms},
@@ -558,23 +669,47 @@ void fit_and_validate(const FitOptions& o) {
        << o.data_dir << "`, at most " << o.max_rows_per_device
        << " rows per device and family, fitted in " << int(seconds)
        << " s). Do not edit by hand: rerun `npm run fit`.\n\n"
-       << "Every number is **leave one accelerator out**: the device a row was measured on was absent from the "
+       << "Computed by the code at commit `" << commit << "` from these data files (data rows, FNV-1a 64 of the "
+          "bytes)";
+    if (!o.without.empty()) {
+        md << ", without the chips";
+        for (const auto& chip : o.without) md << " `" << chip << "`";
+    }
+    md << ":\n\n| file | rows | FNV-1a 64 |\n|---|---|---|\n";
+    for (const auto& s : stamps) {
+        char hash[17];
+        std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(s.fnv1a64));
+        md << "| `" << s.path << "` | " << s.rows << " | `" << hash << "` |\n";
+    }
+    md << "\nEvery number is **leave one accelerator out**: the device a row was measured on was absent from the "
           "data the model was fitted on. APE = |predicted - measured| / measured.\n\n"
        << "- *roofline*: max(FLOPs / peak, bytes / bandwidth) + 5 us launch.\n"
        << "- *PreNeT-style*: gradient-boosted trees on log time from the layer's operations, memory, "
           "operations / peak, dims and the hardware's spec numbers (no physical bound).\n"
        << "- *ridge*, *GBT*: ours, the roofline bound x a learned slowdown 10^g >= 1 (ridge regression or "
           "gradient-boosted trees on log features incl. wave quantisation).\n\n"
-       << "## Kernels, pooled over the left-out devices\n\n"
-       << "Median / 90th-percentile APE over all held-out rows:\n\n" << table.str()
+       << "## Kernels as `prenet predict` times them, device left out\n\n"
+       << "Each held-out row predicted by `LearnedPredictor`, the code `prenet predict` runs: for every left-out "
+          "device the family's kept learner is fitted without it, written as the models document "
+          "`models/kernels.json` is (leaf values to six digits, the largest convolution batch of the training rows, "
+          "beyond which a convolution is timed in passes) and read back; each row is timed with the latency floor "
+          "of the source that measured it. *As fitted* is the same learner's regressor evaluated directly, the "
+          "comparison below that picks the learner; `models/kernels.json` keeps those errors (they set the range a "
+          "prediction carries).\n\n"
+       << shipped.str()
+       << "\n## Candidate learners, pooled over the left-out devices\n\n"
+       << "Median / 90th-percentile APE over all held-out rows, each learner's regressor evaluated directly:\n\n"
+       << table.str()
        << "\nTime-weighted APE (each kernel's error weighted by its measured time, averaged over the left-out "
           "devices). This decides which learner a family keeps, since a step's time is made of its long kernels:\n\n"
        << weighted.str() << "\n## Kernels by precision, device left out\n\n"
-       << "Every precision in the data, each row predicted by the kept learner fitted without its device. fp16 is "
+       << "Every precision in the data, each row predicted by the shipped predictor from the kept learner fitted "
+          "without its device. fp16 is "
           "DeepBench's tensor-core (V100, T4) and half-precision (P100) data; tf32, bf16 and fp8 are XLA's B200 and "
           "MI300X tables (MI300X fp8 is excluded from fitting: `data/README.md`).\n\n"
        << precision_table.str() << "\n## Kernels, per left-out device (median / p90 APE)\n" << detail.str()
-       << "\nPlots: `docs/plots/<family>.svg` (kept learner, each device predicted by a model that never saw it).\n\n"
+       << "\nPlots: `docs/plots/<family>.svg` (the shipped predictor from the kept learner, each device predicted by "
+          "models that never saw it).\n\n"
        << e2e.markdown
        << "\n## Whole training steps against published throughput\n\nPredicted vs published single-GPU training "
           "throughput (ResNet-50, BERT-large; fp32/tf32 and mixed precision), with the sources and with the V100 and "

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "fit/dataset.hpp"
 #include "fit/learners.hpp"
 
 namespace prenet {
@@ -27,5 +30,20 @@ struct FitOptions {
 bool is_held_out_chip(const std::string& device, const std::vector<std::string>& without);
 
 void fit_and_validate(const FitOptions& options);
+
+// `models` (a kernel models document) with each family's floor_ms set to the latency floor `source` measured
+// (its floor_ms_by_source), where that is known: a source's timings include its own call overhead.
+nlohmann::json timed_as_measured_by(const nlohmann::json& models, const std::string& source);
+
+// One fold of the leave-one-accelerator-out validation, as the accuracy report computes it: `learner` (ridge,
+// ridge-all, gbt, gbt-all, gbt-time) fitted on `train` (one family's kernels), written as the models document
+// `prenet fit` ships, and what LearnedPredictor built from that document predicts for each of `test`, timed with
+// the floor of the source that measured it. Samples without a positive bound are skipped, as in the fit.
+struct HeldOutFold {
+    nlohmann::json models;
+    std::vector<double> predicted_ms;
+};
+HeldOutFold held_out_fold(const std::string& learner, const std::vector<Sample>& train,
+                          const std::vector<Sample>& test, const GbtParams& gbt);
 
 }  // namespace prenet

@@ -5,6 +5,7 @@
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
+#include "predict/op_rows.hpp"
 
 namespace prenet::testing {
 
@@ -26,6 +27,13 @@ inline Model small_model() {
     b.add("linear", "head", {{"out_features", 10}});
     b.add("cross_entropy", "loss");
     return b.finish("custom", 0);
+}
+
+// A square convolution row as NeuSight's tables give it: batch 32 on 56x56, "same" padding, stride 1.
+inline Kernel conv_row(std::int64_t in, std::int64_t out, std::int64_t kernel, Precision p) {
+    return kernel_from_row("conv", {{"b", 32}, {"in_channels", in}, {"out_channels", out}, {"kernel_size", kernel},
+                                    {"input_size", 56}, {"stride", 1}, {"padding", kernel / 2}},
+                           p);
 }
 
 }  // namespace prenet::testing

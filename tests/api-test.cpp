@@ -93,6 +93,21 @@ TEST(ApiContract, ErrorsNameTheirField) {
     EXPECT_EQ(json::parse(handle_request_text("{"))["error"]["code"], "bad_request");
 }
 
+TEST(ApiContract, ALayersJsonErrorSaysWhichLayerAndAttribute) {
+    json doc = json::parse(R"({"name": "x", "input": {"shape": [8]}, "layers": [{"type": "linear", "out_features": 4},
+        {"type": "repeat", "count": 2, "layers": [{"type": "linear", "name": "fc", "out_features": 0}]}]})");
+    json reply = predict({{"model", doc}});
+    expect_error(reply, "invalid_model", "model");
+    EXPECT_EQ(reply["error"]["path"], "layers[1][0]");
+    EXPECT_EQ(reply["error"]["attr"], "out_features");
+    doc["layers"][1]["count"] = 0;
+    reply = predict({{"model", doc}});
+    EXPECT_EQ(reply["error"]["path"], "layers[1]");
+    EXPECT_TRUE(reply["error"]["attr"].is_null());
+    // Outside a document there is no location.
+    EXPECT_TRUE(predict({{"model", "gpt2"}, {"batch", 0}})["error"]["path"].is_null());
+}
+
 TEST(ApiContract, AbsurdSheetsAreNotFiniteErrorsOfTheHardware) {
     // Valid one number at a time, but denormal peaks and bandwidth make a step take forever.
     json sheet = json::parse(R"({"id": "absurd", "peak_tflops": {"fp32": 1e-320},

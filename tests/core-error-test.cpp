@@ -36,6 +36,18 @@ TEST(AttributeErrors, FillsTheFieldAndCodeTheThrowerCouldNotKnow) {
         EXPECT_EQ(e.field(), "tokens");
         EXPECT_EQ(e.code(), ErrorCode::conflict);
     }
+    // A location inside the option's document survives the attribution.
+    try {
+        attribute_errors("model", ErrorCode::invalid_model, []() -> int {
+            Error e("layers[2]: bad");
+            throw e.at_path("layers[2]").at_attr("count");
+        });
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "model");
+        EXPECT_EQ(e.path(), "layers[2]");
+        EXPECT_EQ(e.attr(), "count");
+    }
     EXPECT_EQ(attribute_errors("x", ErrorCode::missing, [] { return 7; }), 7);
 }
 

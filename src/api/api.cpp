@@ -91,8 +91,15 @@ json dispatch(const json& request) {
                 "command");
 }
 
-json error_reply(const std::string& message, ErrorCode code, const std::string& field) {
-    return {{"error", {{"message", message}, {"code", to_string(code)}, {"field", field.empty() ? json(nullptr) : json(field)}}}};
+json error_reply(const std::string& message, ErrorCode code, const std::string& field, const std::string& path = "",
+                 const std::string& attr = "") {
+    auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+    return {{"error",
+             {{"message", message},
+              {"code", to_string(code)},
+              {"field", or_null(field)},
+              {"path", or_null(path)},
+              {"attr", or_null(attr)}}}};
 }
 
 }  // namespace
@@ -101,7 +108,7 @@ json handle_request(const json& request) {
     try {
         return dispatch(request);
     } catch (const Error& e) {
-        return error_reply(e.what(), e.code(), e.field());
+        return error_reply(e.what(), e.code(), e.field(), e.path(), e.attr());
     } catch (const std::exception& e) {
         // Not raised as an Error: an input no check caught, or a bug; still an answer, never a crash.
         return error_reply(e.what(), ErrorCode::internal, "");

@@ -4,9 +4,10 @@
 //
 // Request: {"command": "zoo" | "hardware" | "layers" | "options" | "features" | "predict" | "version", ...options}
 //          (the options of each command: api/options.hpp, `prenet options`)
-// Reply:   the command's document, or {"error": {"message", "field", "code"}} for bad input, where field is
-//          the request option at fault (or null) and code one of core/error.hpp's ErrorCode names. Never
-//          throws, never aborts.
+// Reply:   the command's document, or {"error": {"message", "field", "code", "path", "attr"}} for bad input,
+//          where field is the request option at fault (or null), code one of core/error.hpp's ErrorCode names,
+//          and path and attr the layer ("layers[1][0]") and its attribute inside a layers JSON model (or null).
+//          Never throws, never aborts.
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -30,10 +30,16 @@ public:
     ErrorCode code() const { return code_; }
     // The request option at fault ("batch", "model", "hardware"), or empty when none is.
     const std::string& field() const { return field_; }
+    // Where inside the option's document, when it is one: a layer's path in a layers JSON ("layers[1][0]") and
+    // the attribute of that layer ("out_features"); empty when unknown. The page's layer editor marks them.
+    const std::string& path() const { return path_; }
+    const std::string& attr() const { return attr_; }
+    Error& at_path(std::string path) { return path_ = std::move(path), *this; }
+    Error& at_attr(std::string attr) { return attr_ = std::move(attr), *this; }
 
 private:
     ErrorCode code_;
-    std::string field_;
+    std::string field_, path_, attr_;
 };
 
 // Rethrows `body`'s Error with `field` and `code` filled in where the thrower could not know them (a model
@@ -44,7 +50,8 @@ auto attribute_errors(const std::string& field, ErrorCode code, F&& body) -> dec
         return body();
     } catch (const Error& e) {
         if (!e.field().empty()) throw;
-        throw Error(e.what(), e.code() == ErrorCode::invalid_value ? code : e.code(), field);
+        Error attributed(e.what(), e.code() == ErrorCode::invalid_value ? code : e.code(), field);
+        throw attributed.at_path(e.path()).at_attr(e.attr());
     }
 }
 

@@ -33,18 +33,18 @@ void add_layers(ModelBuilder& b, const json& layers, const std::string& path, bo
 
 void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool in_block) {
     if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
-        throw Error("layers JSON: " + path + " must be an object with a string 'type'");
+        throw Error("layers JSON: " + path + " must be an object with a string 'type'").at_path(path);
     const std::string type = spec["type"];
     if (spec.contains("name") && !spec["name"].is_string())
-        throw Error("layers JSON: " + path + ": 'name' must be a string, got " + spec["name"].dump());
+        throw Error("layers JSON: " + path + ": 'name' must be a string, got " + spec["name"].dump()).at_path(path);
     const std::string name = spec.value("name", path);
     if (type == "repeat" || type == "residual") {
         if (!spec.contains("layers") || !spec["layers"].is_array())
-            throw Error("layers JSON: " + path + " (" + type + ") needs a 'layers' list");
+            throw Error("layers JSON: " + path + " (" + type + ") needs a 'layers' list").at_path(path);
     }
     if (type == "repeat") {
         if (!spec.contains("count") || !spec["count"].is_number_integer() || spec["count"].get<std::int64_t>() <= 0)
-            throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'");
+            throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'").at_path(path);
         std::int64_t count = spec["count"];
         if (in_block) {  // nested repeats are unrolled inside the enclosing block
             for (std::int64_t i = 0; i < count; ++i) add_layers(b, spec["layers"], name + "." + std::to_string(i), true);
@@ -56,7 +56,7 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
         b.end_block();
         if (count > 1 && b.shape() != before)
             throw Error("layers JSON: " + path + " (repeat) changes the shape from " + to_string(before) + " to " +
-                        to_string(b.shape()) + ", so it cannot be repeated");
+                        to_string(b.shape()) + ", so it cannot be repeated").at_path(path);
         return;
     }
     if (type == "residual") {
@@ -64,7 +64,8 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
         add_layers(b, spec["layers"], name, in_block);
         if (b.shape() != before)
             throw Error("layers JSON: " + path + " (residual) changes the shape from " + to_string(before) + " to " +
-                        to_string(b.shape()) + "; a residual branch must keep it");
+                        to_string(b.shape()) + "; a residual branch must keep it")
+                .at_path(path);
         b.add("residual_add", name + ".add");
         return;
     }
@@ -74,9 +75,11 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
     try {
         b.add(type, name, attrs);
     } catch (const Error& e) {
-        // Unknown types and named layers: the op's message does not say where the layer is.
-        if (std::string(e.what()).find("'" + path + "'") != std::string::npos) throw;
-        throw Error("layers JSON: " + path + ": " + e.what());
+        // Unknown types and named layers: the op's message does not say where the layer is; the path is data too.
+        Error located = std::string(e.what()).find("'" + path + "'") != std::string::npos
+                            ? e
+                            : Error("layers JSON: " + path + ": " + e.what(), e.code(), e.field());
+        throw located.at_path(path).at_attr(e.attr());
     }
 }
 

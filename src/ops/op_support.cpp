@@ -9,6 +9,12 @@ void fail(const Layer& layer, const std::string& message) {
     throw Error("layer '" + layer.name + "' (" + layer.kind + "): " + message);
 }
 
+// An attribute's error names the attribute as data too (Error::attr), for the page's layer editor.
+[[noreturn]] static void fail_attr(const Layer& layer, const char* key, const std::string& message) {
+    Error e("layer '" + layer.name + "' (" + layer.kind + "): " + message);
+    throw e.at_attr(key);
+}
+
 static const json* find_attr(const Layer& layer, const char* key) {
     auto it = layer.attrs.find(key);
     return (it == layer.attrs.end() || it->is_null()) ? nullptr : &*it;
@@ -17,7 +23,7 @@ static const json* find_attr(const Layer& layer, const char* key) {
 static std::int64_t as_int(const Layer& layer, const char* key, const json& v) {
     if (v.is_number_integer() || v.is_number_unsigned()) {
         if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-            fail(layer, std::string("field '") + key + "' overflows a 64-bit integer");
+            fail_attr(layer, key, std::string("field '") + key + "' overflows a 64-bit integer");
         return v.get<std::int64_t>();
     }
     if (v.is_number_float()) {
@@ -25,14 +31,14 @@ static std::int64_t as_int(const Layer& layer, const char* key, const json& v) {
         if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d > -9.2e18 && d < 9.2e18)
             return static_cast<std::int64_t>(d);
     }
-    fail(layer, std::string("field '") + key + "' must be an integer, got " + v.dump());
+    fail_attr(layer, key, std::string("field '") + key + "' must be an integer, got " + v.dump());
 }
 
 std::int64_t int_attr(const Layer& layer, const char* key) {
     const json* v = find_attr(layer, key);
-    if (!v) fail(layer, std::string("missing field '") + key + "'");
+    if (!v) fail_attr(layer, key, std::string("missing field '") + key + "'");
     std::int64_t x = as_int(layer, key, *v);
-    if (x <= 0) fail(layer, std::string("field '") + key + "' must be positive, got " + std::to_string(x));
+    if (x <= 0) fail_attr(layer, key, std::string("field '") + key + "' must be positive, got " + std::to_string(x));
     return x;
 }
 
@@ -40,28 +46,28 @@ std::int64_t int_attr(const Layer& layer, const char* key, std::int64_t fallback
     const json* v = find_attr(layer, key);
     if (!v) return fallback;
     std::int64_t x = as_int(layer, key, *v);
-    if (x < 0) fail(layer, std::string("field '") + key + "' must not be negative, got " + std::to_string(x));
+    if (x < 0) fail_attr(layer, key, std::string("field '") + key + "' must not be negative, got " + std::to_string(x));
     return x;
 }
 
 double number_attr(const Layer& layer, const char* key, double fallback) {
     const json* v = find_attr(layer, key);
     if (!v) return fallback;
-    if (!v->is_number()) fail(layer, std::string("field '") + key + "' must be a number, got " + v->dump());
+    if (!v->is_number()) fail_attr(layer, key, std::string("field '") + key + "' must be a number, got " + v->dump());
     return v->get<double>();
 }
 
 bool bool_attr(const Layer& layer, const char* key, bool fallback) {
     const json* v = find_attr(layer, key);
     if (!v) return fallback;
-    if (!v->is_boolean()) fail(layer, std::string("field '") + key + "' must be true or false, got " + v->dump());
+    if (!v->is_boolean()) fail_attr(layer, key, std::string("field '") + key + "' must be true or false, got " + v->dump());
     return v->get<bool>();
 }
 
 std::string string_attr(const Layer& layer, const char* key, const std::string& fallback) {
     const json* v = find_attr(layer, key);
     if (!v) return fallback;
-    if (!v->is_string()) fail(layer, std::string("field '") + key + "' must be a string, got " + v->dump());
+    if (!v->is_string()) fail_attr(layer, key, std::string("field '") + key + "' must be a string, got " + v->dump());
     return v->get<std::string>();
 }
 
@@ -70,17 +76,17 @@ std::vector<std::int64_t> ints_attr(const Layer& layer, const char* key, size_t 
     if (!v) return std::vector<std::int64_t>(rank, fallback);
     if (v->is_array()) {
         if (v->size() != rank)
-            fail(layer, std::string("field '") + key + "' needs " + std::to_string(rank) + " values, got " + v->dump());
+            fail_attr(layer, key, std::string("field '") + key + "' needs " + std::to_string(rank) + " values, got " + v->dump());
         std::vector<std::int64_t> out;
         for (const auto& x : *v) {
             std::int64_t i = as_int(layer, key, x);
-            if (i < 0) fail(layer, std::string("field '") + key + "' must not be negative");
+            if (i < 0) fail_attr(layer, key, std::string("field '") + key + "' must not be negative");
             out.push_back(i);
         }
         return out;
     }
     std::int64_t x = as_int(layer, key, *v);
-    if (x < 0) fail(layer, std::string("field '") + key + "' must not be negative");
+    if (x < 0) fail_attr(layer, key, std::string("field '") + key + "' must not be negative");
     return std::vector<std::int64_t>(rank, x);
 }
 

@@ -444,41 +444,26 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
       const box = root.querySelector(`#${idOf(target.layer)}-error`);
       if (box) {
         box.hidden = false;
-        box.textContent = error;
+        box.textContent = error.message;
       }
       if (target.field) root.querySelector(`#${idOf(target.layer)}-f-${CSS.escape(target.field)}`)?.setAttribute('aria-invalid', 'true');
     } else if (docError) {
       docError.hidden = false;
-      docError.textContent = error;
+      docError.textContent = error.message;
     }
   }
 
-  /** The layer an error message names: by its name ("layer 'fc1'") or by its path ("layers[1][0]"). */
-  function errorTarget(message) {
+  /** The layer and attribute an API error names ({path: "layers[1][0]", attr: "out_features"}), or null. */
+  function errorTarget(error) {
+    if (!error?.path) return null;
+    let list = doc.layers;
     let layer = null;
-    const named = [...message.matchAll(/layer '([^']+)'/g)].map((m) => m[1]);
-    for (const name of named) {
-      walk(doc.layers, (l) => {
-        if (!layer && l.name === name) layer = l;
-      });
-      if (layer) break;
+    for (const m of error.path.matchAll(/\[(\d+)\]/g)) {
+      layer = list?.[Number(m[1])] ?? null;
+      list = layer?.layers;
+      if (!layer) return null;
     }
-    if (!layer) {
-      const path = message.match(/layers((?:\[\d+\])+)/);
-      if (path) {
-        let list = doc.layers;
-        let found = null;
-        for (const m of path[1].matchAll(/\[(\d+)\]/g)) {
-          found = list?.[Number(m[1])];
-          list = found?.layers;
-          if (!found) break;
-        }
-        layer = found;
-      }
-    }
-    if (!layer) return null;
-    const field = message.match(/field '([^']+)'/)?.[1] ?? message.match(/'([a-z_]+)' must/)?.[1] ?? null;
-    return { layer, field };
+    return layer ? { layer, field: error.attr ?? null } : null;
   }
 
   function setDoc(next) {

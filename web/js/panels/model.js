@@ -82,8 +82,8 @@ export function render(state, ctx) {
   const error = last.featuresError;
   if (error) {
     box.innerHTML = `<p class="model-error" role="alert">${esc(error.message)}</p>`;
-    // The layer editor finds the layer a model error names (the error's field is "model"; its message says which layer).
-    editor?.annotate(null, state.source === 'layers' && error.field === 'model' ? error.message : null);
+    // The layer editor marks the layer and attribute a model error names (its path and attr).
+    editor?.annotate(null, state.source === 'layers' && error.field === 'model' ? error : null);
     return;
   }
   const f = last.features;
@@ -128,7 +128,7 @@ async function ensureEditor(ctx) {
     const state = ctx.state;
     if (state.source === 'layers' && state.doc) editor.setDoc((editorDoc = state.doc));
     const error = ctx.last.featuresError;
-    if (state.source === 'layers' && (ctx.last.features || error)) editor.annotate(error ? null : ctx.last.features, error?.field === 'model' ? error.message : null);
+    if (state.source === 'layers' && (ctx.last.features || error)) editor.annotate(error ? null : ctx.last.features, error?.field === 'model' ? error : null);
     return editor;
   })();
   return editorLoading;

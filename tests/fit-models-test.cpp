@@ -8,7 +8,6 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
-#include <random>
 
 #include "core/error.hpp"
 #include "fit/dataset.hpp"
@@ -20,18 +19,6 @@
 #include "predict/op_rows.hpp"
 
 using namespace prenet;
-
-namespace {
-
-Matrix random_rows(size_t n, size_t f, std::mt19937& rng) {
-    std::uniform_real_distribution<double> u(-1, 1);
-    Matrix x(n, std::vector<double>(f));
-    for (auto& row : x)
-        for (auto& v : row) v = u(rng);
-    return x;
-}
-
-}  // namespace
 
 namespace {
 

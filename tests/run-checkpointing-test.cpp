@@ -18,34 +18,9 @@ using namespace prenet;
 
 namespace {
 
-using prenet::testing::params_only;
-
-MemoryOptions options(Precision p, const char* optimizer, OptimizerImpl impl = OptimizerImpl::fused,
-                      MixedRecipe mixed = MixedRecipe::autocast) {
-    MemoryOptions o;
-    o.precision = p;
-    o.mixed = mixed;
-    o.optimizer = &find_optimizer(optimizer);
-    o.optimizer_impl = impl;
-    return o;
-}
-
-double model_states(const MemoryUse& m) { return m.weights + m.gradients + m.optimizer_states; }
-
-// An input layer, 6 copies of a (layernorm, linear, gelu, linear, residual) block and a head.
-Model blocks_model(std::int64_t batch) {
-    ModelBuilder b("blocks", {batch, 64, 256}, infer_shape);
-    b.add("linear", "in", {{"out_features", 256}});
-    b.begin_block("layers", 6);
-    b.add("layernorm", "ln");
-    b.add("linear", "up", {{"out_features", 1024}});
-    b.add("activation", "act", {{"function", "gelu"}});
-    b.add("linear", "down", {{"out_features", 256}});
-    b.add("residual_add", "res");
-    b.end_block();
-    b.add("linear", "head", {{"out_features", 10}});
-    return b.finish("custom", 64);
-}
+using prenet::testing::blocks_model;
+using prenet::testing::memory_options;
+using prenet::testing::model_states;
 
 }  // namespace
 
@@ -68,7 +43,7 @@ TEST(Checkpointing, KeepsBlockInputsAndOneBlock) {
     EXPECT_LT(on.saved, 0.5 * off.saved);
 
     const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
-    MemoryOptions o = options(Precision::bf16, "adamw");
+    MemoryOptions o = memory_options(Precision::bf16, "adamw");
     MemoryUse plain = estimate_memory(f, hw, o);
     o.checkpointing = true;
     MemoryUse ckpt = estimate_memory(f, hw, o);

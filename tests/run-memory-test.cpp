@@ -19,34 +19,11 @@ using namespace prenet;
 
 namespace {
 
+using prenet::testing::blocks_model;
+using prenet::testing::memory_options;
+using prenet::testing::model_states;
 using prenet::testing::params_only;
 
-MemoryOptions options(Precision p, const char* optimizer, OptimizerImpl impl = OptimizerImpl::fused,
-                      MixedRecipe mixed = MixedRecipe::autocast) {
-    MemoryOptions o;
-    o.precision = p;
-    o.mixed = mixed;
-    o.optimizer = &find_optimizer(optimizer);
-    o.optimizer_impl = impl;
-    return o;
-}
-
-double model_states(const MemoryUse& m) { return m.weights + m.gradients + m.optimizer_states; }
-
-// An input layer, 6 copies of a (layernorm, linear, gelu, linear, residual) block and a head.
-Model blocks_model(std::int64_t batch) {
-    ModelBuilder b("blocks", {batch, 64, 256}, infer_shape);
-    b.add("linear", "in", {{"out_features", 256}});
-    b.begin_block("layers", 6);
-    b.add("layernorm", "ln");
-    b.add("linear", "up", {{"out_features", 1024}});
-    b.add("activation", "act", {{"function", "gelu"}});
-    b.add("linear", "down", {{"out_features", 256}});
-    b.add("residual_add", "res");
-    b.end_block();
-    b.add("linear", "head", {{"out_features", 10}});
-    return b.finish("custom", 64);
-}
 
 }  // namespace
 
@@ -54,7 +31,7 @@ TEST(TrainingMemory, MixedPrecisionAdamIs16BytesPerParameter) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000'000);
     for (Precision p : {Precision::bf16, Precision::fp16, Precision::fp8}) {
-        MemoryUse m = estimate_memory(f, hw, options(p, "adamw", OptimizerImpl::fused, MixedRecipe::half_model));
+        MemoryUse m = estimate_memory(f, hw, memory_options(p, "adamw", OptimizerImpl::fused, MixedRecipe::half_model));
         // The half-model recipe (ZeRO paper's 16 bytes): 2 (half weights) + 4 (fp32 master) + 2 (half
         // gradients) + 4 + 4 (Adam m and v).
         EXPECT_DOUBLE_EQ(m.weights, 6e9) << to_string(p);
@@ -68,7 +45,7 @@ TEST(TrainingMemory, MixedPrecisionAdamIs16BytesPerParameter) {
     ModelFeatures with_copies = f;
     with_copies.half_weight_copy_bytes = 2e9;
     for (Precision p : {Precision::bf16, Precision::fp16}) {
-        MemoryUse m = estimate_memory(with_copies, hw, options(p, "adamw"));
+        MemoryUse m = estimate_memory(with_copies, hw, memory_options(p, "adamw"));
         EXPECT_DOUBLE_EQ(m.weights, 4e9) << to_string(p);
         EXPECT_DOUBLE_EQ(m.gradients, 4e9);
         EXPECT_DOUBLE_EQ(model_states(m), 16e9);
@@ -76,9 +53,9 @@ TEST(TrainingMemory, MixedPrecisionAdamIs16BytesPerParameter) {
         EXPECT_DOUBLE_EQ(m.peak, 18e9);
     }
     // fp8 always runs as a bf16 model: autocast asked for or not.
-    EXPECT_DOUBLE_EQ(estimate_memory(with_copies, hw, options(Precision::fp8, "adamw")).weights, 6e9);
+    EXPECT_DOUBLE_EQ(estimate_memory(with_copies, hw, memory_options(Precision::fp8, "adamw")).weights, 6e9);
     for (Precision p : {Precision::fp32, Precision::tf32}) {
-        MemoryUse m = estimate_memory(f, hw, options(p, "adam"));
+        MemoryUse m = estimate_memory(f, hw, memory_options(p, "adam"));
         EXPECT_DOUBLE_EQ(m.weights, 4e9);
         EXPECT_DOUBLE_EQ(m.gradients, 4e9);
         EXPECT_DOUBLE_EQ(model_states(m), 16e9);
@@ -89,16 +66,16 @@ TEST(TrainingMemory, BytesPerParameterByOptimizer) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000);
     // Mixed precision: 8 bytes of weights and gradients plus the states.
-    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, options(Precision::bf16, "sgd"))), 12e6);
-    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, options(Precision::bf16, "lion"))), 12e6);
-    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, options(Precision::bf16, "adamw"))), 16e6);
-    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, options(Precision::fp32, "sgd"))), 12e6);
+    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, memory_options(Precision::bf16, "sgd"))), 12e6);
+    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, memory_options(Precision::bf16, "lion"))), 12e6);
+    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, memory_options(Precision::bf16, "adamw"))), 16e6);
+    EXPECT_DOUBLE_EQ(model_states(estimate_memory(f, hw, memory_options(Precision::fp32, "sgd"))), 12e6);
 }
 
 TEST(TrainingMemory, NoReserveUnlessAskedAndTheDefaultReserve) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000'000);
-    MemoryOptions o = options(Precision::bf16, "adamw");
+    MemoryOptions o = memory_options(Precision::bf16, "adamw");
     MemoryUse bare = estimate_memory(f, hw, o);
     EXPECT_DOUBLE_EQ(bare.framework_reserve, 0);
     EXPECT_DOUBLE_EQ(bare.peak, 16e9);
@@ -114,8 +91,8 @@ TEST(TrainingMemory, NoReserveUnlessAskedAndTheDefaultReserve) {
 TEST(TrainingMemory, ForeachScratchCanSetThePeak) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000'000);
-    MemoryUse fused = estimate_memory(f, hw, options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model));
-    MemoryUse foreach = estimate_memory(f, hw, options(Precision::bf16, "adamw", OptimizerImpl::foreach, MixedRecipe::half_model));
+    MemoryUse fused = estimate_memory(f, hw, memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model));
+    MemoryUse foreach = estimate_memory(f, hw, memory_options(Precision::bf16, "adamw", OptimizerImpl::foreach, MixedRecipe::half_model));
     EXPECT_EQ(fused.peak_phase, "forward_backward");
     EXPECT_EQ(foreach.peak_phase, "optimizer");
     // sqrt(v) and the fp32 gradient copy of a half-precision model: 8 bytes per parameter, with no
@@ -124,7 +101,7 @@ TEST(TrainingMemory, ForeachScratchCanSetThePeak) {
     EXPECT_DOUBLE_EQ(foreach.peak - fused.peak, 8e9);
     EXPECT_DOUBLE_EQ(foreach.temporary, 8e9);
     // Autocast's gradients are fp32 already: only sqrt(v).
-    MemoryUse autocast = estimate_memory(f, hw, options(Precision::bf16, "adamw", OptimizerImpl::foreach));
+    MemoryUse autocast = estimate_memory(f, hw, memory_options(Precision::bf16, "adamw", OptimizerImpl::foreach));
     EXPECT_DOUBLE_EQ(autocast.optimizer_scratch, 4e9);
 }
 
@@ -132,7 +109,7 @@ TEST(TrainingMemory, OptimizerScratchDoesNotStackOnActivations) {
     Model model = blocks_model(64);  // features point into the model: keep it alive
     ModelFeatures f = compute_features(model, Precision::fp32);
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
-    MemoryUse m = estimate_memory(f, hw, options(Precision::fp32, "adam", OptimizerImpl::foreach));
+    MemoryUse m = estimate_memory(f, hw, memory_options(Precision::fp32, "adam", OptimizerImpl::foreach));
     ASSERT_GT(m.activations, m.optimizer_scratch) << "the test needs activations larger than the scratch";
     EXPECT_EQ(m.peak_phase, "forward_backward");
     EXPECT_DOUBLE_EQ(m.temporary, m.layer_temporary);
@@ -143,7 +120,7 @@ TEST(TrainingMemory, AccumulationKeepsActivationsOfOneMicroBatch) {
     Model model = blocks_model(8);
     ModelFeatures f = compute_features(model, Precision::fp32);
     const HardwareSpec& hw = find_hardware("a100-sxm4-80gb");
-    MemoryOptions o = options(Precision::fp32, "adamw");
+    MemoryOptions o = memory_options(Precision::fp32, "adamw");
     MemoryUse one = estimate_memory(f, hw, o);
     o.grad_accum = 8;
     MemoryUse eight = estimate_memory(f, hw, o);
@@ -174,7 +151,7 @@ TEST(TrainingMemory, BertLargeAgainstMeasuredPeaks) {
     for (const auto& c : cases) {
         Model model = resolve_model("bert-large", {c.batch, 512, 0});
         ModelFeatures f = compute_features(model, c.precision);  // fp16: autocast, as the Trainer runs it
-        MemoryOptions o = options(c.precision, c.optimizer);
+        MemoryOptions o = memory_options(c.precision, c.optimizer);
         o.grad_accum = c.accum;
         o.checkpointing = c.checkpointing;
         o.reserve = FrameworkReserve::pytorch_default();

@@ -15,18 +15,6 @@
 
 using namespace prenet;
 
-namespace {
-
-double total_bytes(const std::vector<Kernel>& ks) {
-    double b = 0;
-    for (const auto& k : ks) b += k.bytes;
-    return b;
-}
-
-using prenet::testing::params_only;
-
-}  // namespace
-
 TEST(PrecisionRecipe, WhatEachModeStores) {
     PrecisionRecipe fp32 = precision_recipe(Precision::fp32), tf32 = precision_recipe(Precision::tf32);
     for (const auto& r : {fp32, tf32}) {

@@ -6,6 +6,7 @@
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "predict/op_rows.hpp"
+#include "run/memory.hpp"
 
 namespace prenet::testing {
 
@@ -34,6 +35,34 @@ inline Kernel conv_row(std::int64_t in, std::int64_t out, std::int64_t kernel, P
     return kernel_from_row("conv", {{"b", 32}, {"in_channels", in}, {"out_channels", out}, {"kernel_size", kernel},
                                     {"input_size", 56}, {"stride", 1}, {"padding", kernel / 2}},
                            p);
+}
+
+// Memory options for a precision and optimizer (no reserve, no accumulation).
+inline MemoryOptions memory_options(Precision p, const char* optimizer, OptimizerImpl impl = OptimizerImpl::fused,
+                      MixedRecipe mixed = MixedRecipe::autocast) {
+    MemoryOptions o;
+    o.precision = p;
+    o.mixed = mixed;
+    o.optimizer = &find_optimizer(optimizer);
+    o.optimizer_impl = impl;
+    return o;
+}
+
+inline double model_states(const MemoryUse& m) { return m.weights + m.gradients + m.optimizer_states; }
+
+// An input layer, 6 copies of a (layernorm, linear, gelu, linear, residual) block and a head.
+inline Model blocks_model(std::int64_t batch) {
+    ModelBuilder b("blocks", {batch, 64, 256}, infer_shape);
+    b.add("linear", "in", {{"out_features", 256}});
+    b.begin_block("layers", 6);
+    b.add("layernorm", "ln");
+    b.add("linear", "up", {{"out_features", 1024}});
+    b.add("activation", "act", {{"function", "gelu"}});
+    b.add("linear", "down", {{"out_features", 256}});
+    b.add("residual_add", "res");
+    b.end_block();
+    b.add("linear", "head", {{"out_features", 10}});
+    return b.finish("custom", 64);
 }
 
 }  // namespace prenet::testing

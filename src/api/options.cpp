@@ -64,402 +64,206 @@ const CommandDef* find_command(const std::string& name) {
 
 namespace {
 
-std::vector<std::string> precision_choices() { return {"fp32", "tf32", "fp16", "bf16", "fp8"}; }
+// A row of the table, written as what it declares: Row("batch", count, kModel).flag("batch", "N")...
+class Row {
+public:
+    Row(std::string name, OptionType type, unsigned commands) {
+        d_.name = std::move(name);
+        d_.type = type;
+        d_.commands = commands;
+        if (type == OptionType::count) d_.min = 1;
+        if (type == OptionType::flag) d_.default_value = false;
+    }
+    Row& flag(std::string flag, std::string metavar = "") {
+        d_.flag = std::move(flag);
+        d_.metavar = std::move(metavar);
+        return *this;
+    }
+    Row& label(std::string label, std::string unit = "") {
+        d_.label = std::move(label);
+        d_.unit = std::move(unit);
+        return *this;
+    }
+    Row& range(double min, double max, bool min_exclusive = false) {
+        d_.min = min;
+        d_.max = max;
+        d_.min_exclusive = min_exclusive;
+        return *this;
+    }
+    Row& up_to(double max) { return range(d_.min, max); }
+    Row& choices(std::vector<std::string> choices) {
+        d_.choices = std::move(choices);
+        return *this;
+    }
+    // `value` null: decided by the model or other options; `text` says how.
+    Row& defaults(json value, std::string text) {
+        d_.default_value = std::move(value);
+        d_.default_text = std::move(text);
+        return *this;
+    }
+    Row& help(std::string help) {
+        d_.help = std::move(help);
+        return *this;
+    }
+    Row& echoed() {
+        d_.echo = true;
+        return *this;
+    }
+    Row& on_page(std::string where, std::string url_key = "") {
+        d_.page = std::move(where);
+        d_.url = std::move(url_key);
+        return *this;
+    }
+    Row& advanced() {
+        d_.advanced = true;
+        return *this;
+    }
+    Row& off_page(std::string why) {
+        d_.page_note = std::move(why);
+        return *this;
+    }
+    Row& cli_only() {
+        d_.api = false;
+        return *this;
+    }
+    operator OptionDef() const { return d_; }
 
-OptionDef count_row(std::string name, std::string flag, std::string label, std::string unit, double max,
-                    json default_value, std::string default_text, std::string help, unsigned commands) {
-    OptionDef d;
-    d.name = std::move(name);
-    d.flag = std::move(flag);
-    d.type = OptionType::count;
-    d.metavar = "N";
-    d.label = std::move(label);
-    d.unit = std::move(unit);
-    d.min = 1;
-    d.max = max;
-    d.default_value = std::move(default_value);
-    d.default_text = std::move(default_text);
-    d.help = std::move(help);
-    d.commands = commands;
-    return d;
+private:
+    OptionDef d_;
+};
+
+std::vector<std::string> optimizer_choices() {
+    std::vector<std::string> names;
+    for (const auto& o : optimizer_catalogue()) names.push_back(o.name);
+    return names;
 }
 
 std::vector<OptionDef> build_table() {
-    constexpr unsigned kRun = kPredict;            // options of a training step and run
-    constexpr unsigned kModelCommands = kPredict | kFeatures;
+    using T = OptionType;
+    constexpr unsigned kModel = kPredict | kFeatures;  // what builds and costs the model
+    constexpr unsigned kRun = kPredict;                // a training step and run
     const double k2e40 = double(std::int64_t{1} << 40);
-    std::vector<OptionDef> t;
-    auto add = [&](OptionDef d) -> OptionDef& {
-        t.push_back(std::move(d));
-        return t.back();
-    };
-
-    {
-        OptionDef d;
-        d.name = "model";
-        d.flag = "model";
-        d.type = OptionType::model;
-        d.metavar = "M";
-        d.label = "Model";
-        d.default_text = "required";
-        d.help = "a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json";
-        d.commands = kModelCommands;
-        d.page = "model";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "hardware";
-        d.flag = "hardware";
-        d.type = OptionType::hardware;
-        d.metavar = "H";
-        d.label = "Accelerators";
-        d.default_value = "all";
-        d.default_text = "all";
-        d.help = "an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all";
-        d.commands = kPredict | kKernels;
-        d.page = "hardware";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "custom_hardware";
-        d.type = OptionType::sheets;
-        d.label = "Your own accelerators";
-        d.default_text = "none";
-        d.help = "spec sheets added to the accelerators (the CLI takes spec files in --hardware instead)";
-        d.commands = kPredict;
-        d.page = "hardware";
-        add(d);
-    }
-    {
-        OptionDef& d = add(count_row("batch", "batch", "Batch size", "samples per micro-batch", k2e40, 1, "1",
-                                     "samples per micro-batch; a step is --grad-accum micro-batches", kModelCommands));
-        d.echo = true;
-        d.page = "training";
-        d.url = "batch";
-    }
-    {
-        OptionDef& d = add(count_row("seq", "seq", "Sequence length", "tokens", k2e40, nullptr, "the model's",
-                                     "tokens per sample (language models)", kModelCommands));
-        d.metavar = "L";
-        d.echo = true;
-        d.page = "training";
-        d.url = "seq";
-    }
-    {
-        OptionDef& d = add(count_row("image", "image", "Image size", "pixels", double(1 << 20), nullptr,
-                                     "the model's", "image side in pixels (vision models)", kModelCommands));
-        d.metavar = "PX";
-        d.echo = true;
-        d.page = "training";
-        d.url = "image";
-    }
-    {
-        OptionDef d;
-        d.name = "precision";
-        d.flag = "precision";
-        d.type = OptionType::choice;
-        d.metavar = "P";
-        d.label = "Precision";
-        d.choices = precision_choices();
-        d.default_value = "fp32";
-        d.default_text = "fp32";
-        d.help = "fp16/bf16/fp8 are mixed precision with fp32 master weights, fp16 adds loss scaling "
-                 "(docs/training-model.md)";
-        d.commands = kModelCommands | kKernels;
-        d.echo = true;
-        d.page = "training";
-        d.url = "precision";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "mixed";
-        d.flag = "mixed";
-        d.type = OptionType::choice;
-        d.metavar = "R";
-        d.label = "Mixed-precision recipe";
-        d.choices = {"autocast", "half"};
-        d.default_text = "autocast for fp16 and bf16";
-        d.help = "how fp16/bf16 keep their tensors: autocast (PyTorch AMP: fp32 weights and gradients, norms, "
-                 "softmax and embeddings in fp32) or half (Megatron/DeepSpeed: a half-precision model beside an "
-                 "fp32 master copy); fp8 always runs as a bf16 model";
-        d.commands = kModelCommands;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "mixed";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "attention";
-        d.flag = "attention";
-        d.type = OptionType::choice;
-        d.metavar = "A";
-        d.label = "Attention kernels";
-        d.choices = {"eager", "flash"};
-        d.default_value = "eager";
-        d.default_text = "eager";
-        d.help = "eager (scores materialised, as Hugging Face's eager attention) or flash (one fused kernel, "
-                 "FlashAttention / PyTorch SDPA)";
-        d.commands = kModelCommands;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "attn";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "optimizer";
-        d.flag = "optimizer";
-        d.type = OptionType::choice;
-        d.metavar = "O";
-        d.label = "Optimizer";
-        for (const auto& o : optimizer_catalogue()) d.choices.push_back(o.name);
-        d.default_value = "adamw";
-        d.default_text = "adamw";
-        d.help = "sgd (with momentum), adam, adamw, adafactor or lion";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.url = "optimizer";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "optimizer_impl";
-        d.flag = "optimizer-impl";
-        d.type = OptionType::choice;
-        d.metavar = "I";
-        d.label = "Optimizer implementation";
-        d.choices = {"fused", "foreach"};
-        d.default_value = "fused";
-        d.default_text = "fused";
-        d.help = "fused (one multi-tensor kernel) or foreach (torch.optim's sequence of multi-tensor ops); "
-                 "Adafactor has no fused kernel: fused runs it tensor by tensor";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "opt_impl";
-        add(d);
-    }
-    {
-        OptionDef& d = add(count_row("grad_accum", "grad-accum", "Gradient accumulation", "micro-batches",
-                                     double(std::int64_t{1} << 30), 1, "1",
-                                     "micro-batches of --batch samples per optimizer step", kRun));
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "accum";
-    }
-    {
-        OptionDef d;
-        d.name = "checkpointing";
-        d.flag = "checkpointing";
-        d.type = OptionType::flag;
-        d.label = "Activation checkpointing";
-        d.default_value = false;
-        d.default_text = "off";
-        d.help = "keep each block's input and recompute its forward in the backward pass";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "ckpt";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "breakdown";
-        d.flag = "breakdown";
-        d.type = OptionType::flag;
-        d.label = "Per-layer times";
-        d.default_value = false;
-        d.default_text = "off";
-        d.help = "also the time of each layer (forward, backward with any recompute; every repeat and "
-                 "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "results";
-        add(d);
-    }
-    {
-        OptionDef& d = add(count_row("samples", "samples", "Samples per epoch", "samples", 1e18, nullptr,
-                                     "none: no run",
-                                     "run length in samples per epoch (2e12 accepted), times --epochs; for a "
-                                     "language model --tokens takes precedence when both are given",
-                                     kRun));
-        d.echo = true;
-        d.page = "training";
-        d.url = "samples";
-    }
-    {
-        OptionDef d;
-        d.name = "epochs";
-        d.flag = "epochs";
-        d.type = OptionType::number;
-        d.metavar = "E";
-        d.label = "Epochs";
-        d.min = 0;
-        d.min_exclusive = true;
-        d.max = 1e9;
-        d.default_text = "1 with --samples";
-        d.help = "passes over --samples";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.url = "epochs";
-        add(d);
-    }
-    {
-        OptionDef& d = add(count_row("tokens", "tokens", "Tokens to train on", "tokens", 1e18, nullptr,
-                                     "none: no run",
-                                     "run length in tokens (language models; tokens per step = batch x grad-accum "
-                                     "x seq); a model without tokens uses --samples instead when both are given",
-                                     kRun));
-        d.metavar = "T";
-        d.echo = true;
-        d.page = "training";
-        d.url = "tokens";
-    }
-    {
-        OptionDef d;
-        d.name = "price_per_hour";
-        d.flag = "price-per-hour";
-        d.type = OptionType::number;
-        d.metavar = "X";
-        d.label = "Price per accelerator-hour";
-        d.unit = "USD per hour";
-        d.min = 0;
-        d.max = 1e6;
-        d.default_text = "the cheapest cloud price on each spec sheet";
-        d.help = "price of one accelerator-hour for the run's cost";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "pph";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "input_samples_per_s";
-        d.flag = "input-samples-per-s";
-        d.type = OptionType::number;
-        d.metavar = "R";
-        d.label = "Input pipeline rate";
-        d.unit = "samples per second";
-        d.min = 0;
-        d.min_exclusive = true;
-        d.max = 1e15;
-        d.default_text = "unlimited";
-        d.help = "the input pipeline's rate: a step takes at least batch x grad-accum / R";
-        d.commands = kRun;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "input_rate";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "predictor";
-        d.flag = "predictor";
-        d.type = OptionType::choice;
-        d.metavar = "P";
-        d.label = "Kernel-time predictor";
-        d.choices = predictor_names();
-        d.default_text = "learned when fitted models are built in, else roofline";
-        d.help = "learned (kernel models fitted on measurements) or roofline (peak FLOP/s and bandwidth only)";
-        d.commands = kRun | kKernels;
-        d.echo = true;
-        d.page = "training";
-        d.advanced = true;
-        d.url = "predictor";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "kernel_models";
-        d.flag = "models";
-        d.type = OptionType::document;
-        d.metavar = "FILE";
-        d.label = "Kernel models";
-        d.default_text = "the built-in models";
-        d.help = "use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones";
-        d.commands = kRun | kKernels;
-        d.page_note = "a file written by `prenet fit` on a workstation; the page uses the models built in";
-        add(d);
-    }
-    {
-        OptionDef d;
-        d.name = "kernel_overhead_ms";
-        d.flag = "kernel-overhead-ms";
-        d.type = OptionType::number;
-        d.metavar = "MS";
-        d.label = "Overhead per kernel";
-        d.unit = "ms";
-        d.min = 0;
-        d.max = 1e3;
-        d.default_value = 0;
-        d.default_text = "0";
-        d.help = "a framework overhead added to every kernel launch (the predictors already include a launch "
-                 "cost; for experiments)";
-        d.commands = kRun;
-        d.echo = true;
-        d.page_note = "an experiment's knob: the predictors already include each kernel's launch cost";
-        add(d);
-    }
-
-    // CLI-only options: output, and the files of the offline commands.
-    auto cli_only = [&](std::string name, std::string flag, OptionType type, std::string metavar,
-                        std::string default_text, std::string help, unsigned commands, std::string note) {
-        OptionDef d;
-        d.name = std::move(name);
-        d.flag = std::move(flag);
-        d.type = type;
-        d.metavar = std::move(metavar);
-        d.default_text = std::move(default_text);
-        d.help = std::move(help);
-        d.commands = commands;
-        d.api = false;
-        d.page_note = std::move(note);
-        if (type == OptionType::count) d.min = 1, d.max = 1e9;
-        if (type == OptionType::flag) d.default_value = false;
-        return add(d);
-    };
     const std::string offline = "`prenet kernels` and `prenet fit` work on files: native CLI only";
-    cli_only("csv", "csv", OptionType::path, "IN", "required", "a table of kernels (NeuSight's ops layout)", kKernels,
-             offline);
-    cli_only("out", "out", OptionType::path, "OUT", "stdout", "where to write the table with predicted_ms",
-             kKernels, offline);
-    cli_only("data", "data", OptionType::path, "DIR", "data", "the measurements to fit on", kFit, offline);
-    cli_only("models_out", "models", OptionType::path, "OUT.json", "models/kernels.json", "where to write the models",
-             kFit, offline);
-    cli_only("report", "report", OptionType::path, "OUT.md", "docs/accuracy.md", "where to write the accuracy report",
-             kFit, offline);
-    cli_only("plots", "plots", OptionType::path, "DIR", "docs/plots", "where to write the plots", kFit, offline);
-    cli_only("rows_per_device", "rows-per-device", OptionType::count, "N", "all",
-             "at most N rows per device and family (a quick fit)", kFit, offline);
-    cli_only("trees", "trees", OptionType::count, "N", "the fit's default", "boosted trees per family", kFit,
-             offline);
-    cli_only("dump_predictions", "dump-predictions", OptionType::path, "OUT.csv", "none",
-             "every held-out prediction with its measurement", kFit, offline);
-    cli_only("without", "without", OptionType::list, "CHIPS", "none",
-             "leave these chips out of everything (comma-separated device-id prefixes: `v100,a100` drops every V100 "
-             "and A100 variant), for checking whole-model predictions on chips the models never saw",
-             kFit, offline);
-    cli_only("json", "json", OptionType::flag, "", "off", "print one JSON document instead of a table",
-             kPredict | kFeatures | kListing, "the page shows tables and offers the JSON for download");
-    cli_only("help", "help", OptionType::flag, "", "", "describe the command and its options", kEveryCommand,
-             "the page describes each field beside it");
-    cli_only("version", "version", OptionType::flag, "", "", "print the version", kEveryCommand,
-             "the page shows the version in its footer");
-    return t;
+    return {
+        Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
+            .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
+        Row("hardware", T::hardware, kPredict | kKernels).flag("hardware", "H").label("Accelerators")
+            .defaults("all", "all")
+            .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all")
+            .on_page("hardware"),
+        Row("custom_hardware", T::sheets, kPredict).label("Your own accelerators").defaults(nullptr, "none")
+            .help("spec sheets added to the accelerators (the CLI takes spec files in --hardware instead)")
+            .on_page("hardware"),
+        Row("batch", T::count, kModel).flag("batch", "N").label("Batch size", "samples per micro-batch").up_to(k2e40)
+            .defaults(1, "1").help("samples per micro-batch; a step is --grad-accum micro-batches").echoed()
+            .on_page("training", "batch"),
+        Row("seq", T::count, kModel).flag("seq", "L").label("Sequence length", "tokens").up_to(k2e40)
+            .defaults(nullptr, "the model's").help("tokens per sample (language models)").echoed()
+            .on_page("training", "seq"),
+        Row("image", T::count, kModel).flag("image", "PX").label("Image size", "pixels").up_to(double(1 << 20))
+            .defaults(nullptr, "the model's").help("image side in pixels (vision models)").echoed()
+            .on_page("training", "image"),
+        Row("precision", T::choice, kModel | kKernels).flag("precision", "P").label("Precision")
+            .choices({"fp32", "tf32", "fp16", "bf16", "fp8"}).defaults("fp32", "fp32")
+            .help("fp16/bf16/fp8 are mixed precision with fp32 master weights, fp16 adds loss scaling "
+                  "(docs/training-model.md)")
+            .echoed().on_page("training", "precision"),
+        Row("mixed", T::choice, kModel).flag("mixed", "R").label("Mixed-precision recipe").choices({"autocast", "half"})
+            .defaults(nullptr, "autocast for fp16 and bf16")
+            .help("how fp16/bf16 keep their tensors: autocast (PyTorch AMP: fp32 weights and gradients, norms, "
+                  "softmax and embeddings in fp32) or half (Megatron/DeepSpeed: a half-precision model beside an "
+                  "fp32 master copy); fp8 always runs as a bf16 model")
+            .echoed().on_page("training", "mixed").advanced(),
+        Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"})
+            .defaults("eager", "eager")
+            .help("eager (scores materialised, as Hugging Face's eager attention) or flash (one fused kernel, "
+                  "FlashAttention / PyTorch SDPA)")
+            .echoed().on_page("training", "attn").advanced(),
+        Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices())
+            .defaults("adamw", "adamw").help("sgd (with momentum), adam, adamw, adafactor or lion").echoed()
+            .on_page("training", "optimizer"),
+        Row("optimizer_impl", T::choice, kRun).flag("optimizer-impl", "I").label("Optimizer implementation")
+            .choices({"fused", "foreach"}).defaults("fused", "fused")
+            .help("fused (one multi-tensor kernel) or foreach (torch.optim's sequence of multi-tensor ops); "
+                  "Adafactor has no fused kernel: fused runs it tensor by tensor")
+            .echoed().on_page("training", "opt_impl").advanced(),
+        Row("grad_accum", T::count, kRun).flag("grad-accum", "N").label("Gradient accumulation", "micro-batches")
+            .up_to(double(std::int64_t{1} << 30)).defaults(1, "1")
+            .help("micro-batches of --batch samples per optimizer step").echoed().on_page("training", "accum")
+            .advanced(),
+        Row("checkpointing", T::flag, kRun).flag("checkpointing").label("Activation checkpointing")
+            .defaults(false, "off").help("keep each block's input and recompute its forward in the backward pass")
+            .echoed().on_page("training", "ckpt").advanced(),
+        Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
+            .help("also the time of each layer (forward, backward with any recompute; every repeat and "
+                  "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")
+            .echoed().on_page("results"),
+        Row("samples", T::count, kRun).flag("samples", "N").label("Samples per epoch", "samples").up_to(1e18)
+            .defaults(nullptr, "none: no run")
+            .help("run length in samples per epoch (2e12 accepted), times --epochs; for a language model "
+                  "--tokens takes precedence when both are given")
+            .echoed().on_page("training", "samples"),
+        Row("epochs", T::number, kRun).flag("epochs", "E").label("Epochs").range(0, 1e9, true)
+            .defaults(nullptr, "1 with --samples").help("passes over --samples").echoed()
+            .on_page("training", "epochs"),
+        Row("tokens", T::count, kRun).flag("tokens", "T").label("Tokens to train on", "tokens").up_to(1e18)
+            .defaults(nullptr, "none: no run")
+            .help("run length in tokens (language models; tokens per step = batch x grad-accum x seq); a model "
+                  "without tokens uses --samples instead when both are given")
+            .echoed().on_page("training", "tokens"),
+        Row("price_per_hour", T::number, kRun).flag("price-per-hour", "X")
+            .label("Price per accelerator-hour", "USD per hour").range(0, 1e6)
+            .defaults(nullptr, "the cheapest cloud price on each spec sheet")
+            .help("price of one accelerator-hour for the run's cost").echoed().on_page("training", "pph").advanced(),
+        Row("input_samples_per_s", T::number, kRun).flag("input-samples-per-s", "R")
+            .label("Input pipeline rate", "samples per second").range(0, 1e15, true).defaults(nullptr, "unlimited")
+            .help("the input pipeline's rate: a step takes at least batch x grad-accum / R").echoed()
+            .on_page("training", "input_rate").advanced(),
+        Row("predictor", T::choice, kRun | kKernels).flag("predictor", "P").label("Kernel-time predictor")
+            .choices(predictor_names()).defaults(nullptr, "learned when fitted models are built in, else roofline")
+            .help("learned (kernel models fitted on measurements) or roofline (peak FLOP/s and bandwidth only)")
+            .echoed().on_page("training", "predictor").advanced(),
+        Row("kernel_models", T::document, kRun | kKernels).flag("models", "FILE").label("Kernel models")
+            .defaults(nullptr, "the built-in models")
+            .help("use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones")
+            .off_page("a file written by `prenet fit` on a workstation; the page uses the models built in"),
+        Row("kernel_overhead_ms", T::number, kRun).flag("kernel-overhead-ms", "MS").label("Overhead per kernel", "ms")
+            .range(0, 1e3).defaults(0, "0")
+            .help("a framework overhead added to every kernel launch (the predictors already include a launch "
+                  "cost; for experiments)")
+            .echoed().off_page("an experiment's knob: the predictors already include each kernel's launch cost"),
+
+        // CLI only: output, and the files of the offline commands.
+        Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
+            .help("a table of kernels (NeuSight's ops layout)").cli_only().off_page(offline),
+        Row("out", T::path, kKernels).flag("out", "OUT").defaults(nullptr, "stdout")
+            .help("where to write the table with predicted_ms").cli_only().off_page(offline),
+        Row("data", T::path, kFit).flag("data", "DIR").defaults(nullptr, "data").help("the measurements to fit on")
+            .cli_only().off_page(offline),
+        Row("models_out", T::path, kFit).flag("models", "OUT.json").defaults(nullptr, "models/kernels.json")
+            .help("where to write the models").cli_only().off_page(offline),
+        Row("report", T::path, kFit).flag("report", "OUT.md").defaults(nullptr, "docs/accuracy.md")
+            .help("where to write the accuracy report").cli_only().off_page(offline),
+        Row("plots", T::path, kFit).flag("plots", "DIR").defaults(nullptr, "docs/plots")
+            .help("where to write the plots").cli_only().off_page(offline),
+        Row("rows_per_device", T::count, kFit).flag("rows-per-device", "N").up_to(1e9).defaults(nullptr, "all")
+            .help("at most N rows per device and family (a quick fit)").cli_only().off_page(offline),
+        Row("trees", T::count, kFit).flag("trees", "N").up_to(1e9).defaults(nullptr, "the fit's default")
+            .help("boosted trees per family").cli_only().off_page(offline),
+        Row("dump_predictions", T::path, kFit).flag("dump-predictions", "OUT.csv").defaults(nullptr, "none")
+            .help("every held-out prediction with its measurement").cli_only().off_page(offline),
+        Row("without", T::list, kFit).flag("without", "CHIPS").defaults(nullptr, "none")
+            .help("leave these chips out of everything (comma-separated device-id prefixes: `v100,a100` drops every "
+                  "V100 and A100 variant), for checking whole-model predictions on chips the models never saw")
+            .cli_only().off_page(offline),
+        Row("json", T::flag, kPredict | kFeatures | kListing).flag("json").defaults(false, "off")
+            .help("print one JSON document instead of a table").cli_only()
+            .off_page("the page shows tables and offers the JSON for download"),
+        Row("help", T::flag, kEveryCommand).flag("help").defaults(false, "")
+            .help("describe the command and its options").cli_only().off_page("the page describes each field beside it"),
+        Row("version", T::flag, kEveryCommand).flag("version").defaults(false, "").help("print the version").cli_only()
+            .off_page("the page shows the version in its footer"),
+    };
 }
 
 std::string type_word(const OptionDef& row) {

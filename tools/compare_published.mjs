@@ -72,10 +72,13 @@ function fittedChips() {
 }
 
 // Kernel models fitted without any device of `chip` (`prenet fit --without chip`), so that a published row on
-// that chip judges a model which never saw it. Fitted once (minutes) and kept in models/held-out/.
+// that chip judges a model which never saw it. Fitted once (minutes) and kept in models/held-out/; --refit fits
+// each chip again, once per run (not once per published row).
+const refitted = new Set();
 function heldOutModels(chip) {
   const path = resolve(root, `models/held-out/without-${chip}.json`);
-  if (!existsSync(path) || args.includes('--refit')) {
+  if (!existsSync(path) || (args.includes('--refit') && !refitted.has(chip))) {
+    refitted.add(chip);
     console.error(`fitting kernel models without ${chip} (a few minutes) ...`);
     execFileSync(prenet, ['fit', '--without', chip, '--models', path,
       '--report', resolve(root, `models/held-out/without-${chip}.md`), '--plots', resolve(root, `build/held-out/plots-${chip}`)],

@@ -2,6 +2,7 @@
 // allows and names the option in what it refuses.
 #include "api/options.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -34,6 +35,10 @@ TEST(OptionTable, EveryRowIsUsableAndDocumented) {
         EXPECT_NE(row.page.empty(), row.page_note.empty());
         if (row.page == "training") EXPECT_FALSE(row.label.empty());
         if (row.type == OptionType::choice) EXPECT_GE(row.choices.size(), 2u);
+        for (const auto& [choice, label] : row.choice_labels) {  // labels only for choices that exist
+            EXPECT_NE(std::find(row.choices.begin(), row.choices.end(), choice), row.choices.end()) << choice;
+            EXPECT_FALSE(label.empty()) << choice;
+        }
         if (row.type == OptionType::count || row.type == OptionType::number) EXPECT_LT(row.min, row.max);
         // A default is a value the option itself accepts.
         if (!row.default_value.is_null()) EXPECT_NO_THROW(check_option(row, row.default_value, row.name));

@@ -91,8 +91,9 @@ public:
         return *this;
     }
     Row& up_to(double max) { return range(d_.min, max); }
-    Row& choices(std::vector<std::string> choices) {
+    Row& choices(std::vector<std::string> choices, std::map<std::string, std::string> labels = {}) {
         d_.choices = std::move(choices);
+        d_.choice_labels = std::move(labels);
         return *this;
     }
     // `value` null: decided by the model or other options; `text` says how.
@@ -164,26 +165,35 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "the model's").help("image side in pixels (vision models)").echoed()
             .on_page("training", "image"),
         Row("precision", T::choice, kModel | kKernels).flag("precision", "P").label("Precision")
-            .choices({"fp32", "tf32", "fp16", "bf16", "fp8"}).defaults("fp32", "fp32")
+            .choices({"fp32", "tf32", "fp16", "bf16", "fp8"},
+                     {{"fp16", "fp16 (mixed)"}, {"bf16", "bf16 (mixed)"}, {"fp8", "fp8 (bf16 model, fp8 matmuls)"},
+                      {"tf32", "tf32 (fp32 data, TF32 matmuls)"}}).defaults("fp32", "fp32")
             .help("fp16/bf16/fp8 are mixed precision with fp32 master weights, fp16 adds loss scaling "
                   "(docs/training-model.md)")
             .echoed().on_page("training", "precision"),
-        Row("mixed", T::choice, kModel).flag("mixed", "R").label("Mixed-precision recipe").choices({"autocast", "half"})
+        Row("mixed", T::choice, kModel).flag("mixed", "R").label("Mixed-precision recipe").choices({"autocast", "half"}, {{"autocast", "autocast: fp32 weights and gradients, fp32 norms"},
+                                           {"half", "half model + fp32 master weights (Megatron, DeepSpeed)"}})
             .defaults(nullptr, "autocast for fp16 and bf16")
             .help("how fp16/bf16 keep their tensors: autocast (PyTorch AMP: fp32 weights and gradients, norms, "
                   "softmax and embeddings in fp32) or half (Megatron/DeepSpeed: a half-precision model beside an "
                   "fp32 master copy); fp8 always runs as a bf16 model")
             .echoed().on_page("training", "mixed").advanced(),
-        Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"})
+        Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"}, {{"eager", "eager: scores materialised"},
+                                          {"flash", "flash: one fused kernel (FlashAttention, SDPA)"}})
             .defaults("eager", "eager")
             .help("eager (scores materialised, as Hugging Face's eager attention) or flash (one fused kernel, "
                   "FlashAttention / PyTorch SDPA)")
             .echoed().on_page("training", "attn").advanced(),
-        Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices())
+        Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices(), {{"adamw", "AdamW"},
+                                            {"adam", "Adam"},
+                                            {"sgd", "SGD (momentum)"},
+                                            {"adafactor", "Adafactor"},
+                                            {"lion", "Lion"}})
             .defaults("adamw", "adamw").help("sgd (with momentum), adam, adamw, adafactor or lion").echoed()
             .on_page("training", "optimizer"),
         Row("optimizer_impl", T::choice, kRun).flag("optimizer-impl", "I").label("Optimizer implementation")
-            .choices({"fused", "foreach"}).defaults("fused", "fused")
+            .choices({"fused", "foreach"}, {{"fused", "fused: one multi-tensor kernel"},
+                                            {"foreach", "foreach: torch.optim's multi-tensor ops"}}).defaults("fused", "fused")
             .help("fused (one multi-tensor kernel) or foreach (torch.optim's sequence of multi-tensor ops); "
                   "Adafactor has no fused kernel: fused runs it tensor by tensor")
             .echoed().on_page("training", "opt_impl").advanced(),
@@ -220,7 +230,8 @@ std::vector<OptionDef> build_table() {
             .help("the input pipeline's rate: a step takes at least batch x grad-accum / R").echoed()
             .on_page("training", "input_rate").advanced(),
         Row("predictor", T::choice, kRun | kKernels).flag("predictor", "P").label("Kernel-time predictor")
-            .choices(predictor_names()).defaults(nullptr, "learned when fitted models are built in, else roofline")
+            .choices(predictor_names(), {{"learned", "learned from measurements"},
+                                          {"roofline", "roofline (datasheet peaks only)"}}).defaults(nullptr, "learned when fitted models are built in, else roofline")
             .help("learned (kernel models fitted on measurements) or roofline (peak FLOP/s and bandwidth only)")
             .echoed().on_page("training", "predictor").advanced(),
         Row("kernel_models", T::document, kRun | kKernels).flag("models", "FILE").label("Kernel models")
@@ -317,6 +328,7 @@ json options_json() {
                         {"min_exclusive", numeric ? json(row.min_exclusive) : json(nullptr)},
                         {"integer", row.type == OptionType::count},
                         {"choices", row.type == OptionType::choice ? json(row.choices) : json(nullptr)},
+                        {"choice_labels", row.choice_labels.empty() ? json(nullptr) : json(row.choice_labels)},
                         {"default", row.default_value},
                         {"default_text", row.default_text},
                         {"help", row.help},

@@ -4,6 +4,7 @@
 // validation, the `settings` echo and the page's form, URL state and command line (through
 // {"command": "options"}) all come from this table, so adding an option is one row plus the code that uses it.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@ struct OptionDef {
     double min = 0, max = 0;  // count and number options
     bool min_exclusive = false;
     std::vector<std::string> choices;  // choice options
+    std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder
     std::string help;

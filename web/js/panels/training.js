@@ -23,7 +23,7 @@ function field(row) {
   let control;
   if (row.type === 'choice') {
     const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
-    control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
+    control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
   } else {
     const integer = row.integer || row.type === 'count';
     const attrs = [

@@ -24,11 +24,9 @@ std::vector<HardwareSpec> select_hardware(const RequestOptions& o) {
         } else if (arg.is_object()) {
             out.push_back(parse_hardware(arg, "hardware spec"));
         }
-        return 0;
     });
     attribute_errors("custom_hardware", ErrorCode::invalid_hardware, [&] {
         for (const auto& sheet : o.value("custom_hardware")) out.push_back(parse_hardware(sheet, "custom hardware spec"));
-        return 0;
     });
     if (out.empty()) throw Error("no hardware selected", ErrorCode::missing, "hardware");
     return out;

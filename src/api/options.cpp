@@ -277,14 +277,10 @@ std::vector<OptionDef> build_table() {
     };
 }
 
-std::string type_word(const OptionDef& row) {
-    switch (row.type) {
-        case OptionType::count: return "a positive integer";
-        case OptionType::number:
-            return row.min_exclusive ? "a positive number" : row.min == 0 ? "a non-negative number" : "a number";
-        case OptionType::flag: return "true or false";
-        default: return "a string";
-    }
+// What a number option's range asks for, in words (counts say "a positive integer" where they are checked).
+std::string number_word(const OptionDef& row) {
+    if (row.min_exclusive) return "a positive number";
+    return row.min == 0 ? "a non-negative number" : "a number";
 }
 
 [[noreturn]] void invalid(const OptionDef& row, const std::string& message) {
@@ -352,7 +348,7 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
                 if (!(x >= 1) || x != std::floor(x))
                     invalid(row, spelling + " must be a positive integer, got " + v.dump());
             } else if (!std::isfinite(x) || x < row.min || (row.min_exclusive && x == row.min)) {
-                invalid(row, spelling + " must be " + type_word(row) + ", got " + v.dump());
+                invalid(row, spelling + " must be " + number_word(row) + ", got " + v.dump());
             }
             if (x > row.max) invalid(row, spelling + " is absurdly large: " + v.dump());
             if (row.type == OptionType::count && x <= 9007199254740992.0) return json(std::int64_t(x));

@@ -120,11 +120,8 @@ int count_flag(const Args& a, const std::string& flag, unsigned command_bit) {
 
 json call(const json& request) {
     json reply = handle_request(request);
-    if (reply.is_object() && reply.contains("error")) {
-        const json& e = reply["error"];
-        throw Error(e.value("message", std::string("error")), ErrorCode::invalid_value,
-                    e["field"].is_string() ? e["field"].get<std::string>() : "");
-    }
+    // The CLI prints only the message (main.cpp); the code and field are for programs reading the JSON.
+    if (reply.is_object() && reply.contains("error")) throw Error(reply["error"].value("message", std::string("error")));
     return reply;
 }
 

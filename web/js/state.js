@@ -56,7 +56,7 @@ export function parseValue(row, text) {
   if (row.type === 'count' || row.type === 'number') {
     const v = Number(t);
     if (!Number.isFinite(v)) return { error: 'a number' };
-    if ((row.integer || row.type === 'count') && !Number.isInteger(v)) return { error: 'a whole number' };
+    if (row.integer && !Number.isInteger(v)) return { error: 'a whole number' };
     if (row.min != null && (row.min_exclusive ? v <= row.min : v < row.min)) return { error: `${row.min_exclusive ? 'more than' : 'at least'} ${row.min}` };
     if (row.max != null && v > row.max) return { error: `at most ${row.max}` };
     return { value: v };

@@ -1,0 +1,61 @@
+#pragma once
+// Time of one collective over a group of devices (docs/parallel.md): NCCL-style ring and tree algorithms with a
+// latency term per step and a bandwidth term, composed hierarchically (inside the scale-up domain, then across
+// it) when a group spans domains. Efficiency and latency per link kind are fitted on measured collectives
+// (models/collectives.json, from data/collectives/).
+//
+// Message size follows nccl-tests: all_reduce the buffer each device holds; all_gather the gathered output;
+// reduce_scatter the input each device holds; all_to_all the bytes each device sends in total; send_recv the
+// bytes sent one way.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "parallel/cluster.hpp"
+
+namespace prenet {
+
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+const char* to_string(Collective c);
+std::optional<Collective> collective_from_string(const std::string& name);
+
+// Bytes each device moves over its link per byte of message, as nccl-tests' bus bandwidth counts it:
+// 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for send/recv.
+double bus_factor(Collective c, std::int64_t n);
+
+// Where a group's members sit: `size` devices, `stride` apart in rank order (ranks fill a node first: tensor
+// parallel groups are contiguous, stride 1; data-parallel groups step over the tp x cp devices of each replica).
+struct CollectiveGroup {
+    std::int64_t size = 1;
+    std::int64_t stride = 1;
+};
+
+// How a group lies on the cluster: members per scale-up domain and domains spanned.
+struct GroupSpan {
+    std::int64_t per_domain = 1, domains = 1;
+};
+GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster);
+
+// Fitted parameters per link kind: achieved fraction of the link's bandwidth and latency per algorithm step.
+struct LinkFit {
+    double efficiency = 0.8;
+    double latency_us = 5.0;
+};
+
+class CollectiveModel {
+public:
+    // The fitted model compiled in (models/collectives.json).
+    static const CollectiveModel& shipped();
+    static CollectiveModel from_json(const nlohmann::json& doc);
+    nlohmann::json to_json() const;
+
+    // Milliseconds for one collective of `message_bytes` over `group` on `cluster`; 0 for a group of one.
+    double time_ms(Collective c, double message_bytes, const CollectiveGroup& group, const Cluster& cluster) const;
+
+    std::map<LinkKind, LinkFit> links;
+};
+
+}  // namespace prenet

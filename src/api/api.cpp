@@ -1,6 +1,7 @@
 #include "api/api.hpp"
 
 #include "api/device_result.hpp"
+#include "api/parallel_result.hpp"
 #include "api/hardware_selection.hpp"
 #include "api/options.hpp"
 #include "api/reply_json.hpp"
@@ -29,7 +30,8 @@ json predict(const json& request) {
     RequestOptions o(request, kPredict);
     StepPlan plan = plan_step(model_argument(o), o.value("kernel_models"), read_settings(o));
     json results = json::array();
-    for (const auto& hw : select_hardware(o)) results.push_back(device_result(plan, hw));
+    for (const auto& hw : select_hardware(o))
+        results.push_back(plan.settings.parallel ? parallel_device_result(plan, hw) : device_result(plan, hw));
     return {{"model", model_json(plan.model, plan.features)},
             {"settings", settings_json(plan.settings, plan.model, kPredict)},
             {"results", results}};

@@ -22,6 +22,7 @@ const char* to_string(OptionType type) {
         case OptionType::hardware: return "hardware";
         case OptionType::sheets: return "sheets";
         case OptionType::document: return "document";
+        case OptionType::text: return "text";
         case OptionType::path: return "path";
         case OptionType::list: return "list";
     }
@@ -91,6 +92,15 @@ public:
         return *this;
     }
     Row& up_to(double max) { return range(d_.min, max); }
+    Row& example(std::string value, std::vector<std::string> with = {}) {
+        d_.example = std::move(value);
+        d_.example_with = std::move(with);
+        return *this;
+    }
+    Row& or_one_of(std::vector<std::string> words) {
+        d_.switch_values = std::move(words);
+        return *this;
+    }
     Row& choices(std::vector<std::string> choices, std::map<std::string, std::string> labels = {}) {
         d_.choices = std::move(choices);
         d_.choice_labels = std::move(labels);
@@ -145,6 +155,8 @@ std::vector<OptionDef> build_table() {
     constexpr unsigned kRun = kPredict;                // a training step and run
     const double k2e40 = double(std::int64_t{1} << 40);
     const std::string offline = "`prenet kernels` and `prenet fit` work on files: native CLI only";
+    const std::string cluster_page = "the CLI and API take it now; the page's cluster fields come with its cluster "
+                                     "view (issue #14)";
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
             .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
@@ -202,7 +214,9 @@ std::vector<OptionDef> build_table() {
             .help("micro-batches of --batch samples per optimizer step").echoed().on_page("training", "accum")
             .advanced(),
         Row("checkpointing", T::flag, kRun).flag("checkpointing").label("Activation checkpointing")
-            .defaults(false, "off").help("keep each block's input and recompute its forward in the backward pass")
+            .or_one_of({"full", "selective", "none"}).defaults(false, "off (searched on several devices)")
+            .help("full (alone: the same): keep each block's input and recompute its forward in the backward pass; "
+                  "selective: recompute only the attention core (Megatron); none: keep everything")
             .echoed().on_page("training", "ckpt").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
@@ -243,6 +257,47 @@ std::vector<OptionDef> build_table() {
             .help("a framework overhead added to every kernel launch (the predictors already include a launch "
                   "cost; for experiments)")
             .echoed().off_page("an experiment's knob: the predictors already include each kernel's launch cost"),
+
+        // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
+        Row("gpus", T::count, kRun).example("16").flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
+            .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
+            .off_page(cluster_page),
+        Row("gpus_per_node", T::count, kRun).example("4", {"--gpus", "8"}).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
+            .defaults(nullptr, "the spec sheet's usual node (8 for SXM/OAM boards)")
+            .help("devices per node (one scale-out network each)").echoed().off_page(cluster_page),
+        Row("network", T::text, kRun).example("8x400g-ib", {"--gpus", "16"}).flag("network", "SPEC").label("Network per node")
+            .defaults(nullptr, "the spec sheet's reference node")
+            .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
+            .echoed().off_page(cluster_page),
+        Row("dp", T::count, kRun).example("2", {"--gpus", "2"}).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
+            .help("data-parallel replicas").off_page(cluster_page),
+        Row("tp", T::count, kRun).example("2", {"--gpus", "2"}).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
+            .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").off_page(cluster_page),
+        Row("pp", T::count, kRun).example("2", {"--gpus", "2"}).flag("pp", "P").label("Pipeline stages").up_to(4096).defaults(nullptr, "searched")
+            .help("pipeline stages (the model's blocks split between them)").off_page(cluster_page),
+        Row("cp", T::count, kRun).example("2", {"--gpus", "2"}).flag("cp", "C").label("Context parallel").up_to(4096).defaults(nullptr, "searched")
+            .help("context-parallel devices (the sequence split, ring attention)").off_page(cluster_page),
+        Row("ep", T::count, kRun).example("2", {"--gpus", "2", "--model", "mixtral-8x7b"}).flag("ep", "E").label("Expert parallel").up_to(4096).defaults(nullptr, "searched")
+            .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").off_page(cluster_page),
+        Row("vp", T::count, kRun).example("2", {"--gpus", "2", "--grad-accum", "4"}).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
+            .help("model chunks per pipeline stage (the interleaved schedule)").off_page(cluster_page),
+        Row("zero", T::count, kRun).example("3", {"--gpus", "2"}).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
+            .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
+                  "FULL_SHARD)").off_page(cluster_page),
+        Row("sequence_parallel", T::flag, kRun).example("", {"--gpus", "2"}).flag("sequence-parallel").label("Sequence parallel")
+            .defaults(false, "on with tp > 1 when searched")
+            .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
+            .off_page(cluster_page),
+        Row("schedule", T::choice, kRun).example("1f1b", {"--gpus", "2", "--pp", "2"}).flag("schedule", "S").label("Pipeline schedule")
+            .choices({"1f1b", "interleaved", "gpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
+            .help("the pipeline schedule").off_page(cluster_page),
+        Row("global_batch", T::count, kRun).example("64", {"--gpus", "2"}).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
+            .defaults(nullptr, "batch x grad-accum x dp")
+            .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
+            .echoed().off_page(cluster_page),
+        Row("global_batch_tokens", T::count, kRun).example("65536", {"--gpus", "2"}).flag("global-batch-tokens", "T").label("Global batch", "tokens")
+            .up_to(1e15).defaults(nullptr, "none").help("the global batch in tokens (language models)")
+            .off_page(cluster_page),
 
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
@@ -325,6 +380,9 @@ json options_json() {
                         {"integer", row.type == OptionType::count},
                         {"choices", row.type == OptionType::choice ? json(row.choices) : json(nullptr)},
                         {"choice_labels", row.choice_labels.empty() ? json(nullptr) : json(row.choice_labels)},
+                        {"switch_values", row.switch_values.empty() ? json(nullptr) : json(row.switch_values)},
+                        {"example", row.example.empty() ? json(nullptr) : json(row.example)},
+                        {"example_with", row.example_with},
                         {"default", row.default_value},
                         {"default_text", row.default_text},
                         {"help", row.help},
@@ -345,8 +403,9 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
         case OptionType::number: {
             double x = v.is_number() ? v.get<double>() : NAN;
             if (row.type == OptionType::count) {
-                if (!(x >= 1) || x != std::floor(x))
-                    invalid(row, spelling + " must be a positive integer, got " + v.dump());
+                if (!(x >= row.min) || x != std::floor(x))
+                    invalid(row, spelling + (row.min >= 1 ? " must be a positive integer, got "
+                                                          : " must be a non-negative integer, got ") + v.dump());
             } else if (!std::isfinite(x) || x < row.min || (row.min_exclusive && x == row.min)) {
                 invalid(row, spelling + " must be " + number_word(row) + ", got " + v.dump());
             }
@@ -364,7 +423,14 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
             invalid(row, spelling + " must be " + known + ", got '" + v.get<std::string>() + "'");
         }
         case OptionType::flag:
-            if (!v.is_boolean()) invalid(row, spelling + " must be true or false");
+            if (v.is_string())
+                for (const auto& word : row.switch_values)
+                    if (v.get<std::string>() == word) return v;
+            if (!v.is_boolean()) {
+                std::string words;
+                for (const auto& w : row.switch_values) words += ", '" + w + "'";
+                invalid(row, spelling + " must be true or false" + words);
+            }
             return v;
         case OptionType::model:
             if (!v.is_string() && !v.is_object())
@@ -381,6 +447,7 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
         case OptionType::document:
             if (!v.is_object()) invalid(row, spelling + " must be a JSON object");
             return v;
+        case OptionType::text:
         case OptionType::path:
         case OptionType::list:
             if (!v.is_string()) invalid(row, spelling + " must be a string");

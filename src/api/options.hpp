@@ -22,6 +22,7 @@ enum class OptionType {
     hardware,  // an id, "all", a spec sheet or a list of those (the CLI takes ids and spec files, comma-separated)
     sheets,    // a list of spec sheets (API only: the CLI passes spec files in --hardware)
     document,  // a JSON document the CLI reads from a file
+    text,      // a word the option's reader parses (a network such as 8x400g-ib)
     path,      // a file or folder name (CLI only)
     list,      // comma-separated words (CLI only)
 };
@@ -59,6 +60,12 @@ struct OptionDef {
     double min = 0, max = 0;  // count and number options
     bool min_exclusive = false;
     std::vector<std::string> choices;  // choice options
+    // A flag that may be followed by one of these words (`--checkpointing selective`); alone it means true.
+    std::vector<std::string> switch_values;
+    // A value worth trying and the flags it needs beside it (`--dp 2` needs `--gpus 2`), for the docs and the
+    // table-driven tests; empty: the type's own example.
+    std::string example;
+    std::vector<std::string> example_with;
     std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder

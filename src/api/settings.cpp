@@ -9,6 +9,45 @@ namespace prenet {
 
 using nlohmann::json;
 
+namespace {
+
+std::optional<std::int64_t> count_if_given(const RequestOptions& o, const char* name) {
+    if (!o.has(name)) return std::nullopt;
+    return o.count(name);
+}
+
+void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
+    LayoutRequest& l = s.layout;
+    l.gpus = o.count("gpus");
+    l.dp = count_if_given(o, "dp");
+    l.tp = count_if_given(o, "tp");
+    l.pp = count_if_given(o, "pp");
+    l.cp = count_if_given(o, "cp");
+    l.ep = count_if_given(o, "ep");
+    l.vp = count_if_given(o, "vp");
+    if (o.has("zero")) l.zero = int(o.count("zero"));
+    if (o.has("sequence_parallel")) l.sequence_parallel = o.flag("sequence_parallel");
+    if (o.has("schedule")) l.schedule = parse_schedule(o.text("schedule"));
+    l.micro_batch = count_if_given(o, "batch");
+    l.grad_accum = count_if_given(o, "grad_accum");
+    if (o.has("checkpointing")) l.recompute = recompute;
+    l.global_batch = count_if_given(o, "global_batch");
+    l.global_batch_tokens = count_if_given(o, "global_batch_tokens");
+    if (l.global_batch && l.global_batch_tokens)
+        throw Error("give the global batch in samples or in tokens, not both", ErrorCode::conflict, "global_batch_tokens");
+    s.cluster.gpus = l.gpus;
+    s.cluster.gpus_per_node = count_if_given(o, "gpus_per_node");
+    if (o.has("network")) s.cluster.network = o.text("network");
+    s.parallel = l.gpus > 1;
+    for (const char* name : {"gpus_per_node", "network", "dp", "tp", "pp", "cp", "ep", "vp", "zero", "sequence_parallel",
+                             "schedule", "global_batch", "global_batch_tokens"})
+        if (o.has(name)) s.parallel = true;
+    if (recompute == Recompute::selective && !s.parallel)
+        s.parallel = true;  // selective recomputation is costed by the parallel step (one device is a layout too)
+}
+
+}  // namespace
+
 Settings read_settings(const RequestOptions& o) {
     Settings s;
     s.inputs.batch = o.count("batch");
@@ -32,7 +71,12 @@ Settings read_settings(const RequestOptions& o) {
     s.optimizer_impl = parse_optimizer_impl(o.text("optimizer_impl"));
     s.grad_accum = o.count("grad_accum");
     attribute_errors("grad_accum", ErrorCode::invalid_value, [&] { return global_batch(s.inputs.batch, s.grad_accum); });
-    s.checkpointing = o.flag("checkpointing");
+    const nlohmann::json& ckpt = o.value("checkpointing");
+    Recompute recompute = ckpt.is_string() ? parse_recompute(ckpt.get<std::string>())
+                                           : (ckpt.is_boolean() && ckpt.get<bool>() ? Recompute::full : Recompute::none);
+    s.checkpointing = recompute == Recompute::full;
+    s.selective_recompute = recompute == Recompute::selective;
+    read_layout(s, o, recompute);
     s.breakdown = o.flag("breakdown");
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
@@ -72,7 +116,12 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"optimizer", s.optimizer},
         {"optimizer_impl", to_string(s.optimizer_impl)},
         {"grad_accum", s.grad_accum},
-        {"checkpointing", s.checkpointing},
+        {"checkpointing", s.selective_recompute ? json("selective") : json(s.checkpointing)},
+        {"gpus", s.layout.gpus},
+        {"gpus_per_node", s.cluster.gpus_per_node ? json(*s.cluster.gpus_per_node) : json(nullptr)},
+        {"network", s.cluster.network ? json(*s.cluster.network) : json(nullptr)},
+        {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
+                         : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},
         {"breakdown", s.breakdown},
         {"samples", given(s.run.samples)},
         {"epochs", s.run.samples > 0 ? json(s.run.epochs > 0 ? s.run.epochs : 1.0) : json(nullptr)},
@@ -86,7 +135,6 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         const OptimizerDef& opt = find_optimizer(s.optimizer);
         derived.update(
             {{"optimizer_impl_used", to_string(effective_impl(opt, s.optimizer_impl))},
-             {"global_batch", global_batch(s.inputs.batch, s.grad_accum)},
              {"price_source", s.price_per_hour >= 0 ? "--price-per-hour" : "cheapest cloud price on the spec sheet"},
              {"memory_reserve",
               {{"context_bytes", s.reserve.context_bytes},
@@ -94,7 +142,8 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
                {"assumption", "CUDA context and library workspaces plus a fraction of the tensor peak for "
                               "allocator fragmentation (docs/training-model.md)"}}},
              {"energy_model", "TDP x (0.3 + 0.7 x share of step time in matmul/conv kernels), accelerator only"},
-             {"devices", 1}});
+             {"devices", s.layout.gpus},
+             {"layout", s.parallel ? "per result: plan (docs/parallel.md)" : "one device"}});
     }
     return echo_settings(resolved, derived, command_bit);
 }

@@ -10,6 +10,8 @@
 #include "core/precision.hpp"
 #include "graph/model.hpp"
 #include "importers/zoo.hpp"
+#include "parallel/cluster.hpp"
+#include "parallel/layout.hpp"
 #include "run/memory.hpp"
 #include "run/optimizer.hpp"
 #include "run/run_length.hpp"
@@ -23,7 +25,8 @@ struct Settings {
     std::string optimizer = "adamw", predictor;
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
-    bool checkpointing = false;
+    bool checkpointing = false;      // full: every block recomputed
+    bool selective_recompute = false;  // the attention core only
     bool breakdown = false;  // per-layer times in each result's step
     // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
     // once the model is known (resolve_budget).
@@ -32,6 +35,11 @@ struct Settings {
     double input_samples_per_s = 0;   // 0: unlimited
     double kernel_overhead_ms = 0;    // framework overhead per kernel (hook; 0 by default)
     FrameworkReserve reserve = FrameworkReserve::pytorch_default();
+    // Many accelerators: the layout asked for (what is left empty is searched) and the cluster's overrides.
+    LayoutRequest layout;
+    ClusterRequest cluster;
+    // Whether the request is a parallel one: more than one device, or any layout option given.
+    bool parallel = false;
 };
 
 // Reads a command's settings (kPredict or kFeatures); throws Error naming the option at fault.

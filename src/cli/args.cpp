@@ -17,7 +17,8 @@ std::vector<std::string> Args::given() const {
 }
 
 Args parse_args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
-                const std::set<std::string>& switch_options) {
+                const std::set<std::string>& switch_options,
+                const std::map<std::string, std::set<std::string>>& switch_values) {
     Args args;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
@@ -36,7 +37,13 @@ Args parse_args(const std::vector<std::string>& argv, const std::set<std::string
             inline_value = true;
         }
         if (switch_options.count(name)) {
-            if (inline_value) throw Error("option --" + name + " takes no value");
+            auto words = switch_values.find(name);
+            bool has_words = words != switch_values.end();
+            if (inline_value && !(has_words && words->second.count(value)))
+                throw Error(has_words ? "option --" + name + " takes no value or one of its words, not '" + value + "'"
+                                      : "option --" + name + " takes no value");
+            if (!inline_value && has_words && i + 1 < argv.size() && words->second.count(argv[i + 1])) value = argv[++i];
+            if (!value.empty()) args.options[name] = value;
             args.switches.insert(name);
         } else if (value_options.count(name)) {
             if (!inline_value) {

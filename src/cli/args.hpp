@@ -16,8 +16,10 @@ struct Args {
     std::vector<std::string> given() const;  // every flag given, options and switches
 };
 
-// `value_options` take a value; `switch_options` do not. Unknown flags are errors.
+// `value_options` take a value; `switch_options` do not, except one of their `switch_values` words
+// (`--checkpointing selective`, kept in `options`). Unknown flags are errors.
 Args parse_args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
-                const std::set<std::string>& switch_options);
+                const std::set<std::string>& switch_options,
+                const std::map<std::string, std::set<std::string>>& switch_values = {});
 
 }  // namespace prenet::cli

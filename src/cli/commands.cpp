@@ -91,11 +91,12 @@ json flag_value(const OptionDef& row, const Args& a) {
         case OptionType::count:
         case OptionType::number: return check_option(row, number_flag(row.flag, text), "--" + row.flag);
         case OptionType::choice: return check_option(row, text, "--" + row.flag);
-        case OptionType::flag: return true;
+        case OptionType::flag: return a.options.count(row.flag) ? json(text) : json(true);
         case OptionType::model: return model_argument(a);
         case OptionType::hardware: return hardware_argument(text);
         case OptionType::document: return read_json_file(text);
         case OptionType::sheets:
+        case OptionType::text:
         case OptionType::path:
         case OptionType::list: return text;
     }
@@ -185,9 +186,12 @@ int fit_command(const Args& a) {
 
 int run(const std::vector<std::string>& argv, std::ostream& out) {
     std::set<std::string> values, switches;
-    for (const auto& row : option_table())
+    std::map<std::string, std::set<std::string>> switch_words;
+    for (const auto& row : option_table()) {
         if (!row.flag.empty()) (row.is_switch() ? switches : values).insert(row.flag);
-    Args a = parse_args(argv, values, switches);
+        if (!row.switch_values.empty()) switch_words[row.flag].insert(row.switch_values.begin(), row.switch_values.end());
+    }
+    Args a = parse_args(argv, values, switches, switch_words);
     if (a.has("version")) {
         out << call({{"command", "version"}})["version"].get<std::string>() << "\n";
         return 0;

@@ -77,6 +77,21 @@ void print_layer_breakdown(std::ostream& out, const json& result) {
 
 }  // namespace
 
+namespace {
+
+// "dp8 tp2 pp1 zero3 2x4 selective": the layout in one cell (micro-batch x micro-batches).
+std::string plan_text(const json& p) {
+    std::string t = "dp" + p["dp"].dump() + " tp" + p["tp"].dump() + " pp" + p["pp"].dump();
+    if (p["cp"].get<std::int64_t>() > 1) t += " cp" + p["cp"].dump();
+    if (p["ep"].get<std::int64_t>() > 1) t += " ep" + p["ep"].dump();
+    if (p["vp"].get<std::int64_t>() > 1) t += " vp" + p["vp"].dump();
+    t += " zero" + p["zero"].dump() + " " + p["micro_batch"].dump() + "x" + p["grad_accum"].dump();
+    if (p["checkpointing"] != "none") t += " " + p["checkpointing"].get<std::string>();
+    return t;
+}
+
+}  // namespace
+
 void print_prediction_table(std::ostream& out, const json& doc) {
     const json& m = doc["model"];
     const json& s = doc["settings"];
@@ -88,13 +103,20 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     if (s.contains("mixed") && s["mixed"].is_string()) out << " (" << s["mixed"].get<std::string>() << ")";
     out << ", " << s["optimizer"].get<std::string>();
     if (s.contains("optimizer_impl_used")) out << " (" << s["optimizer_impl_used"].get<std::string>() << ")";
-    if (s.value("checkpointing", false)) out << ", checkpointing";
+    if (s["checkpointing"].is_string()) out << ", " << s["checkpointing"].get<std::string>() << " checkpointing";
+    else if (s.value("checkpointing", false)) out << ", checkpointing";
+    if (s.value("gpus", std::int64_t{1}) > 1) out << ", " << s["gpus"] << " devices";
     out << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
 
-    bool with_run = false, input_bound = false;
-    for (const auto& r : doc["results"]) with_run |= r.contains("run") && !r["run"].is_null();
+    bool with_run = false, input_bound = false, parallel = false;
+    for (const auto& r : doc["results"]) {
+        with_run |= r.contains("run") && !r["run"].is_null();
+        parallel |= r.contains("plan");
+    }
     std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s",
                                        "memory GB", "capacity GB", "fits"};
+    if (parallel) header.insert(header.begin() + 1, {"plan"});
+    if (parallel) header.insert(header.begin() + 6, {"comm", "bubble", "MFU"});
     if (with_run) header.insert(header.end(), {"hours", "GPU-hours", "cost $", "energy kWh"});
     std::vector<std::vector<std::string>> rows = {header};
     auto maybe = [](const json& x, const char* format) { return x.is_null() ? std::string("-") : fmt(format, x.get<double>()); };
@@ -109,6 +131,12 @@ void print_prediction_table(std::ostream& out, const json& doc) {
             fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
             fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
             fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"};
+        if (parallel) {
+            row.insert(row.begin() + 1, plan_text(r["plan"]));
+            row.insert(row.begin() + 6, {fmt("%.3f", st["communication_ms"].get<double>()),
+                                         fmt("%.3f", st["bubble_ms"].get<double>()),
+                                         fmt("%.1f%%", 100.0 * r["throughput"]["mfu"].get<double>())});
+        }
         if (with_run) {
             const json& run = r["run"];
             if (run.is_null()) {

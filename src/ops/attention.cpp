@@ -25,6 +25,10 @@ Heads read_heads(const Layer& layer) {
     return h;
 }
 
+// Context parallelism (parallel/, ring attention): a layer with `context_shards` c holds 1/c of the sequence
+// (its input's tokens) and attends over the keys and values of all c shards, which the ring passes round.
+std::int64_t context_shards(const Layer& layer) { return ops::int_attr(layer, "context_shards", 1); }
+
 void infer_attention(Layer& layer) {
     ops::require_rank(layer, 3, 3);
     read_heads(layer);
@@ -34,6 +38,7 @@ void infer_attention(Layer& layer) {
     ops::bool_attr(layer, "causal", false);
     ops::bool_attr(layer, "flash", false);
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
+    if (context_shards(layer) < 1) ops::fail(layer, "context_shards must be at least 1");
     std::string projections = ops::string_attr(layer, "projections", "fused");
     if (projections != "fused" && projections != "separate")
         ops::fail(layer, "field 'projections' must be fused (one qkv linear) or separate (query, key, value)");
@@ -145,7 +150,7 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     if (ops::string_attr(layer, "position", "none") == "rotary")
         ops::add_vector(cost, layer, p, Family::elementwise, "rotary", double(rows) * (q_out + h.kv_heads * h.qk_dim),
                         1.0, 1.0, 6.0);
-    add_attention_core(cost, layer, p, batch, q_len, kv_len, h.heads, h.qk_dim, h.v_dim);
+    add_attention_core(cost, layer, p, batch, q_len, kv_len * context_shards(layer), h.heads, h.qk_dim, h.v_dim);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
     if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.hidden));
     cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
@@ -180,7 +185,7 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
         cost.macs += double(rows) * proj.in * proj.out;
     }
     ops::add_vector(cost, layer, p, Family::norm, "bottleneck_rmsnorm", double(rows) * (q_rank + kv_rank), 1, 1, 4);
-    add_attention_core(cost, layer, p, batch, tokens, tokens, heads, nope + rope, v_dim);
+    add_attention_core(cost, layer, p, batch, tokens, tokens * context_shards(layer), heads, nope + rope, v_dim);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, hidden, heads * v_dim, true, true);
     cost.macs += double(rows) * heads * v_dim * hidden;
     cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
@@ -204,15 +209,26 @@ void cost_relative_bias(const Layer& layer, Precision p, LayerCost& cost) {
 
 }  // namespace
 
+bool is_attention_core(const Kernel& k) {
+    static const char* const core[] = {"attention_scores", "attention_scale", "attention_mask", "softmax",
+                                        "attention_dropout", "probabilities_cast", "attention_context",
+                                        "flash_attention", "flash_attention_backward"};
+    for (const char* op : core)
+        if (k.op == op) return true;
+    return false;
+}
+
 void register_attention_ops(OpCatalogue& c) {
     // The projections run in half precision under autocast and keep their input; the softmax between them is
     // on autocast's fp32 list.
-    const OpTraits attention = OpTraits::of(AutocastClass::half).saving_input().with_fp32_softmax_under_autocast();
+    const OpTraits attention = OpTraits::of(AutocastClass::half).saving_input().with_fp32_softmax_under_autocast()
+                                  .split_by(TensorSplit::heads);
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
            "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
-           "projections (fused: one qkv linear | separate: query, key and value linears)",
+           "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
+           "parallelism, the sequence shards whose keys and values this shard attends to)",
            infer_attention, cost_attention, attention});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "

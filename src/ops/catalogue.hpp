@@ -22,6 +22,12 @@ enum class AutocastClass {
     follows_input,  // element-wise or shape-only: runs in the type it receives
 };
 
+// How Megatron-style tensor parallelism splits a layer of this kind over `tp` devices (parallel/
+// tensor_parallel.cpp applies it; docs/parallel.md): replicated layers run whole on every device (on 1/tp of the
+// tokens with sequence parallelism), attention splits its heads, MLPs their hidden units (column- then row-
+// parallel linears), embeddings their vocabulary rows and a loss its classes (Megatron's vocab-parallel output).
+enum class TensorSplit { replicated, heads, hidden_units, vocabulary, classes };
+
 // What a kind's cost depends on beyond its own shapes: how it meets its neighbours and torch.autocast.
 struct OpTraits {
     AutocastClass autocast = AutocastClass::unset;
@@ -35,6 +41,7 @@ struct OpTraits {
     bool adds_to_residual_stream = false;
     // Eager attention's softmax runs in fp32 under autocast (costed through the layer's `softmax_fp32` attr).
     bool fp32_softmax_under_autocast = false;
+    TensorSplit tensor_split = TensorSplit::replicated;
 
     bool keeps_output(const Layer& layer) const { return saves_output && saves_output(layer); }
 
@@ -49,6 +56,7 @@ struct OpTraits {
     OpTraits& starting_fp32_stream() { starts_fp32_stream = true; return *this; }
     OpTraits& adding_to_residual_stream() { adds_to_residual_stream = true; return *this; }
     OpTraits& with_fp32_softmax_under_autocast() { fp32_softmax_under_autocast = true; return *this; }
+    OpTraits& split_by(TensorSplit split) { tensor_split = split; return *this; }
 };
 
 struct OpDef {

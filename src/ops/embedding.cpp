@@ -78,7 +78,7 @@ void register_embedding_ops(OpCatalogue& c) {
     // token make the hidden states the residual adds build on; token types are added to that stream.
     const OpTraits stream = OpTraits::of(AutocastClass::fp32_output).starting_fp32_stream();
     c.add({"embedding", "token embedding of [batch, tokens] ids: num_embeddings, embedding_dim, tied (false)", infer_embedding,
-           cost_embedding, stream});
+           cost_embedding, OpTraits(stream).split_by(TensorSplit::vocabulary)});
     c.add({"positional_embedding", "learned absolute positions added to [batch, tokens, hidden]: num_embeddings",
            infer_added, cost_added, stream});
     c.add({"token_type_embedding", "learned segment embeddings added to the hidden states: num_embeddings",

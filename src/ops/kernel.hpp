@@ -49,6 +49,11 @@ struct Kernel {
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
                         double flops, double bytes);
 
+// Whether a kernel is part of an attention layer's core (scores, their scaling, mask, softmax and dropout, the
+// context product, or the fused flash kernel) rather than its projections: what Megatron's selective
+// recomputation runs again in the backward pass. Defined beside the attention ops that name these kernels.
+bool is_attention_core(const Kernel& kernel);
+
 struct LayerCost {
     std::int64_t params = 0;          // unique trainable parameters (tied weights count 0)
     double macs = 0;                  // forward multiply-accumulates of weight layers (linear, conv)

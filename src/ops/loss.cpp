@@ -22,7 +22,7 @@ void cost_loss(const Layer& layer, Precision p, LayerCost& cost) {
 
 void register_loss_ops(OpCatalogue& c) {
     c.add({"cross_entropy", "cross-entropy loss over the last dim of the logits", infer_loss, cost_loss,
-           OpTraits::of(AutocastClass::fp32_list)});
+           OpTraits::of(AutocastClass::fp32_list).split_by(TensorSplit::classes)});
 }
 
 }  // namespace prenet

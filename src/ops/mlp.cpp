@@ -77,7 +77,7 @@ void register_mlp_ops(OpCatalogue& c) {
            "feed-forward block: intermediate, activation (gelu | gelu_tanh | gelu_new (unfused, as Hugging Face's "
            "GPT-2 runs it) | relu | silu), gated (false; true with "
            "silu is SwiGLU, with gelu GeGLU), bias (true unless gated)",
-           infer_mlp, cost_mlp, OpTraits::of(AutocastClass::half).saving_input()});
+           infer_mlp, cost_mlp, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)});
 }
 
 }  // namespace prenet

@@ -16,6 +16,10 @@ void infer_moe(Layer& layer) {
     std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
     if (top_k > experts) ops::fail(layer, "top_k must not exceed experts");
     if (ops::number_attr(layer, "capacity_factor", 1.0) <= 0) ops::fail(layer, "capacity_factor must be positive");
+    std::int64_t shards = ops::int_attr(layer, "expert_shards", 1);
+    if (shards < 1 || experts % shards)
+        ops::fail(layer, "expert parallelism " + std::to_string(shards) + " must divide the " +
+                             std::to_string(experts) + " experts");
     layer.output = layer.input;
 }
 
@@ -27,12 +31,16 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     double capacity = ops::number_attr(layer, "capacity_factor", 1.0);
     bool router_bias = ops::bool_attr(layer, "router_bias", false);
     std::int64_t tokens = ops::leading_elements(layer.input);
+    // Expert parallelism (parallel/): this device holds experts / expert_shards experts and, tokens assumed
+    // evenly routed, receives expert_shards devices' share of them: the same work on fewer, fuller experts.
+    std::int64_t shards = ops::int_attr(layer, "expert_shards", 1);
+    std::int64_t local_experts = experts / shards;
 
     std::int64_t router = checked_add(checked_mul(s.hidden, experts, "parameter count"), router_bias ? experts : 0,
                                       "parameter count");
     MlpShape shared_shape = s;
     shared_shape.intermediate = shared_intermediate;
-    cost.params = checked_add(router, checked_mul(experts, mlp_params(s), "parameter count"), "parameter count");
+    cost.params = checked_add(router, checked_mul(local_experts, mlp_params(s), "parameter count"), "parameter count");
     if (shared) cost.params = checked_add(cost.params, checked_mul(shared, mlp_params(shared_shape),
                                                                    "parameter count"), "parameter count");
 
@@ -40,8 +48,8 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_vector(cost, layer, p, Family::softmax, "router_topk", double(tokens) * experts, 1, 1, 6);
     double dispatched = double(tokens) * double(top_k);
     ops::add_vector(cost, layer, p, Family::gather, "dispatch", dispatched * s.hidden, 1, 1, 0);
-    auto per_expert = static_cast<std::int64_t>(std::ceil(dispatched * capacity / double(experts)));
-    add_mlp_kernels(cost, layer, p, s, experts, std::max<std::int64_t>(per_expert, 1), true, "expert_");
+    auto per_expert = static_cast<std::int64_t>(std::ceil(dispatched * capacity / double(local_experts)));
+    add_mlp_kernels(cost, layer, p, s, local_experts, std::max<std::int64_t>(per_expert, 1), true, "expert_");
     if (shared) add_mlp_kernels(cost, layer, p, shared_shape, shared, tokens, true, "shared_expert_");
     ops::add_vector(cost, layer, p, Family::gather, "combine", dispatched * s.hidden, 2, 1, 2);
 }
@@ -51,8 +59,9 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
 void register_moe_ops(OpCatalogue& c) {
     c.add({"moe",
            "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
-           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false)",
-           infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input()});
+           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), expert_shards (1: "
+           "expert parallelism, this device's share of the experts)",
+           infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)});
 }
 
 }  // namespace prenet

@@ -2,9 +2,31 @@
 
 #include <algorithm>
 
+#include "ops/catalogue.hpp"
+
 namespace prenet {
 
 bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty(); }
+
+namespace {
+
+bool is_attention(const LayerFeatures& lf) { return op_traits(lf.layer).tensor_split == TensorSplit::heads; }
+
+// What an attention layer keeps when its core is recomputed: what its fused (flash) form keeps.
+double selective_saved_bytes(const LayerFeatures& lf, Precision precision) {
+    if (!is_attention(lf) || lf.layer.attrs.value("flash", false)) return lf.cost.saved_activation_bytes;
+    Layer fused = lf.layer;
+    fused.attrs["flash"] = true;
+    return std::min(lf.cost.saved_activation_bytes, layer_cost(fused, precision).saved_activation_bytes);
+}
+
+}  // namespace
+
+bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, bool checkpointing, bool selective) {
+    if (kernel.phase != Phase::forward) return false;
+    if (checkpointing) return is_checkpointed(layer);
+    return selective && is_attention(layer) && is_attention_core(kernel);
+}
 
 namespace {
 
@@ -29,8 +51,13 @@ std::int64_t checkpoint_units(const ModelFeatures& features) {
     return units;
 }
 
-ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing) {
+ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing,
+                                   bool selective) {
     ActivationMemory m;
+    if (!checkpointing && selective) {
+        for (const auto& lf : features.layers) m.saved += double(lf.repeat) * selective_saved_bytes(lf, precision);
+        return m;
+    }
     if (!checkpointing) {
         m.saved = features.saved_activation_bytes;
         return m;

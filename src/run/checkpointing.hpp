@@ -22,7 +22,13 @@ struct ActivationMemory {
 };
 
 // Saved activations of one micro-batch (the features' batch) with or without checkpointing.
-ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing);
+// `selective` (without checkpointing): attention layers keep what their flash form keeps, since the attention
+// core is recomputed rather than saved (Megatron's selective recomputation).
+ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing,
+                                   bool selective = false);
+
+// Whether the backward pass runs `kernel` (a forward kernel of `layer`) again.
+bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, bool checkpointing, bool selective);
 
 // Checkpoint units executed per forward pass, whether or not checkpointing is on.
 std::int64_t checkpoint_units(const ModelFeatures& features);

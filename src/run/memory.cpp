@@ -20,7 +20,7 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     m.gradients = n * recipe.gradient_bytes;
     m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
 
-    ActivationMemory act = activation_memory(features, o.precision, o.checkpointing);
+    ActivationMemory act = activation_memory(features, o.precision, o.checkpointing, o.selective_recompute);
     m.activations = act.saved;
     m.checkpointed_blocks = act.checkpointed_blocks;
 
@@ -36,14 +36,18 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, recipe, o.optimizer_impl);
     m.weight_copies = recipe.mixed && !recipe.half_model ? features.half_weight_copy_bytes : 0.0;
 
+    settle_peak(m, o.reserve);
+    return m;
+}
+
+void settle_peak(MemoryUse& m, const FrameworkReserve& reserve) {
     double fixed = m.weights + m.gradients + m.optimizer_states;
     double forward_backward = m.activations + m.weight_copies + m.layer_temporary;
     double tensors = fixed + std::max(forward_backward, m.optimizer_scratch);
     m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
     m.temporary = tensors - fixed - m.activations;
-    m.framework_reserve = o.reserve.bytes(tensors);
+    m.framework_reserve = reserve.bytes(tensors);
     m.peak = tensors + m.framework_reserve;
-    return m;
 }
 
 MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw) {

@@ -33,6 +33,9 @@ struct TrainingSetup {
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
     bool checkpointing = false;
+    // Without full checkpointing: recompute only the attention core (Megatron's selective recomputation),
+    // which frees the attention scores and probabilities (ops::is_attention_core).
+    bool selective_recompute = false;
 };
 
 struct MemoryOptions : TrainingSetup {
@@ -59,6 +62,9 @@ struct MemoryUse {
 // compared with each accelerator's capacity (capacity is left 0 here; with_capacity sets it).
 MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& options);
 MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw);
+// Sets the peak, its phase, the temporary share and the framework reserve from the other parts (the two
+// phases above); for estimates whose parts were changed (ZeRO sharding, parallel/data_parallel.cpp).
+void settle_peak(MemoryUse& use, const FrameworkReserve& reserve);
 // The two steps in one, for a single accelerator.
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options);
 

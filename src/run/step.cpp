@@ -67,19 +67,19 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     double matmul = 0;
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
-        bool recomputed = o.checkpointing && is_checkpointed(lf);
         LayerTime layer{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
         for (const auto& k : lf.cost.kernels) {
             double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
             bool fwd = k.phase == Phase::forward;
+            bool recomputed = is_recomputed(lf, k, o.checkpointing, o.selective_recompute);
             (fwd ? forward : backward) += ms;
-            double runs = (fwd && recomputed) ? 2.0 : 1.0;  // the recompute runs the forward kernel again
-            if (fwd && recomputed) recompute += ms;
+            double runs = recomputed ? 2.0 : 1.0;  // the recompute runs the forward kernel again
+            if (recomputed) recompute += ms;
             families[k.family] += runs * ms;
             if (uses_matrix_units(k.family)) matmul += runs * ms;
             kernels += runs * repeat;
             (fwd ? layer.forward_ms : layer.backward_ms) += micro * ms;
-            if (fwd && recomputed) layer.backward_ms += micro * ms;
+            if (recomputed) layer.backward_ms += micro * ms;
             layer.kernels += micro * runs * repeat;
         }
         if (o.layer_breakdown) t.layers.push_back(std::move(layer));
@@ -93,8 +93,10 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.kernels = micro * kernels;
 
     PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
-    if (o.grad_accum > 1 && features.params > 0) {
-        Kernel acc = gradient_accumulation_kernel(recipe, features.params);
+    std::int64_t accumulated = o.accumulated_params < 0 ? features.params : o.accumulated_params;
+    std::int64_t updated = o.updated_params < 0 ? features.params : o.updated_params;
+    if (o.grad_accum > 1 && accumulated > 0) {
+        Kernel acc = gradient_accumulation_kernel(recipe, accumulated);
         double ms = (micro - 1.0) * time(acc);
         t.grad_accumulation_ms = ms;
         t.backward_ms += ms;
@@ -102,8 +104,8 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
         t.kernels += micro - 1.0;
     }
 
-    std::vector<Kernel> update = loss_scaling_kernels(recipe, features.params);
-    for (const auto& k : optimizer_kernels(*o.optimizer, features.params, recipe, o.optimizer_impl))
+    std::vector<Kernel> update = loss_scaling_kernels(recipe, updated);
+    for (const auto& k : optimizer_kernels(*o.optimizer, updated, recipe, o.optimizer_impl))
         update.push_back(k);
     for (const auto& k : update) {
         double ms = time(k);

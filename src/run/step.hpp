@@ -24,6 +24,9 @@ struct StepOptions : TrainingSetup {
     // 0 by default: the predictors' times already include a launch cost.
     double kernel_overhead_ms = 0;
     bool layer_breakdown = false;  // fill StepTime::layers
+    // Parameters this device accumulates gradients of and updates, when ZeRO shards them (parallel/);
+    // negative: all of the features' parameters.
+    std::int64_t accumulated_params = -1, updated_params = -1;
 };
 
 // One layer's share of a step (every repeat of its block and every micro-batch).
@@ -42,12 +45,13 @@ struct StepTime {
     double micro_batch_ms = 0;        // forward + backward (with recompute) of one micro-batch
     double input_ms = 0;              // time the input pipeline needs for one step's samples (0: unlimited)
     double input_stall_ms = 0;        // waiting for input, added to the step
+    double bubble_ms = 0;             // a pipeline's fill and drain (parallel/pipeline.hpp); 0 on one device
     double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
     double kernels = 0;               // kernel launches per step
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
     std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
-    double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms; }
+    double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms + bubble_ms; }
     double total_ms() const { return compute_ms() + input_stall_ms; }
     bool input_bound() const { return input_stall_ms > 0; }
 };

@@ -1,0 +1,135 @@
+#include "api/parallel_result.hpp"
+
+#include <cmath>
+
+#include "api/reply_json.hpp"
+#include "core/error.hpp"
+#include "parallel/plan_search.hpp"
+#include "predict/cached_predictor.hpp"
+#include "run/run_estimate.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+namespace {
+
+json plan_json(const ParallelStep& s, const Cluster& cluster) {
+    json p = to_json(s.layout);
+    p["gpus"] = cluster.gpus;
+    p["gpus_per_node"] = cluster.gpus_per_node;
+    p["nodes"] = cluster.nodes();
+    p["scale_up"] = {{"kind", to_string(cluster.scale_up.kind)},
+                     {"name", cluster.scale_up.name},
+                     {"gbps_per_device", cluster.scale_up.gbps},
+                     {"domain", cluster.scale_up_domain}};
+    p["scale_out"] = {{"kind", to_string(cluster.scale_out.kind)},
+                      {"name", cluster.scale_out.name},
+                      {"gbps_per_node", cluster.scale_out.gbps}};
+    p["stage_ms"] = s.stage_ms;
+    p["uneven_stages"] = s.uneven_stages;
+    p["fullest_stage"] = s.fullest_stage;
+    return p;
+}
+
+json communication_json(const ParallelStep& s) {
+    json out = json::object();
+    for (const auto& [kind, total] : s.total_by_kind_ms) {
+        auto it = s.exposed_by_kind_ms.find(kind);
+        out[kind] = {{"total_ms", total}, {"exposed_ms", it == s.exposed_by_kind_ms.end() ? 0.0 : it->second}};
+    }
+    return out;
+}
+
+}  // namespace
+
+json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
+    const Settings& s = plan.settings;
+    Cluster cluster = make_cluster(hw, s.cluster);
+    CachedPredictor predictor(*plan.predictor, hw);
+    ParallelContext c;
+    c.hw = &hw;
+    c.predictor = &predictor;
+    c.cluster = &cluster;
+    c.collectives = &CollectiveModel::shipped();
+    c.step = plan.step;
+    c.step.layer_breakdown = false;
+    c.reserve = s.reserve;
+    ModelInputs inputs = s.inputs;
+    const json& argument = *plan.model_argument;
+    ModelAt build = [inputs, &argument](std::int64_t micro_batch, std::int64_t tokens) {
+        ModelInputs at = inputs;
+        at.batch = micro_batch;
+        if (tokens > 0) at.seq = tokens;
+        return build_model(argument, at);
+    };
+    StageModels models(build, plan.model.tokens_per_sample, s.precision, s.mixed);
+    PlanSearch search = search_plan(s.layout, models, c);
+    const ParallelStep& best = search.best;
+    const StepTime& t = best.time;
+
+    double global = double(best.layout.global_batch());
+    double samples_per_s = global / (t.total_ms() / 1e3);
+    if (!std::isfinite(t.total_ms()) || !(samples_per_s > 0) || !std::isfinite(samples_per_s))
+        throw Error("the prediction for hardware '" + hw.id + "' is not a finite number; check its peak FLOP/s, "
+                    "bandwidth and interconnect", ErrorCode::not_finite, "hardware");
+    std::int64_t tokens = plan.model.tokens_per_sample;
+    double devices = double(cluster.gpus);
+    double mfu = best.model_flops / (t.total_ms() / 1e3) / (devices * hw.matmul_flops(s.precision));
+
+    json p = plan_json(best, cluster);
+    json alternatives = json::array();
+    for (const auto& alt : search.alternatives) {
+        json a = to_json(alt.step.layout);
+        a["step_ms"] = alt.step.total_ms();
+        a["samples_per_s"] = double(alt.step.layout.global_batch()) / (alt.step.total_ms() / 1e3);
+        a["fits"] = alt.fits;
+        a["peak_bytes_per_device"] = alt.step.memory.peak;
+        a["loses_on"] = alt.loses_on;
+        a["why"] = alt.why;
+        alternatives.push_back(a);
+    }
+    p["alternatives"] = alternatives;
+    p["layouts_searched"] = search.layouts;
+    p["layouts_timed"] = search.timed;
+    p["searched"] = !s.layout.fully_given();
+
+    json step = step_json(t, s.input_samples_per_s > 0, false);
+    step["bubble_ms"] = t.bubble_ms;
+    step["communication_total_ms"] = best.communication_total_ms;
+    step["communication"] = communication_json(best);
+
+    json advice = nullptr;
+    if (!search.fits)
+        advice = {{"summary", "no layout of " + std::to_string(cluster.gpus) + " x " + hw.id +
+                                  " fits: the least memory one (shown) needs " +
+                                  std::to_string(best.memory.peak / 1e9) + " GB per device of " +
+                                  std::to_string(best.memory.capacity / 1e9) +
+                                  "; use more devices, a smaller micro-batch or checkpointing"}};
+
+    json run_result = nullptr;
+    if (s.run.given()) {
+        RunSteps steps = attribute_errors(s.run.tokens > 0 ? "tokens" : "samples", ErrorCode::invalid_value,
+                                          [&] { return run_steps(s.run, best.layout.global_batch(), tokens); });
+        run_result = run_json(estimate_run(steps, t, hw, s.price_per_hour, int(cluster.gpus)), t);
+    }
+    std::string peak_used;
+    hw.matmul_flops(s.precision, &peak_used);
+    return {{"hardware", hw.id},
+            {"name", hw.name},
+            {"plan", p},
+            {"step", step},
+            {"throughput",
+             {{"samples_per_s", samples_per_s},
+              {"tokens_per_s", tokens ? json(samples_per_s * double(tokens)) : json(nullptr)},
+              {"tokens_per_s_per_device", tokens ? json(samples_per_s * double(tokens) / devices) : json(nullptr)},
+              {"mfu", mfu},
+              {"mfu_convention", "model FLOPs (forward + backward, no recompute) / (devices x dense matrix peak)"}}},
+            {"memory", memory_json(best.memory, advice)},
+            {"run", run_result},
+            {"uncertainty", nullptr},
+            {"matmul_peak_used", peak_used},
+            {"price_per_hour", hw.price_per_hour()}};
+}
+
+}  // namespace prenet

@@ -1,0 +1,118 @@
+#include "parallel/data_parallel.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace prenet {
+
+namespace {
+
+double moe_params(const ModelFeatures& stage) {
+    double n = 0;
+    for (const auto& lf : stage.layers)
+        if (lf.layer.kind == "moe") n += double(lf.repeat) * double(lf.cost.params);
+    return n;
+}
+
+std::int64_t shards(const ParallelLayout& l) { return l.dp * l.cp; }
+
+CommOp op(Collective c, double bytes, CollectiveGroup g, const char* what, bool backward) {
+    CommOp o;
+    o.op = c;
+    o.bytes = bytes;
+    o.group = g;
+    o.what = what;
+    o.backward = backward;
+    return o;
+}
+
+}  // namespace
+
+double largest_unit_params(const ModelFeatures& stage) {
+    std::map<std::string, double> block_copy;
+    double largest = 0;
+    for (const auto& lf : stage.layers) {
+        if (lf.block.empty()) largest = std::max(largest, double(lf.cost.params));
+        else block_copy[lf.block] += double(lf.cost.params);
+    }
+    for (const auto& [name, params] : block_copy) largest = std::max(largest, params);
+    return largest;
+}
+
+DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, const PrecisionRecipe& r) {
+    DataParallelComms c;
+    std::int64_t n = shards(l);
+    if (n == 1) return c;
+    const char* what = "data parallel";
+    double params = double(stage.params), experts = moe_params(stage), dense = params - experts;
+    CollectiveGroup dense_group{n, l.tp};
+    CollectiveGroup expert_group{std::max<std::int64_t>(n / l.ep, 1), l.tp * l.cp * l.ep};
+    double grad = r.gradient_bytes, weight = r.half_model || r.mixed ? 2.0 : r.weight_bytes;
+    auto add = [&](std::vector<CommOp>& to, Collective kind, double bytes_per_param, bool backward) {
+        if (dense > 0) to.push_back(op(kind, dense * bytes_per_param, dense_group, what, backward));
+        if (experts > 0 && expert_group.size > 1)
+            to.push_back(op(kind, experts * bytes_per_param, expert_group, what, backward));
+    };
+    switch (l.zero) {
+        case 0:
+            add(c.last_backward, Collective::all_reduce, grad, true);
+            // PyTorch DDP's 25 MiB buckets: the last one is reduced after the backward has ended.
+            c.unhidden_fraction = std::min(1.0, 25.0 * 1024 * 1024 / std::max(1.0, params * grad));
+            break;
+        case 1:
+            add(c.last_backward, Collective::reduce_scatter, grad, true);
+            add(c.after_step, Collective::all_gather, weight, false);
+            c.unhidden_fraction = std::min(1.0, 25.0 * 1024 * 1024 / std::max(1.0, params * grad));
+            break;
+        case 2:
+        case 3: {
+            add(c.forward, Collective::all_gather, weight, false);
+            if (l.zero == 3) add(c.backward, Collective::all_gather, weight, true);
+            add(c.backward, Collective::reduce_scatter, grad, true);
+            // The first block's gather (forward) or the last one's reduction (backward) has nothing to hide behind.
+            c.unhidden_fraction = std::min(1.0, largest_unit_params(stage) / std::max(1.0, params));
+            break;
+        }
+    }
+    return c;
+}
+
+std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& l) {
+    if (l.zero < 1) return stage.params;
+    return (stage.params + shards(l) - 1) / shards(l);
+}
+
+std::int64_t accumulated_params(const ModelFeatures& stage, const ParallelLayout& l) {
+    if (l.zero < 2) return stage.params;
+    return (stage.params + shards(l) - 1) / shards(l);
+}
+
+MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const ParallelLayout& l,
+                       const PrecisionRecipe& r, double in_flight, const FrameworkReserve& reserve) {
+    MemoryUse m = u;
+    double n = double(stage.params), s = double(shards(l));
+    double model_bytes = n * r.weight_bytes, master_bytes = n * r.master_bytes;
+    if (l.zero >= 1) {
+        m.optimizer_states = u.optimizer_states / s;
+        m.optimizer_scratch = u.optimizer_scratch / s;
+        master_bytes /= s;
+    }
+    if (l.zero >= 2) m.gradients = u.gradients / s;
+    double gathered_half = 0;
+    if (l.zero >= 3) {
+        model_bytes /= s;
+        // The block being computed and the one prefetched, whole, in the precision the matmuls read.
+        double unit = largest_unit_params(stage) * (r.mixed || r.half_model ? 2.0 : r.weight_bytes);
+        gathered_half = 2.0 * unit;
+        // Autocast's half-precision weight copies are the gathered blocks themselves.
+        m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;
+    }
+    m.weights = model_bytes + master_bytes;
+    m.activations = u.activations * in_flight;
+    m.layer_temporary = u.layer_temporary + gathered_half;
+
+    settle_peak(m, reserve);
+    return m;
+}
+
+}  // namespace prenet

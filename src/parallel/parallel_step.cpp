@@ -1,0 +1,214 @@
+#include "parallel/parallel_step.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "ops/catalogue.hpp"
+#include "parallel/data_parallel.hpp"
+#include "parallel/pipeline.hpp"
+#include "parallel/tensor_parallel.hpp"
+#include "run/precision_recipe.hpp"
+
+namespace prenet {
+
+StageModels::StageModels(ModelAt build, std::int64_t tokens, Precision precision, MixedRecipe mixed)
+    : build_(std::move(build)), tokens_(tokens), precision_(precision), mixed_(mixed) {}
+
+const Model& StageModels::built(std::int64_t micro_batch, std::int64_t tokens) {
+    auto key = std::make_pair(micro_batch, tokens);
+    auto it = built_.find(key);
+    if (it != built_.end()) return it->second;
+    return built_.emplace(key, build_(micro_batch, tokens)).first->second;
+}
+
+const Model& StageModels::whole(std::int64_t micro_batch) { return built(micro_batch, tokens_); }
+
+double StageModels::flops(std::int64_t micro_batch) {
+    auto it = flops_.find(micro_batch);
+    if (it != flops_.end()) return it->second;
+    ModelFeatures f = compute_features(whole(micro_batch), precision_, mixed_);
+    return flops_[micro_batch] = f.forward_flops + f.backward_flops();
+}
+
+const ModelShape& StageModels::shape() {
+    if (!shape_) shape_ = std::make_unique<ModelShape>(model_shape(whole(1)));
+    return *shape_;
+}
+
+const std::vector<ModelFeatures>& StageModels::stages(const ParallelLayout& l) {
+    Key key{l.micro_batch, l.cp, l.tp, l.sequence_parallel, l.ep, l.pp, l.vp};
+    auto it = stages_.find(key);
+    if (it != stages_.end()) return it->second;
+    std::int64_t local_tokens = tokens_ > 0 ? tokens_ / l.cp : 0;
+    Model device = shard_model(built(l.micro_batch, local_tokens), l);
+    std::vector<ModelFeatures> features;
+    for (const Model& stage : pipeline_stages(device, l.pp, l.vp))
+        features.push_back(compute_features(stage, precision_, mixed_));
+    return stages_.emplace(key, std::move(features)).first->second;
+}
+
+namespace {
+
+double comm_ms(const std::vector<CommOp>& ops, const ParallelContext& c, bool backward_only = false,
+               bool forward_only = false) {
+    double ms = 0;
+    for (const auto& op : ops) {
+        if ((backward_only && !op.backward) || (forward_only && op.backward)) continue;
+        ms += op.count * c.collectives->time_ms(op.op, op.bytes, op.group, *c.cluster);
+    }
+    return ms;
+}
+
+// What of `comm` stays exposed when it overlaps `compute`: its unhidden part always, the rest beyond compute.
+double exposed(double comm, double compute, double unhidden_fraction) {
+    double first = comm * unhidden_fraction;
+    return first + std::max(0.0, comm - first - compute);
+}
+
+double attention_ms(const StepTime& t, bool backward) {
+    double ms = 0;
+    for (const auto& layer : t.layers)
+        if (layer.kind == "attention" || layer.kind == "mla_attention") ms += backward ? layer.backward_ms : layer.forward_ms;
+    return ms;
+}
+
+struct StageResult {
+    StepTime time;  // one micro-batch forward/backward (with recompute), plus accumulation and optimizer of m
+    double per_micro_batch_exposed = 0;   // exposed communication of one micro-batch
+    double tail_exposed = 0;              // once per step (DDP's last bucket, ZeRO-1's gather)
+    std::map<std::string, double> exposed, total;
+    MemoryUse memory;
+    double p2p_ms = 0;
+};
+
+StepOptions stage_options(const ParallelLayout& l, const ParallelContext& c) {
+    StepOptions o = c.step;
+    o.grad_accum = l.grad_accum;
+    o.checkpointing = l.recompute == Recompute::full;
+    o.selective_recompute = l.recompute == Recompute::selective;
+    o.micro_batch = l.micro_batch;
+    o.layer_breakdown = l.cp > 1;  // ring attention hides behind the attention layers
+    return o;
+}
+
+MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const ParallelLayout& l,
+                       const ParallelContext& c) {
+    MemoryOptions mo;
+    static_cast<TrainingSetup&>(mo) = stage_options(l, c);
+    mo.reserve = c.reserve;
+    MemoryUse unsharded = estimate_memory(stage, mo);
+    PrecisionRecipe recipe = precision_recipe(mo.precision, mo.mixed);
+    return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve), *c.hw);
+}
+
+StageResult run_stage(const ModelFeatures& stage, std::int64_t index, const ParallelLayout& l,
+                      const ParallelContext& c) {
+    StageResult r;
+    StepOptions o = stage_options(l, c);
+    o.accumulated_params = accumulated_params(stage, l);
+    o.updated_params = updated_params(stage, l);
+    r.time = predict_step(stage, *c.hw, *c.predictor, o);
+    double m = double(l.grad_accum);
+    double forward = r.time.forward_ms / m;
+    double backward = (r.time.backward_ms - r.time.grad_accumulation_ms) / m;
+
+    auto account = [&](const std::string& kind, double total, double hidden_exposed, double per_step) {
+        r.total[kind] += total * per_step;
+        r.exposed[kind] += hidden_exposed * per_step;
+    };
+    // Tensor and expert parallelism: exposed; per micro-batch.
+    double tp = comm_ms(tensor_parallel_comms(stage, l, o.precision), c);
+    account("tensor parallel", tp, tp, m);
+    double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
+    account("expert parallel", ep, ep, m);
+    // Ring attention overlaps the attention layers' compute.
+    auto cp_ops = context_parallel_comms(stage, l, o.precision);
+    double cp_fwd = comm_ms(cp_ops, c, false, true), cp_bwd = comm_ms(cp_ops, c, true);
+    double cp_exposed = std::max(0.0, cp_fwd - attention_ms(r.time, false) / m) +
+                        std::max(0.0, cp_bwd - attention_ms(r.time, true) / m);
+    account("context parallel", cp_fwd + cp_bwd, cp_exposed, m);
+    r.per_micro_batch_exposed = tp + ep + cp_exposed;
+
+    PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
+    DataParallelComms dp = data_parallel_comms(stage, l, recipe);
+    double u = dp.unhidden_fraction;
+    double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);
+    double dp_mb_exposed = exposed(dp_fwd, forward, u) + exposed(dp_bwd, backward, u);
+    account("data parallel", dp_fwd + dp_bwd, dp_mb_exposed, m);
+    r.per_micro_batch_exposed += dp_mb_exposed;
+    double last = comm_ms(dp.last_backward, c), after = comm_ms(dp.after_step, c);
+    r.tail_exposed = exposed(last, backward, u) + exposed(after, forward, u);
+    account("data parallel", last + after, r.tail_exposed, 1.0);
+
+    if (l.pp > 1 && !stage.layers.empty()) {
+        const Layer& out = stage.layers.back().layer;
+        double bytes = double(elements(out.output)) * activation_bytes(o.precision) / double(l.tp);
+        r.p2p_ms = c.collectives->time_ms(Collective::send_recv, bytes, {2, l.tp * l.cp * l.dp}, *c.cluster);
+    }
+
+    r.memory = stage_memory(stage, index, l, c);
+    return r;
+}
+
+}  // namespace
+
+ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+    check_layout(l, models.shape(), c.cluster->gpus);
+    const std::vector<ModelFeatures>& stages = models.stages(l);
+    ParallelMemory out;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        MemoryUse m = stage_memory(stages[i], std::int64_t(i), l, c);
+        if (i == 0 || m.peak > out.memory.peak) {
+            out.memory = m;
+            out.fullest_stage = std::int64_t(i);
+        }
+    }
+    return out;
+}
+
+ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+    check_layout(l, models.shape(), c.cluster->gpus);
+    const std::vector<ModelFeatures>& stages = models.stages(l);
+    ParallelStep s;
+    s.layout = l;
+    std::vector<StageResult> results;
+    std::vector<double> per_micro_batch;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        results.push_back(run_stage(stages[i], std::int64_t(i), l, c));
+        const StageResult& r = results.back();
+        s.stage_ms.push_back(r.time.micro_batch_ms);
+        per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);
+    }
+    size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
+    double p2p = results[slowest].p2p_ms;
+    PipelineTime pipe = pipeline_time(per_micro_batch, l.grad_accum, l.vp, p2p);
+    const StageResult& r = results[slowest];
+    double m = double(l.grad_accum);
+    s.time = r.time;
+    s.time.bubble_ms = pipe.bubble_ms;
+    double p2p_steady = l.pp > 1 ? 2.0 * p2p * m : 0.0;
+    s.time.communication_ms = m * r.per_micro_batch_exposed + p2p_steady + r.tail_exposed;
+    s.exposed_by_kind_ms = r.exposed;
+    s.total_by_kind_ms = r.total;
+    if (l.pp > 1) {
+        s.exposed_by_kind_ms["pipeline parallel"] = p2p_steady;
+        s.total_by_kind_ms["pipeline parallel"] = 2.0 * p2p * (m + double(l.pp - 1));
+    }
+    for (const auto& [kind, ms] : s.total_by_kind_ms) s.communication_total_ms += ms;
+    for (size_t i = 0; i < results.size(); ++i)
+        if (results[i].memory.peak > s.memory.peak || i == 0) {
+            s.memory = results[i].memory;
+            s.fullest_stage = std::int64_t(i);
+        }
+    if (stages.size() > 1) {
+        double lo = *std::min_element(s.stage_ms.begin(), s.stage_ms.end());
+        double hi = *std::max_element(s.stage_ms.begin(), s.stage_ms.end());
+        s.uneven_stages = hi > 1.1 * lo;
+    }
+    s.model_flops = models.flops(l.micro_batch) * m * double(l.dp);
+    return s;
+}
+
+double ms_per_sample(const ParallelStep& step) { return step.total_ms() / double(step.layout.global_batch()); }
+
+}  // namespace prenet

@@ -1,0 +1,87 @@
+#pragma once
+// One training step of a parallel layout on a cluster (docs/parallel.md): every pipeline stage's compute
+// from the kernel predictor (its sharded model), the collectives of each kind of parallelism with what
+// overlaps compute and what stays exposed, the pipeline schedule's bubble, and each device's memory.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "hardware/spec.hpp"
+#include "ops/features.hpp"
+#include "parallel/cluster.hpp"
+#include "parallel/collectives.hpp"
+#include "parallel/layout.hpp"
+#include "predict/predictor.hpp"
+#include "run/memory.hpp"
+#include "run/step.hpp"
+
+namespace prenet {
+
+// The model at a micro-batch and a sequence length (the request's model rebuilt; throws Error for "model").
+using ModelAt = std::function<Model(std::int64_t micro_batch, std::int64_t tokens)>;
+
+// Sharded models and their stages' features, built once per shape a search asks for.
+class StageModels {
+public:
+    StageModels(ModelAt build, std::int64_t tokens, Precision precision, MixedRecipe mixed);
+    // The features of each pipeline stage (pp of them) of the model one device runs for one micro-batch.
+    const std::vector<ModelFeatures>& stages(const ParallelLayout& layout);
+    // The unsharded model at this micro-batch (its shape and FLOPs).
+    const Model& whole(std::int64_t micro_batch);
+    const ModelShape& shape();
+    // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute): MFU's numerator.
+    double flops(std::int64_t micro_batch);
+    std::int64_t tokens() const { return tokens_; }
+
+private:
+    ModelAt build_;
+    std::int64_t tokens_;
+    Precision precision_;
+    MixedRecipe mixed_;
+    std::map<std::pair<std::int64_t, std::int64_t>, Model> built_;  // (micro-batch, tokens per device)
+    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t>;
+    std::map<Key, std::vector<ModelFeatures>> stages_;
+    std::unique_ptr<ModelShape> shape_;
+    std::map<std::int64_t, double> flops_;
+    const Model& built(std::int64_t micro_batch, std::int64_t tokens);
+};
+
+struct ParallelContext {
+    const HardwareSpec* hw = nullptr;
+    const KernelPredictor* predictor = nullptr;
+    const Cluster* cluster = nullptr;
+    const CollectiveModel* collectives = nullptr;
+    StepOptions step;  // precision, optimizer, ... (micro-batches and checkpointing come from each layout)
+    FrameworkReserve reserve;
+};
+
+struct ParallelStep {
+    ParallelLayout layout;
+    StepTime time;                      // of the slowest stage, with the exposed communication and the bubble
+    double communication_total_ms = 0;  // every collective's time, before overlap
+    std::map<std::string, double> exposed_by_kind_ms;  // "tensor parallel", "data parallel", ...
+    std::map<std::string, double> total_by_kind_ms;
+    MemoryUse memory;                   // the fullest stage's device (capacity set)
+    std::int64_t fullest_stage = 0;
+    std::vector<double> stage_ms;       // forward + backward of one micro-batch on each stage
+    bool uneven_stages = false;
+    double model_flops = 0;             // per step over all devices (the unsharded model's, no recompute)
+    double total_ms() const { return time.total_ms(); }
+};
+
+// Each device's memory (the fullest stage's), without timing anything: what the plan search prunes by first.
+struct ParallelMemory {
+    MemoryUse memory;
+    std::int64_t fullest_stage = 0;
+};
+ParallelMemory parallel_memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+
+ParallelStep predict_parallel_step(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+
+// The ratio a layout's step time is judged by when the global batch differs between layouts: ms per sample.
+double ms_per_sample(const ParallelStep& step);
+
+}  // namespace prenet

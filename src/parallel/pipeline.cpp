@@ -1,0 +1,107 @@
+#include "parallel/pipeline.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace prenet {
+
+std::int64_t pipeline_units(const Model& model) {
+    std::int64_t units = 0;
+    for (const auto& b : model.blocks)
+        if (!b.name.empty()) units += b.repeat;
+    return units;
+}
+
+namespace {
+
+// One stage's chunks as a model: the blocks in order, each with the copies its chunks hold.
+struct Piece {
+    size_t block;
+    std::int64_t copies;
+};
+
+}  // namespace
+
+std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int64_t vp) {
+    std::int64_t chunks = pp * vp, units = pipeline_units(model);
+    if (chunks == 1) return {model};
+    if (units < chunks)
+        throw Error("pp x vp = " + std::to_string(chunks) + " pipeline chunks need at least as many blocks; '" +
+                        model.name + "' has " + std::to_string(units),
+                    ErrorCode::invalid_value, "pp");
+    // Copies per chunk: the first (units % chunks) chunks take one more.
+    std::vector<std::int64_t> quota(static_cast<size_t>(chunks), units / chunks);
+    for (std::int64_t c = 0; c < units % chunks; ++c) ++quota[size_t(c)];
+
+    std::vector<std::vector<Piece>> chunk_pieces(static_cast<size_t>(chunks));
+    size_t chunk = 0;
+    std::int64_t left = quota[0];
+    size_t last_unit_chunk = 0;
+    for (size_t b = 0; b < model.blocks.size(); ++b) {
+        const Block& block = model.blocks[b];
+        if (block.name.empty()) {
+            // Unnamed blocks (embeddings, heads, losses) run with the block copy before them: leading ones with
+            // the first chunk, trailing ones with the last.
+            chunk_pieces[last_unit_chunk].push_back({b, block.repeat});
+            continue;
+        }
+        std::int64_t copies = block.repeat;
+        while (copies > 0) {
+            std::int64_t take = std::min(copies, left);
+            chunk_pieces[chunk].push_back({b, take});
+            last_unit_chunk = chunk;
+            copies -= take;
+            left -= take;
+            if (left == 0 && chunk + 1 < size_t(chunks)) left = quota[++chunk];
+        }
+    }
+
+    std::vector<Model> stages(static_cast<size_t>(pp));
+    for (std::int64_t s = 0; s < pp; ++s) {
+        Model& m = stages[size_t(s)];
+        m.name = model.name + " (stage " + std::to_string(s + 1) + " of " + std::to_string(pp) + ")";
+        m.domain = model.domain;
+        m.tokens_per_sample = model.tokens_per_sample;
+        m.batch = model.batch;
+        for (std::int64_t v = 0; v < vp; ++v)
+            for (const Piece& piece : chunk_pieces[size_t(s + v * pp)]) {
+                Block b = model.blocks[piece.block];
+                b.repeat = piece.copies;
+                m.blocks.push_back(std::move(b));
+            }
+    }
+    return stages;
+}
+
+PipelineTime pipeline_time(const std::vector<double>& stage_ms, std::int64_t micro_batches, std::int64_t vp,
+                           double p2p_ms) {
+    PipelineTime t;
+    if (stage_ms.empty()) return t;
+    double slowest = *std::max_element(stage_ms.begin(), stage_ms.end());
+    double sum = std::accumulate(stage_ms.begin(), stage_ms.end(), 0.0);
+    double boundaries = double(stage_ms.size() - 1);
+    // Each micro-batch crosses every boundary forward and back; in the steady state the slowest stage also waits
+    // for its own two transfers per micro-batch (Megatron's blocking send/recv).
+    double steady = double(micro_batches) * (slowest + (boundaries > 0 ? 2.0 * p2p_ms : 0.0));
+    t.bubble_ms = (sum - slowest + 2.0 * boundaries * p2p_ms) / double(std::max<std::int64_t>(vp, 1));
+    t.total_ms = steady + t.bubble_ms;
+    return t;
+}
+
+double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {
+    double m = double(l.grad_accum);
+    if (l.pp == 1) return 1.0;
+    if (l.schedule == PipelineSchedule::gpipe) return m;
+    double p = double(l.pp), r = double(stage);
+    if (l.schedule == PipelineSchedule::interleaved && l.vp > 1) {
+        // Megatron-LM's interleaved warm-up: (p - r - 1) x 2 + (vp - 1) x p chunk forwards, plus the one in flight,
+        // each holding 1/vp of the stage's activations.
+        double v = double(l.vp);
+        return std::min(m, ((p - r - 1.0) * 2.0 + (v - 1.0) * p + 1.0) / v);
+    }
+    return std::min(m, p - r);
+}
+
+}  // namespace prenet

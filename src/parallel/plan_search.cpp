@@ -1,0 +1,212 @@
+#include "parallel/plan_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace prenet {
+
+namespace {
+
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t d = 1; d <= n && d <= limit; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+std::vector<std::int64_t> given_or(const std::optional<std::int64_t>& given, std::vector<std::int64_t> options) {
+    if (given) return {*given};
+    return options;
+}
+
+std::string gb(double bytes) {
+    std::ostringstream s;
+    s.precision(3);
+    s << bytes / 1e9 << " GB";
+    return s.str();
+}
+
+std::string ms_text(double ms) {
+    std::ostringstream s;
+    s.precision(3);
+    s << ms << " ms";
+    return s.str();
+}
+
+// The tie-breaking order: simpler layouts first.
+auto order_key(const ParallelLayout& l) {
+    return std::make_tuple(l.pp, l.tp, l.cp, l.zero, int(l.recompute), -l.micro_batch, l.vp, l.ep,
+                           int(l.sequence_parallel));
+}
+
+}  // namespace
+
+std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const ModelShape& shape, const Cluster& cluster) {
+    const std::int64_t n = r.gpus;
+    std::vector<ParallelLayout> out;
+    std::optional<std::int64_t> global = r.global_batch;
+    if (r.global_batch_tokens) {
+        if (shape.tokens_per_sample == 0)
+            throw Error("'global_batch_tokens' needs a language model; give 'global_batch' in samples", ErrorCode::conflict,
+                        "global_batch_tokens");
+        if (*r.global_batch_tokens % shape.tokens_per_sample)
+            throw Error("global batch of " + std::to_string(*r.global_batch_tokens) + " tokens is not a whole number of " +
+                            std::to_string(shape.tokens_per_sample) + "-token sequences",
+                        ErrorCode::invalid_value, "global_batch_tokens");
+        global = *r.global_batch_tokens / shape.tokens_per_sample;
+    }
+    // Tensor parallelism beyond the scale-up domain would put its per-layer all-reduces on the network.
+    std::vector<std::int64_t> tps = given_or(r.tp, divisors(n, std::max<std::int64_t>(1, cluster.scale_up_domain)));
+    std::vector<std::int64_t> cps = given_or(r.cp, {1});
+    if (!r.cp && shape.tokens_per_sample >= 16384)
+        for (std::int64_t c : {2, 4, 8}) cps.push_back(c);
+    for (std::int64_t tp : tps)
+        for (std::int64_t cp : cps) {
+            if (n % (tp * cp)) continue;
+            for (std::int64_t pp : given_or(r.pp, divisors(n / (tp * cp), std::max<std::int64_t>(1, shape.blocks)))) {
+                if (n % (tp * cp * pp)) continue;
+                std::int64_t dp = n / (tp * cp * pp);
+                if (r.dp && *r.dp != dp) continue;
+                std::vector<std::int64_t> eps = given_or(r.ep, {1});
+                if (!r.ep && shape.experts > 0) {
+                    eps.clear();
+                    for (std::int64_t e : divisors(dp, shape.experts))
+                        if (shape.experts % e == 0) eps.push_back(e);
+                }
+                std::vector<std::int64_t> vps = given_or(r.vp, {1});
+                if (!r.vp && pp > 1)
+                    for (std::int64_t v : {2, 4})
+                        if (shape.blocks % (pp * v) == 0) vps.push_back(v);
+                std::vector<int> zeros;
+                if (r.zero) zeros = {*r.zero};
+                else if (dp * cp > 1) zeros = {0, 1, 2, 3};
+                else zeros = {0};
+                // (micro-batch, micro-batches) pairs
+                std::vector<std::pair<std::int64_t, std::int64_t>> batches;
+                if (global) {
+                    if (*global % dp) continue;
+                    std::int64_t per_replica = *global / dp;
+                    for (std::int64_t mb : given_or(r.micro_batch, divisors(per_replica, 64)))
+                        if (per_replica % mb == 0 && (!r.grad_accum || *r.grad_accum == per_replica / mb))
+                            batches.push_back({mb, per_replica / mb});
+                } else {
+                    std::vector<std::int64_t> mbs = r.micro_batch ? std::vector<std::int64_t>{*r.micro_batch}
+                                                                  : std::vector<std::int64_t>{1, 2, 4, 8, 16, 32};
+                    for (std::int64_t mb : mbs) batches.push_back({mb, r.grad_accum.value_or(1)});
+                }
+                std::vector<Recompute> recomputes;
+                if (r.recompute) recomputes = {*r.recompute};
+                else recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+                for (std::int64_t ep : eps)
+                    for (std::int64_t vp : vps)
+                        for (int zero : zeros)
+                            for (auto [mb, accum] : batches)
+                                for (Recompute rc : recomputes) {
+                                    ParallelLayout l;
+                                    l.dp = dp, l.tp = tp, l.pp = pp, l.cp = cp, l.ep = ep, l.vp = vp, l.zero = zero;
+                                    l.micro_batch = mb, l.grad_accum = accum, l.recompute = rc;
+                                    l.sequence_parallel = r.sequence_parallel.value_or(tp > 1);
+                                    l.schedule = r.schedule.value_or(vp > 1 ? PipelineSchedule::interleaved
+                                                                            : PipelineSchedule::one_f_one_b);
+                                    try {
+                                        check_layout(l, shape, n);
+                                    } catch (const Error&) {
+                                        continue;
+                                    }
+                                    out.push_back(l);
+                                }
+            }
+        }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const ParallelLayout& a, const ParallelLayout& b) { return order_key(a) < order_key(b); });
+    return out;
+}
+
+namespace {
+
+// Why `alt` is slower than `best`, per sample: the part of the step that grew the most.
+void explain(PlanAlternative& alt, const ParallelStep& best) {
+    const ParallelStep& s = alt.step;
+    double per = 1.0 / double(s.layout.global_batch()), best_per = 1.0 / double(best.layout.global_batch());
+    double d_bubble = s.time.bubble_ms * per - best.time.bubble_ms * best_per;
+    double d_comm = s.time.communication_ms * per - best.time.communication_ms * best_per;
+    double compute = s.time.forward_ms + s.time.backward_ms + s.time.optimizer_ms;
+    double best_compute = best.time.forward_ms + best.time.backward_ms + best.time.optimizer_ms;
+    double d_compute = compute * per - best_compute * best_per;
+    if (d_bubble >= d_comm && d_bubble >= d_compute) {
+        alt.loses_on = "bubble";
+        alt.why = "pipeline bubble of " + ms_text(s.time.bubble_ms) + " per step";
+    } else if (d_comm >= d_compute) {
+        alt.loses_on = "exposed communication";
+        alt.why = ms_text(s.time.communication_ms) + " of communication not hidden behind compute per step";
+    } else {
+        alt.loses_on = "compute";
+        alt.why = "more compute per sample (recomputation, smaller or sharded kernels): " + ms_text(compute) + " per step";
+    }
+}
+
+}  // namespace
+
+PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& c, size_t keep) {
+    std::vector<ParallelLayout> layouts = candidate_layouts(r, models.shape(), *c.cluster);
+    if (layouts.empty())
+        throw Error("no parallel layout of " + std::to_string(r.gpus) +
+                        " devices satisfies the request (check that the given dimensions multiply to --gpus and "
+                        "divide the model's heads, blocks and global batch)",
+                    ErrorCode::conflict, "gpus");
+    PlanSearch out;
+    out.layouts = std::int64_t(layouts.size());
+    // Memory first: it needs no kernel timed.
+    std::vector<std::pair<ParallelLayout, MemoryUse>> fitting;
+    std::optional<std::pair<ParallelLayout, ParallelMemory>> smallest;
+    for (const auto& l : layouts) {
+        ParallelMemory m = parallel_memory(l, models, c);
+        if (m.memory.fits()) fitting.push_back({l, m.memory});
+        else if (!smallest || m.memory.peak < smallest->second.memory.peak) smallest = {l, m};
+    }
+    if (fitting.empty()) {
+        out.fits = false;
+        out.best = predict_parallel_step(smallest->first, models, c);
+        out.timed = 1;
+        return out;
+    }
+    // Then the bound: every device at its dense matrix peak on the model's FLOPs.
+    double peak = c.hw->matmul_flops(c.step.precision) * double(r.gpus);
+    std::vector<ParallelStep> timed;
+    double best_per_sample = INFINITY;
+    for (const auto& [l, mem] : fitting) {
+        double bound_per_sample = models.flops(l.micro_batch) / double(l.micro_batch) / peak * 1e3 / 1.0;
+        // Keep enough runners-up to explain: prune only what is slower than the best by the bound.
+        if (timed.size() > keep && bound_per_sample > best_per_sample) continue;
+        ParallelStep s = predict_parallel_step(l, models, c);
+        best_per_sample = std::min(best_per_sample, ms_per_sample(s));
+        timed.push_back(std::move(s));
+    }
+    out.timed = std::int64_t(timed.size());
+    std::stable_sort(timed.begin(), timed.end(), [](const ParallelStep& a, const ParallelStep& b) {
+        return ms_per_sample(a) < ms_per_sample(b);
+    });
+    out.best = timed.front();
+    for (size_t i = 1; i < timed.size() && out.alternatives.size() < keep; ++i) {
+        PlanAlternative alt{timed[i]};
+        explain(alt, out.best);
+        out.alternatives.push_back(std::move(alt));
+    }
+    // A faster layout that does not fit, if the search saw one, explains why the winner is not faster still.
+    if (smallest && out.alternatives.size() <= keep) {
+        // (the least-memory non-fitting layout; cheap to report, it says what more memory would buy)
+        ParallelStep s = predict_parallel_step(smallest->first, models, c);
+        if (ms_per_sample(s) < ms_per_sample(out.best)) {
+            PlanAlternative alt{s, false, "memory",
+                                "needs " + gb(smallest->second.memory.peak) + " per device of " +
+                                    gb(smallest->second.memory.capacity)};
+            out.alternatives.push_back(std::move(alt));
+        }
+    }
+    return out;
+}
+
+}  // namespace prenet

@@ -1,0 +1,38 @@
+#pragma once
+// The plan search (docs/parallel.md): every layout the request leaves open, under dp x tp x pp x cp = gpus,
+// pruned by memory first (no kernel is timed for a layout that does not fit) and then by a lower bound of
+// its step time (the model's FLOPs at the matrix peak of every device); the fastest that fits wins, by time
+// per sample. Deterministic: ties go to fewer pipeline stages, then less tensor parallelism, lower ZeRO,
+// less recomputation, larger micro-batches, in that order.
+#include <string>
+#include <vector>
+
+#include "parallel/parallel_step.hpp"
+
+namespace prenet {
+
+struct PlanAlternative {
+    ParallelStep step;
+    bool fits = true;
+    std::string loses_on;  // "memory", "bubble", "exposed communication" or "compute"
+    std::string why;       // in words, with the numbers
+};
+
+struct PlanSearch {
+    ParallelStep best;
+    bool fits = true;  // false: nothing fits; `best` is the layout that needs the least memory
+    std::vector<PlanAlternative> alternatives;
+    std::int64_t layouts = 0;   // layouts the request allows
+    std::int64_t timed = 0;     // of which timed (the rest pruned by memory or the bound)
+};
+
+// Throws Error for a request no layout satisfies (a given dimension that cannot divide the device count, a
+// global batch that no micro-batch divides, ...), naming the field at fault.
+PlanSearch search_plan(const LayoutRequest& request, StageModels& models, const ParallelContext& context,
+                       size_t alternatives = 4);
+
+// The layouts a request allows, in the tie-breaking order (for tests and the bench).
+std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& request, const ModelShape& shape,
+                                              const Cluster& cluster);
+
+}  // namespace prenet

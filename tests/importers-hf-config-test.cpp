@@ -467,3 +467,10 @@ TEST(HfConfig, MptVariantsAndErrors) {
     bad["norm_type"] = "groupnorm";
     EXPECT_NE(import_error(bad).find("norm_type 'groupnorm'"), std::string::npos) << import_error(bad);
 }
+
+// LLaMA 65B (data/published/configs/llama-65b.json, for the published-runs comparison): d 8192, 80 layers,
+// 64 heads of 128, SwiGLU 22016, vocabulary 32000, untied: the paper's 65.2B.
+TEST(HfConfig, Llama65BConfigFollowsItsFormula) {
+    static_assert(llama_params(8192, 80, 64, 64, 128, 22016, 32000, false) == 65285660672);
+    EXPECT_EQ(params_of(published_config("configs/llama-65b.json")), 65285660672);
+}

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "core/csv.hpp"
 #include "core/error.hpp"
 #include "importers/hf_config.hpp"
 #include "importers/resolve.hpp"
@@ -379,4 +381,96 @@ TEST(HfConfig, QueryKeyValueProjectionsFollowTheModellingCode) {
         EXPECT_EQ(projections(file), "separate") << file;
     for (const char* file : {"gpt2_large.json", "pythia-1b.json", "bloom-560m.json", "falcon-7b.json"})
         EXPECT_EQ(projections(file), "fused") << file;
+}
+
+// MPT (llm-foundry) with biases and learned positions, as its pretrain yamls leave MPTConfig's defaults: per
+// layer the GPT-2 layer (fused Wqkv with bias, out_proj, two biased LayerNorms, 4d GELU MLP), a position table of
+// max_seq_len rows, tied embeddings; that is gpt2_params with MPT's vocabulary.
+constexpr std::int64_t mpt_params(std::int64_t d, std::int64_t L, std::int64_t V, std::int64_t S) {
+    return gpt2_params(d, L, V, S);
+}
+
+json published_config(const std::string& relative) {
+    std::ifstream in(std::string(PRENET_SOURCE_DIR "/data/published/") + relative);
+    if (!in) throw std::runtime_error("cannot open data/published/" + relative);
+    return json::parse(in);
+}
+
+// Every run of llm-foundry's A100 benchmark tables states its exact parameter count; the configs in
+// data/published/mpt/ must build those models. The benchmark's submit script sets max_seq_len to the run's
+// sequence length, so the position table (and the count) grows with it.
+TEST(HfConfig, MptConfigsMatchEveryLlmFoundryRun) {
+    static_assert(mpt_params(768, 12, 50368, 2048) == 125311488);
+    static_assert(mpt_params(4096, 32, 50368, 2048) == 6658859008);
+    static_assert(mpt_params(8192, 80, 50368, 2048) == 64862437376);
+    CsvTable t = read_csv_file(PRENET_SOURCE_DIR "/data/published/llm_foundry_mpt_a100.csv");
+    int model = t.column("model"), seq = t.column("seq"), params = t.column("params");
+    ASSERT_GE(model, 0);
+    ASSERT_GE(params, 0);
+    ASSERT_EQ(t.rows.size(), 139u);
+    std::map<std::pair<std::string, std::int64_t>, std::int64_t> cache;  // 61 distinct (model, seq)
+    for (const auto& row : t.rows) {
+        std::int64_t s = std::stoll(row[seq]);
+        auto key = std::make_pair(row[model], s);
+        if (!cache.count(key)) {
+            json config = published_config("mpt/mpt-" + row[model] + ".json");
+            config["max_seq_len"] = s;
+            cache[key] = params_of(config, {1, s, 0});
+        }
+        EXPECT_EQ(cache[key], std::stoll(row[params])) << row[model] << " at seq " << s;
+    }
+    EXPECT_EQ(cache.size(), 61u);
+}
+
+// mosaicml/mpt-7b as released: no biases anywhere (norms included), ALiBi instead of a position table,
+// vocabulary 50432 (model card): V d + L (12 d^2 + 2 d) + d.
+TEST(HfConfig, MptReleasedSevenBFollowsItsCard) {
+    static_assert(50432LL * 4096 + 32 * (12LL * 4096 * 4096 + 2 * 4096) + 4096 == 6649286656);
+    json config = published_config("configs/mpt-7b.json");
+    EXPECT_EQ(params_of(config), 6649286656);
+    Model m = resolve_model(config, {1, 8192, 0});  // ALiBi: no table bounds the sequence
+    EXPECT_EQ(count_layers(m, "positional_embedding"), 0);
+}
+
+TEST(HfConfig, MptVariantsAndErrors) {
+    json base = published_config("mpt/mpt-125m.json");
+    const std::int64_t d = 768, L = 12;
+    // Grouped-query attention: Wqkv shrinks from 3 d^2 to d (d + 2 kv hd) per layer (+ its bias).
+    json gqa = base;
+    gqa["attn_config"]["attn_type"] = "grouped_query_attention";
+    gqa["attn_config"]["kv_n_heads"] = 4;
+    EXPECT_EQ(params_of(base) - params_of(gqa), L * (2 * (d - 4 * 64) * (d + 1)));
+    // Multi-query: one key and one value head.
+    json mqa = base;
+    mqa["attn_config"]["attn_type"] = "multiquery_attention";
+    EXPECT_EQ(params_of(base) - params_of(mqa), L * (2 * (d - 64) * (d + 1)));
+    // A GLU MLP adds a third d x f matrix (with its bias).
+    json glu = base;
+    glu["ffn_config"]["ffn_type"] = "mptglu";
+    EXPECT_EQ(params_of(glu) - params_of(base), L * (d * 4 * d + 4 * d));
+    // expansion_ratio inside ffn_config (as some llm-foundry yamls write it) and ffn_hidden_size.
+    json inner = base;
+    inner.erase("expansion_ratio");
+    inner["ffn_config"]["expansion_ratio"] = 4;
+    EXPECT_EQ(params_of(inner), params_of(base));
+    inner["ffn_config"]["ffn_hidden_size"] = 2048;
+    EXPECT_EQ(params_of(base) - params_of(inner), L * (2 * d * (4 * d - 2048) + (4 * d - 2048)));
+    // Sequence beyond the learned table is an error that names it.
+    EXPECT_THROW(resolve_model(base, {1, 4096, 0}), Error);
+    json bad = base;
+    bad["ffn_config"]["ffn_type"] = "mb_dmoe";
+    EXPECT_NE(import_error(bad).find("ffn_type 'mb_dmoe'"), std::string::npos) << import_error(bad);
+    bad = base;
+    bad["attn_config"]["attn_impl"] = "xformers";
+    EXPECT_NE(import_error(bad).find("attn_impl 'xformers'"), std::string::npos) << import_error(bad);
+    bad = base;
+    bad["norm_type"] = "groupnorm";
+    EXPECT_NE(import_error(bad).find("norm_type 'groupnorm'"), std::string::npos) << import_error(bad);
+}
+
+// LLaMA 65B (data/published/configs/llama-65b.json, for the published-runs comparison): d 8192, 80 layers,
+// 64 heads of 128, SwiGLU 22016, vocabulary 32000, untied: the paper's 65.2B.
+TEST(HfConfig, Llama65BConfigFollowsItsFormula) {
+    static_assert(llama_params(8192, 80, 64, 64, 128, 22016, 32000, false) == 65285660672);
+    EXPECT_EQ(params_of(published_config("configs/llama-65b.json")), 65285660672);
 }

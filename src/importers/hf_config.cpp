@@ -273,6 +273,71 @@ TransformerSpec vit(const Config& c) {
     return s;
 }
 
+// MosaicML MPT (llm-foundry's MPTConfig; its defaults where a field is absent). Fused Wqkv, one LayerNorm before
+// attention and one before the MLP, GELU MLP of expansion_ratio x d_model, tied embeddings. `no_bias` removes
+// every bias, the norms' included (MPTModel drops all `bias` parameters); positions are learned (a table of
+// max_seq_len rows) unless attn_config turns on ALiBi or RoPE.
+TransformerSpec mpt(const Config& c) {
+    TransformerSpec s;
+    s.hidden = c.integer("d_model");
+    s.heads = c.integer("n_heads");
+    s.layers = c.integer("n_layers");
+    s.vocab = c.integer("vocab_size");
+    std::int64_t max_seq = c.integer("max_seq_len", 2048);
+    static const json empty = json::object();
+    auto section = [&](const char* key) -> const json& {
+        if (!c.has(key)) return empty;
+        if (!c.raw(key).is_object()) c.fail(std::string("field '") + key + "' must be an object");
+        return c.raw(key);
+    };
+    Config attn(section("attn_config"), "mpt attn_config"), ffn(section("ffn_config"), "mpt ffn_config");
+
+    // llm-foundry's resolve_ffn_hidden_size: ffn_hidden_size if given, else int(d_model x expansion_ratio).
+    double ratio = c.number("expansion_ratio", ffn.number("expansion_ratio", 4.0));
+    s.intermediate = ffn.has("ffn_hidden_size") ? ffn.integer("ffn_hidden_size")
+                                                : static_cast<std::int64_t>(static_cast<double>(s.hidden) * ratio);
+    std::string ffn_type = ffn.text("ffn_type", "mptmlp");
+    // te_ln_mlp is Transformer Engine's fused LayerNorm + MLP: the same weights and work as mptmlp.
+    if (ffn_type != "mptmlp" && ffn_type != "mptglu" && ffn_type != "te_ln_mlp")
+        ffn.fail("unsupported ffn_type '" + ffn_type + "' (supported: mptmlp, mptglu, te_ln_mlp)");
+    s.gated = ffn_type == "mptglu";
+    s.activation = "gelu";  // llm-foundry's default ffn_act_fn: nn.GELU(approximate='none')
+    if (ffn.has("ffn_act_fn")) {
+        if (!ffn.raw("ffn_act_fn").is_object()) ffn.fail("field 'ffn_act_fn' must be an object such as {\"name\": \"gelu\"}");
+        Config act(ffn.raw("ffn_act_fn"), "mpt ffn_act_fn");
+        std::string name = act.text("name", "gelu");
+        s.activation = name == "gelu" && act.text("approximate", "none") == "tanh" ? "gelu_tanh" : hf_activation(act, name);
+    }
+
+    bool bias = !c.boolean("no_bias", false);
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = bias;
+    std::string norm = c.text("norm_type", "low_precision_layernorm");
+    // The low-precision variants run the same norm in the autocast dtype: the same parameters and kernels.
+    if (norm == "low_precision_layernorm" || norm == "layernorm") s.norm = "layernorm", s.norm_bias = bias;
+    else if (norm == "rmsnorm" || norm == "low_precision_rmsnorm" || norm == "triton_rmsnorm") s.norm = "rmsnorm", s.norm_bias = false;
+    else c.fail("unsupported norm_type '" + norm + "' (supported: low_precision_layernorm, layernorm, rmsnorm)");
+
+    std::string attn_type = attn.text("attn_type", "multihead_attention");
+    if (attn_type == "multihead_attention") s.kv_heads = s.heads;
+    else if (attn_type == "multiquery_attention") s.kv_heads = 1;
+    else if (attn_type == "grouped_query_attention") s.kv_heads = attn.integer("kv_n_heads", s.heads);
+    else attn.fail("unsupported attn_type '" + attn_type + "'");
+    // attn_impl names the kernel llm-foundry ran (flash and triton are both fused FlashAttention kernels, torch
+    // materialises the scores). As for every other config, prenet's --attention option chooses the kernel that is
+    // predicted, so that the settings echoed with a result say what was predicted; the value is only checked here.
+    std::string impl = attn.text("attn_impl", "flash");
+    if (impl != "flash" && impl != "triton" && impl != "torch")
+        attn.fail("unsupported attn_impl '" + impl + "' (supported: flash, triton, torch)");
+    if (attn.boolean("alibi", false)) s.position = "alibi";
+    else if (attn.boolean("rope", false)) s.position = "rotary";
+    else if (c.boolean("learned_pos_emb", true)) s.position = "learned", s.max_positions = max_seq;
+    else s.position = "none";
+    s.dropout = c.number("resid_pdrop", 0.0);
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = max_seq;
+    return s;
+}
+
 }  // namespace
 
 bool looks_like_hf_config(const json& document) { return document.is_object() && document.contains("model_type"); }
@@ -301,6 +366,7 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"t5", [](const Config& c) { return t5(c, false); }},
         {"switch_transformers", [](const Config& c) { return t5(c, true); }},
         {"vit", vit},
+        {"mpt", mpt},
     };
     auto it = importers.find(type);
     if (it == importers.end()) {

@@ -1,0 +1,105 @@
+// tools/compare_parallel.mjs: each dataset row becomes the prenet command of issue #17's CLI contract with the
+// row's exact settings, and a prenet without the multi-GPU options is recognised. Pure: no prenet run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseCsv } from '../../tools/compare_published.mjs';
+import { foundryArgs, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const csv = (path) => parseCsv(readFileSync(resolve(root, path), 'utf8'));
+// The value after a flag ('' for a bare flag, undefined when absent).
+const value = (args, flag) => { const i = args.indexOf(flag); return i < 0 ? undefined : (args[i + 1]?.startsWith('--') ? '' : args[i + 1]); };
+
+test('llm-foundry rows: FSDP stage, micro and global batch, precision, checkpointing, hardware', () => {
+  const rows = csv('data/published/llm_foundry_mpt_a100.csv');
+  assert.equal(rows.length, 139);
+  const [first] = rows;  // 70b, 64 x a100_80gb, mb 8, ga 4, global 2048, bf16 PURE, FULL_SHARD, checkpointing
+  const a = foundryArgs(first, '/tmp/mpt-70b-2048.json');
+  assert.deepEqual(a.slice(0, 3), ['predict', '--model', '/tmp/mpt-70b-2048.json']);
+  assert.equal(value(a, '--hardware'), 'a100-sxm4-80gb');
+  assert.equal(value(a, '--gpus'), '64');
+  assert.equal(value(a, '--dp'), '64');
+  assert.equal(value(a, '--tp'), '1');
+  assert.equal(value(a, '--pp'), '1');
+  assert.equal(value(a, '--zero'), '3');
+  assert.equal(value(a, '--batch'), '8');
+  assert.equal(value(a, '--global-batch'), '2048');
+  assert.equal(value(a, '--seq'), '2048');
+  assert.equal(value(a, '--precision'), 'bf16');
+  assert.equal(value(a, '--mixed'), 'half');
+  assert.equal(value(a, '--checkpointing'), 'full');
+  assert.equal(a.at(-1), '--json');
+  const amp = rows.find((r) => r.precision === 'amp_bf16' && r.checkpointing === 'False');
+  const b = foundryArgs(amp, 'm.json');
+  assert.equal(value(b, '--mixed'), 'autocast');
+  assert.equal(value(b, '--hardware'), { a100_40gb: 'a100-sxm4-40gb', a100_80gb: 'a100-sxm4-80gb' }[amp.gpu]);
+  assert.equal(value(foundryArgs({ ...amp, gpu: 'a100_40gb' }, 'm.json'), '--hardware'), 'a100-sxm4-40gb');
+  assert.equal(value(b, '--checkpointing'), undefined);
+  assert.equal(value(b, '--zero'), { FULL_SHARD: '3', SHARD_GRAD_OP: '2' }[amp.sharding]);
+  assert.equal(value(foundryArgs({ ...amp, sharding: 'SHARD_GRAD_OP' }, 'm.json'), '--zero'), '2');
+  // Every row translates, and its micro-batch x accumulation x GPUs is its global batch (no partial micro-batch).
+  for (const r of rows) {
+    const x = foundryArgs(r, 'm.json');
+    assert.equal(Number(value(x, '--batch')) * Number(r.grad_accum) * Number(value(x, '--gpus')), Number(value(x, '--global-batch')));
+  }
+  assert.throws(() => foundryArgs({ ...amp, precision: 'fp16' }, 'm.json'), /no prenet precision/);
+  assert.throws(() => foundryArgs({ ...amp, cpu_offload: 'True' }, 'm.json'), /offload/);
+});
+
+test('NeuSight 4-GPU rows: dp4 splits the global batch, tp4 and pp4_1 keep it, one micro-batch, fp32', () => {
+  const rows = csv('data/neusight/e2e.csv').filter((r) => r.layout !== 'single');
+  assert.deepEqual(rows.map((r) => r.layout).sort(), ['dp4', 'pp4_1', 'tp4']);
+  const by = Object.fromEntries(rows.map((r) => [r.layout, neusightArgs(r)]));
+  for (const a of Object.values(by)) {
+    assert.equal(value(a, '--gpus'), '4');
+    assert.equal(value(a, '--precision'), 'fp32');
+    assert.equal(value(a, '--global-batch'), '4');
+    assert.equal(value(a, '--model'), 'data/neusight/model_configs/gpt2_large.json');
+    assert.equal(value(a, '--hardware'), 'a100-sxm4-40gb');
+  }
+  assert.deepEqual(['--dp', '--tp', '--pp', '--batch'].map((f) => value(by.dp4, f)), ['4', '1', '1', '1']);
+  assert.deepEqual(['--dp', '--tp', '--pp', '--batch'].map((f) => value(by.tp4, f)), ['1', '4', '1', '4']);
+  assert.deepEqual(['--dp', '--tp', '--pp', '--batch'].map((f) => value(by.pp4_1, f)), ['1', '1', '4', '4']);
+  assert.equal(value(by.dp4, '--zero'), '0');  // DDP
+});
+
+test('large runs: published layout passed, the rest left to the plan search, tokens for run.gpu_hours', () => {
+  const rows = csv('data/published/large_runs.csv');
+  const forbidden = /llama-?3|deepseek-v3|palm|gopher|starcoder|falcon|tinyllama/i;
+  for (const r of rows) {
+    assert.ok(!forbidden.test(r.id) && !forbidden.test(r.model), `${r.id} is reserved for the independent check`);
+    assert.match(r.source_url, /^https:\/\//, r.id);
+    assert.ok(r.quote.length > 20, `${r.id} quotes its source`);
+    assert.ok(['published_gpu_hours', 'published_tokens_per_s_per_gpu', 'published_tflops_per_gpu'].some((c) => Number(r[c]) > 0),
+      `${r.id} has a published figure`);
+    const a = largeRunArgs(r);
+    assert.equal(value(a, '--gpus'), r.gpus);
+    assert.equal(value(a, '--tokens'), r.tokens);
+    if (r.global_batch_tokens) assert.equal(value(a, '--global-batch-tokens') % r.seq, 0, `${r.id}: the global batch is whole sequences`);
+    else assert.equal(value(a, '--global-batch-tokens'), undefined);
+  }
+  const mpt = largeRunArgs(rows.find((r) => r.id === 'mpt-7b'));
+  assert.deepEqual(['--dp', '--tp', '--pp', '--zero'].map((f) => value(mpt, f)), ['440', '1', '1', '3']);
+  const llama = largeRunArgs(rows.find((r) => r.id === 'llama2-70b'));
+  assert.equal(value(llama, '--dp'), undefined);  // not published: searched
+  assert.equal(value(largeRunArgs(rows.find((r) => r.id === 'opt-175b')), '--mixed'), 'half');
+});
+
+test('an old prenet (no --gpus) is recognised from its option table', () => {
+  const old = JSON.parse(readFileSync(resolve(root, 'tests/js/fixtures/options.json'), 'utf8'));
+  assert.equal(missingOptions(old)[0], 'gpus');
+  const all = { options: NEEDED_OPTIONS.map((n) => ({ flag: `--${n}` })) };
+  assert.deepEqual(missingOptions(all), []);
+});
+
+test('error measures', () => {
+  assert.equal(offBy(50, 100), 2);
+  assert.equal(offBy(200, 100), 2);
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(percent(0.45), 45);
+  assert.equal(percent(45), 45);
+});

@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+// Compares prenet's multi-GPU predictions (issue #17's CLI contract: --gpus, --dp/--tp/--pp, --zero, ...) with
+// three measured sets and writes docs/parallel-accuracy.md:
+//   - NeuSight's GPT-2 Large 4-GPU iterations (data/neusight/e2e.csv, layouts dp4 / tp4 / pp4_1; no optimizer),
+//   - llm-foundry's MPT FSDP runs on A100 (data/published/llm_foundry_mpt_a100.csv; tokens/s per GPU, MFU),
+//   - published whole pre-training runs (data/published/large_runs.csv; GPU-hours, tokens/s per GPU, TFLOP/s).
+// None of them is used for fitting. Node 20, no dependencies.
+// Usage: node tools/compare_parallel.mjs [--prenet PATH] [--out FILE] [--only neusight|foundry|large]
+// Until prenet knows --gpus the tool stops with a message instead of printing numbers it did not get.
+import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { resolve, dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseCsv } from './compare_published.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+// llm-foundry's gpu column -> hardware/ ids (its tables are DGX-style SXM4 nodes).
+export const FOUNDRY_HARDWARE = { a100_40gb: 'a100-sxm4-40gb', a100_80gb: 'a100-sxm4-80gb' };
+// Both llm-foundry A100 tables say "1600 Gbps node-node interconnect (RoCE)": 1600 Gb/s per 8-GPU node.
+export const FOUNDRY_NETWORK = 'roce-1600g';
+// FSDP sharding strategies as ZeRO stages (issue #17: FULL_SHARD = --zero 3, SHARD_GRAD_OP = --zero 2).
+export const SHARDING_ZERO = { FULL_SHARD: 3, SHARD_GRAD_OP: 2, NO_SHARD: 0 };
+
+// llm-foundry's precision and FSDP mixed-precision mode -> prenet's --precision and --mixed.
+// amp_bf16 (mp DEFAULT): autocast over fp32 weights, gradients reduced in fp32 -> bf16 autocast.
+// bf16 (mp PURE): parameters, gradients and buffers in bf16 beside FSDP's fp32 sharded master -> bf16 half.
+export function foundryPrecision(precision, mpMode) {
+  if (precision === 'amp_bf16') return ['--precision', 'bf16', '--mixed', 'autocast'];
+  if (precision === 'bf16' && mpMode === 'PURE') return ['--precision', 'bf16', '--mixed', 'half'];
+  throw new Error(`no prenet precision for llm-foundry precision '${precision}' with mixed precision '${mpMode}'`);
+}
+
+// The prenet arguments of one llm-foundry run; `model` is the path of its config (max_seq_len = seq).
+export function foundryArgs(r, model) {
+  const gpus = Number(r.gpus);
+  const hw = FOUNDRY_HARDWARE[r.gpu];
+  if (!hw) throw new Error(`unknown llm-foundry gpu '${r.gpu}'`);
+  if (!(r.sharding in SHARDING_ZERO)) throw new Error(`unknown FSDP sharding '${r.sharding}'`);
+  if (r.cpu_offload === 'True') throw new Error('CPU offload is not modelled');
+  const a = ['predict', '--model', model, '--hardware', hw, '--gpus', String(gpus), '--gpus-per-node', '8',
+    '--network', FOUNDRY_NETWORK, '--dp', String(gpus), '--tp', '1', '--pp', '1', '--cp', '1',
+    '--zero', String(SHARDING_ZERO[r.sharding]), '--batch', r.micro_batch, '--global-batch', r.global_batch,
+    '--seq', r.seq, ...foundryPrecision(r.precision, r.mp_mode),
+    // triton and flash attention are both fused kernels; decoupled AdamW is AdamW's work.
+    '--attention', 'flash', '--optimizer', 'adamw'];
+  if (r.checkpointing === 'True') a.push('--checkpointing', 'full');
+  a.push('--json');
+  return a;
+}
+
+// NeuSight's 4-GPU layouts (data README: `<batch>` is the global batch): dp4 splits it over 4 replicas (DDP),
+// tp4 is 4-way Megatron tensor parallel, pp4_1 a 4-stage pipeline fed one micro-batch (the whole batch).
+// FP32 PyTorch without TF32 (the single-GPU rows' settings in src/fit/fit_models.cpp: fp32, eager attention, SGD).
+export function neusightArgs(r) {
+  const batch = Number(r.batch);
+  const layouts = {
+    dp4: { dp: 4, tp: 1, pp: 1, micro: batch / 4 },
+    tp4: { dp: 1, tp: 4, pp: 1, micro: batch },
+    pp4_1: { dp: 1, tp: 1, pp: 4, micro: batch },
+  };
+  const l = layouts[r.layout];
+  if (!l) throw new Error(`unknown NeuSight layout '${r.layout}'`);
+  if (!Number.isInteger(l.micro)) throw new Error(`batch ${batch} does not split over dp ${l.dp}`);
+  return ['predict', '--model', `data/neusight/model_configs/${r.model}.json`, '--hardware', r.device,
+    '--gpus', '4', '--gpus-per-node', '4', '--dp', String(l.dp), '--tp', String(l.tp), '--pp', String(l.pp),
+    '--cp', '1', '--zero', '0', '--batch', String(l.micro), '--global-batch', String(batch),
+    ...(l.pp > 1 ? ['--schedule', '1f1b'] : []),
+    '--seq', r.seq, '--precision', 'fp32', '--attention', 'eager', '--optimizer', 'sgd', '--json'];
+}
+
+// A published run: its layout where published (empty fields are left to prenet's plan search), its tokens as
+// --tokens so that run.gpu_hours covers the whole run.
+export function largeRunArgs(r) {
+  const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--gpus', r.gpus];
+  for (const k of ['dp', 'tp', 'pp', 'zero']) if (r[k] !== '') a.push(`--${k}`, r[k]);
+  a.push('--seq', r.seq);
+  if (r.global_batch_tokens !== '') a.push('--global-batch-tokens', r.global_batch_tokens);
+  a.push('--tokens', r.tokens, '--precision', r.precision);
+  // Megatron/metaseq/DeepSpeed keep a half-precision model beside fp32 master weights; llm-foundry autocasts.
+  if (r.precision === 'fp16' || (r.precision === 'bf16' && r.id === 'bloom-176b')) a.push('--mixed', 'half');
+  a.push('--attention', r.id === 'mpt-7b' || r.id.startsWith('llama') ? 'flash' : 'eager',
+    '--optimizer', r.id === 'mpt-7b' ? 'lion' : 'adamw', '--json');
+  return a;
+}
+
+export const ape = (predicted, measured) => Math.abs(predicted - measured) / measured * 100;
+// The factor by which a prediction is off, >= 1 whichever side it errs on.
+export const offBy = (predicted, measured) => Math.max(predicted / measured, measured / predicted);
+export const median = (xs) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+// prenet's MFU as a percentage whether it reports a fraction or a percentage (the contract does not say).
+export const percent = (mfu) => (mfu <= 1 ? mfu * 100 : mfu);
+
+// The multi-GPU options the rows need, as `prenet options --json` lists them.
+export const NEEDED_OPTIONS = ['gpus', 'gpus-per-node', 'network', 'dp', 'tp', 'pp', 'cp', 'zero', 'global-batch',
+  'global-batch-tokens', 'schedule'];
+export function missingOptions(optionsJson) {
+  const flags = new Set((optionsJson.options ?? []).map((o) => String(o.flag ?? '').replace(/^--/, '')));
+  return NEEDED_OPTIONS.filter((f) => !flags.has(f));
+}
+
+function run(prenet, args) {
+  try {
+    return JSON.parse(execFileSync(prenet, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] }));
+  } catch (e) {
+    return { error: (e.stderr || e.message || '').toString().trim().split('\n').slice(-1)[0] };
+  }
+}
+const cmd = (args) => `prenet ${args.map((x) => (/[\s,]/.test(x) ? `'${x}'` : x)).join(' ')}`;
+
+function main() {
+  const args = process.argv.slice(2);
+  const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
+  const prenet = resolve(root, opt('--prenet', process.env.PRENET ?? 'build/prenet'));
+  const outPath = resolve(root, opt('--out', 'docs/parallel-accuracy.md'));
+  const only = opt('--only', '');
+  if (!existsSync(prenet)) { console.error(`${prenet} not found; build it first`); process.exit(2); }
+  const missing = missingOptions(JSON.parse(execFileSync(prenet, ['options', '--json'], { encoding: 'utf8' })));
+  if (missing.length) {
+    console.error(`prenet does not know --${missing[0]} yet (missing: ${missing.map((m) => '--' + m).join(', ')}): ` +
+      'the multi-GPU contract of issue #17 is not in this build, so nothing was compared and ' +
+      `${outPath} was left as it is.`);
+    process.exit(3);
+  }
+  const version = execFileSync(prenet, ['--version'], { encoding: 'utf8' }).trim();
+  const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+  const lines = ['# Multi-GPU predictions against measurements', '',
+    `Generated by \`node tools/compare_parallel.mjs\` with \`${version}\` on ${new Date().toISOString().slice(0, 10)}. ` +
+    'Sources and settings: `data/published/README.md`, `data/README.md`. APE = |predicted - measured| / measured; ' +
+    '"off by" = the larger of predicted/measured and measured/predicted. Rows prenet refused are listed with its error.', ''];
+  const summary = [];
+  const failed = (res) => res.error || !res.results?.[0];
+
+  if (!only || only === 'neusight') {
+    const rows = parseCsv(readFileSync(resolve(root, 'data/neusight/e2e.csv'), 'utf8')).filter((r) => r.layout !== 'single');
+    lines.push('## NeuSight GPT-2 Large, 4 GPUs (forward + backward, no optimizer)', '',
+      'Measured: `total_ms` of `data/neusight/e2e.csv` (A100 SXM4 40GB, FP32). Predicted: `step.total_ms - step.optimizer_ms`. Target: median APE <= 10 %.', '',
+      '| layout | batch | measured ms | predicted ms | APE % | command |', '|---|---:|---:|---:|---:|---|');
+    const errs = [];
+    for (const r of rows) {
+      const a = neusightArgs(r); const res = run(prenet, a);
+      if (failed(res)) { lines.push(`| ${r.layout} | ${r.batch} | ${r.total_ms} | error: ${res.error ?? 'no result'} | | \`${cmd(a)}\` |`); continue; }
+      const s = res.results[0].step; const p = s.total_ms - (s.optimizer_ms ?? 0); const e = ape(p, Number(r.total_ms));
+      errs.push(e);
+      lines.push(`| ${r.layout} | ${r.batch} | ${r.total_ms} | ${fmt(p)} | ${fmt(e)} | \`${cmd(a)}\` |`);
+    }
+    lines.push('', `Median APE ${fmt(median(errs))} % over ${errs.length} of ${rows.length} rows.`, '');
+    summary.push(`NeuSight 4-GPU: median APE ${fmt(median(errs))} % (n = ${errs.length}/${rows.length}; target <= 10 %)`);
+  }
+
+  if (!only || only === 'foundry') {
+    const rows = parseCsv(readFileSync(resolve(root, 'data/published/llm_foundry_mpt_a100.csv'), 'utf8'));
+    // The benchmark sets max_seq_len to the run's sequence length (submit_benchmarks.py): one config per (size, seq).
+    const dir = mkdtempSync(join(tmpdir(), 'prenet-mpt-'));
+    const config = (r) => {
+      const path = join(dir, `mpt-${r.model}-${r.seq}.json`);
+      if (!existsSync(path)) {
+        const c = JSON.parse(readFileSync(resolve(root, `data/published/mpt/mpt-${r.model}.json`), 'utf8'));
+        c.max_seq_len = Number(r.seq);
+        writeFileSync(path, JSON.stringify(c));
+      }
+      return path;
+    };
+    lines.push('## llm-foundry MPT, FSDP on 8-64 A100', '',
+      'Measured: `tokens_per_s_per_gpu` and `mfu` of `data/published/llm_foundry_mpt_a100.csv`. Predicted: `throughput.tokens_per_s_per_device` and `throughput.mfu`. Targets: median APE <= 12 %, none off by more than 1.5x.', '',
+      '| model | seq | gpus | gpu | mb x ga | precision | ckpt | measured tok/s/GPU | predicted | APE % | measured MFU % | predicted MFU % |',
+      '|---|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|');
+    const errs = []; const factors = []; const mfuDiff = []; let worst = null;
+    for (const r of rows) {
+      const a = foundryArgs(r, config(r)); const res = run(prenet, a);
+      const head = `| ${r.model} | ${r.seq} | ${r.gpus} | ${r.gpu} | ${r.micro_batch} x ${r.grad_accum} | ${r.precision} | ${r.checkpointing === 'True' ? 'yes' : 'no'} | ${r.tokens_per_s_per_gpu}`;
+      if (failed(res)) { lines.push(`${head} | error: ${res.error ?? 'no result'} | | ${r.mfu} | |`); continue; }
+      const t = res.results[0].throughput; const m = Number(r.tokens_per_s_per_gpu);
+      const p = t.tokens_per_s_per_device; const e = ape(p, m); const f = offBy(p, m);
+      const pm = percent(t.mfu); mfuDiff.push(Math.abs(pm - Number(r.mfu)));
+      errs.push(e); factors.push(f);
+      if (!worst || f > worst.f) worst = { f, r, a };
+      lines.push(`${head} | ${fmt(p, 0)} | ${fmt(e)} | ${r.mfu} | ${fmt(pm)} |`);
+    }
+    rmSync(dir, { recursive: true, force: true });
+    const over = factors.filter((f) => f > 1.5).length;
+    lines.push('', `Median APE ${fmt(median(errs))} % over ${errs.length} of ${rows.length} runs; ${over} off by more than 1.5x; ` +
+      `worst off by ${fmt(worst?.f, 2)}x (${worst ? `${worst.r.model} seq ${worst.r.seq} on ${worst.r.gpus} x ${worst.r.gpu}: \`${cmd(worst.a)}\`` : 'none'}). ` +
+      `MFU: median |difference| ${fmt(median(mfuDiff))} points.`, '');
+    summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x (n = ${errs.length}/${rows.length}; target <= 12 %, none > 1.5x)`);
+  }
+
+  if (!only || only === 'large') {
+    const rows = parseCsv(readFileSync(resolve(root, 'data/published/large_runs.csv'), 'utf8'));
+    const peak = (hw, precision) => JSON.parse(readFileSync(resolve(root, `hardware/${hw}.json`), 'utf8')).peak_tflops[precision].value;
+    lines.push('## Published pre-training runs', '',
+      'Measured: the published GPU-hours (or 1/(tokens/s per GPU) x tokens), and TFLOP/s per GPU as MFU against the spec sheet\'s dense peak. Predicted: `run.gpu_hours` with `--tokens`, `throughput.mfu`. Targets: GPU-hours within 25 % for most, never off by more than 2x; MFU within 8 points.', '',
+      '| run | gpus | published GPU-h | predicted GPU-h | off by | published MFU % | predicted MFU % | plan | command |', '|---|---:|---:|---:|---:|---:|---:|---|---|');
+    const factors = []; const mfuDiff = [];
+    for (const r of rows) {
+      const a = largeRunArgs(r); const res = run(prenet, a);
+      let published = Number(r.published_gpu_hours) || NaN;
+      if (!Number.isFinite(published) && Number(r.published_tokens_per_s_per_gpu) > 0)
+        published = Number(r.tokens) / Number(r.published_tokens_per_s_per_gpu) / 3600;
+      const pubMfu = Number(r.published_tflops_per_gpu) > 0 ? Number(r.published_tflops_per_gpu) / peak(r.hardware, r.precision) * 100 : NaN;
+      if (failed(res)) { lines.push(`| ${r.id} | ${r.gpus} | ${fmt(published, 0)} | error: ${res.error ?? 'no result'} | | ${fmt(pubMfu)} | | | \`${cmd(a)}\` |`); continue; }
+      const res0 = res.results[0]; const p = res0.run?.gpu_hours; const f = offBy(p, published);
+      const pm = percent(res0.throughput?.mfu);
+      if (Number.isFinite(f)) factors.push(f);
+      if (Number.isFinite(pubMfu) && Number.isFinite(pm)) mfuDiff.push(Math.abs(pm - pubMfu));
+      const pl = res0.plan ?? {};
+      lines.push(`| ${r.id} | ${r.gpus} | ${fmt(published, 0)} | ${fmt(p, 0)} | ${fmt(f, 2)} | ${fmt(pubMfu)} | ${fmt(pm)} | dp ${pl.dp} tp ${pl.tp} pp ${pl.pp} zero ${pl.zero} mb ${pl.micro_batch} ga ${pl.grad_accum} | \`${cmd(a)}\` |`);
+    }
+    const within = factors.filter((f) => f <= 1.25).length;
+    lines.push('', `GPU-hours: ${within} of ${factors.length} within 25 %, worst off by ${fmt(Math.max(...factors), 2)}x. MFU: ${mfuDiff.map((d) => fmt(d)).join(', ') || 'none'} points apart.`, '');
+    summary.push(`large runs: ${within}/${factors.length} GPU-hours within 25 %, worst ${fmt(Math.max(...factors), 2)}x; MFU differences ${mfuDiff.map((d) => fmt(d)).join(', ') || 'none'} points`);
+  }
+
+  lines.push('## Summary', '', ...summary.map((s) => `- ${s}`), '');
+  writeFileSync(outPath, lines.join('\n'));
+  for (const s of summary) console.log(s);
+  console.log(`wrote ${outPath}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

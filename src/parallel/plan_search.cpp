@@ -47,6 +47,17 @@ auto order_key(const ParallelLayout& l) {
 std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const ModelShape& shape, const Cluster& cluster) {
     const std::int64_t n = r.gpus;
     std::vector<ParallelLayout> out;
+    for (auto [field, given] : {std::pair{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"cp", r.cp}})
+        if (given && n % *given)
+            throw Error(std::string(field) + " " + std::to_string(*given) + " does not divide the " + std::to_string(n) +
+                            " devices (--gpus)",
+                        ErrorCode::conflict, field);
+    std::int64_t given_product = r.dp.value_or(1) * r.tp.value_or(1) * r.pp.value_or(1) * r.cp.value_or(1);
+    if (n % given_product || (r.dp && r.tp && r.pp && r.cp && given_product != n))
+        throw Error("dp x tp x pp x cp = " + std::to_string(given_product) + " does not match the " + std::to_string(n) +
+                        " devices (--gpus)",
+                    ErrorCode::conflict, "gpus");
+    std::optional<Error> first_refusal;  // why the first layout the given dimensions allow was refused
     std::optional<std::int64_t> global = r.global_batch;
     if (r.global_batch_tokens) {
         if (shape.tokens_per_sample == 0)
@@ -67,6 +78,7 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
         for (std::int64_t cp : cps) {
             if (n % (tp * cp)) continue;
             for (std::int64_t pp : given_or(r.pp, divisors(n / (tp * cp), std::max<std::int64_t>(1, shape.blocks)))) {
+                // A given pp above the blocks reaches check_layout, which says so.
                 if (n % (tp * cp * pp)) continue;
                 std::int64_t dp = n / (tp * cp * pp);
                 if (r.dp && *r.dp != dp) continue;
@@ -87,8 +99,21 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                 // (micro-batch, micro-batches) pairs
                 std::vector<std::pair<std::int64_t, std::int64_t>> batches;
                 if (global) {
-                    if (*global % dp) continue;
+                    auto refuse = [&](const std::string& why) {
+                        if (!first_refusal) first_refusal = Error(why, ErrorCode::invalid_value, "global_batch");
+                    };
+                    std::string g = "the global batch of " + std::to_string(*global) + " samples";
+                    if (*global % dp) {
+                        refuse(g + " does not split over dp " + std::to_string(dp) + " replicas");
+                        continue;
+                    }
                     std::int64_t per_replica = *global / dp;
+                    if (r.micro_batch && per_replica % *r.micro_batch)
+                        refuse("grad-accum = " + g + " / (batch " + std::to_string(*r.micro_batch) + " x dp " +
+                               std::to_string(dp) + ") is not whole");
+                    if (r.micro_batch && r.grad_accum && per_replica != *r.micro_batch * *r.grad_accum)
+                        refuse(g + " is not batch x grad-accum x dp = " +
+                               std::to_string(*r.micro_batch * *r.grad_accum * dp));
                     for (std::int64_t mb : given_or(r.micro_batch, divisors(per_replica, 64)))
                         if (per_replica % mb == 0 && (!r.grad_accum || *r.grad_accum == per_replica / mb))
                             batches.push_back({mb, per_replica / mb});
@@ -113,13 +138,15 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                                                                             : PipelineSchedule::one_f_one_b);
                                     try {
                                         check_layout(l, shape, n);
-                                    } catch (const Error&) {
+                                    } catch (const Error& e) {
+                                        if (!first_refusal) first_refusal = e;
                                         continue;
                                     }
                                     out.push_back(l);
                                 }
             }
         }
+    if (out.empty() && first_refusal) throw *first_refusal;
     std::stable_sort(out.begin(), out.end(),
                      [](const ParallelLayout& a, const ParallelLayout& b) { return order_key(a) < order_key(b); });
     return out;

@@ -1,0 +1,90 @@
+#include "parallel/data_parallel.hpp"
+
+#include <gtest/gtest.h>
+
+#include "importers/resolve.hpp"
+#include "test-helpers.hpp"
+
+namespace prenet {
+namespace {
+
+ModelFeatures gpt2_features(Precision p) {
+    ModelInputs in;
+    in.batch = 2;
+    in.seq = 128;
+    return compute_features(resolve_model("gpt2", in), p);
+}
+
+ParallelLayout dp(std::int64_t n, int zero) {
+    ParallelLayout l;
+    l.dp = n;
+    l.zero = zero;
+    return l;
+}
+
+TEST(DataParallel, DdpAllReducesEveryGradientOnceAtTheEnd) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    DataParallelComms c = data_parallel_comms(f, dp(8, 0), r);
+    ASSERT_EQ(c.last_backward.size(), 1u);
+    EXPECT_EQ(c.last_backward[0].op, Collective::all_reduce);
+    EXPECT_DOUBLE_EQ(c.last_backward[0].bytes, double(f.params) * r.gradient_bytes);
+    EXPECT_EQ(c.last_backward[0].group.size, 8);
+    EXPECT_TRUE(c.forward.empty());
+    EXPECT_TRUE(c.backward.empty());
+    EXPECT_TRUE(data_parallel_comms(f, dp(1, 0), r).last_backward.empty());
+}
+
+TEST(DataParallel, FullShardGathersTwiceAndScattersOncePerMicroBatch) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    DataParallelComms c = data_parallel_comms(f, dp(8, 3), r);
+    ASSERT_EQ(c.forward.size(), 1u);
+    EXPECT_EQ(c.forward[0].op, Collective::all_gather);
+    EXPECT_DOUBLE_EQ(c.forward[0].bytes, double(f.params) * 2.0);  // bf16 weights gathered
+    ASSERT_EQ(c.backward.size(), 2u);
+    EXPECT_EQ(c.backward[0].op, Collective::all_gather);
+    EXPECT_EQ(c.backward[1].op, Collective::reduce_scatter);
+    // What cannot hide is the largest unit's share: GPT-2 small's embedding table, 31% of its weights.
+    EXPECT_DOUBLE_EQ(c.unhidden_fraction, largest_unit_params(f) / double(f.params));
+    EXPECT_NEAR(c.unhidden_fraction, 0.31, 0.01);
+    DataParallelComms shard_grad_op = data_parallel_comms(f, dp(8, 2), r);
+    EXPECT_EQ(shard_grad_op.backward.size(), 1u);  // weights stay gathered through the backward
+}
+
+TEST(DataParallel, ZeroShardsMemoryStageByStage) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    MemoryOptions o = testing::memory_options(Precision::bf16, "adamw");
+    MemoryUse whole = estimate_memory(f, o);
+    FrameworkReserve none;
+    const double n = 8;
+    MemoryUse z0 = shard_memory(whole, f, dp(8, 0), r, 1.0, none);
+    MemoryUse z1 = shard_memory(whole, f, dp(8, 1), r, 1.0, none);
+    MemoryUse z2 = shard_memory(whole, f, dp(8, 2), r, 1.0, none);
+    MemoryUse z3 = shard_memory(whole, f, dp(8, 3), r, 1.0, none);
+    EXPECT_DOUBLE_EQ(z0.peak, whole.peak);
+    EXPECT_DOUBLE_EQ(z1.optimizer_states, whole.optimizer_states / n);
+    EXPECT_DOUBLE_EQ(z1.gradients, whole.gradients);
+    EXPECT_DOUBLE_EQ(z2.gradients, whole.gradients / n);
+    EXPECT_DOUBLE_EQ(z2.weights, whole.weights);
+    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered.
+    EXPECT_DOUBLE_EQ(z3.weights, whole.weights / n);
+    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + 2.0 * 2.0 * largest_unit_params(f));
+    EXPECT_LT(z3.peak, z2.peak);
+    EXPECT_LT(z2.peak, z1.peak);
+    EXPECT_LT(z1.peak, z0.peak);
+    // The activations of the micro-batches a pipeline stage holds at once.
+    EXPECT_DOUBLE_EQ(shard_memory(whole, f, dp(8, 3), r, 4.0, none).activations, 4.0 * whole.activations);
+}
+
+TEST(DataParallel, ZeroShardsTheUpdateAndTheAccumulation) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    EXPECT_EQ(updated_params(f, dp(8, 0)), f.params);
+    EXPECT_EQ(updated_params(f, dp(8, 1)), (f.params + 7) / 8);
+    EXPECT_EQ(accumulated_params(f, dp(8, 1)), f.params);
+    EXPECT_EQ(accumulated_params(f, dp(8, 2)), (f.params + 7) / 8);
+}
+
+}  // namespace
+}  // namespace prenet

@@ -1,0 +1,84 @@
+#include "parallel/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "test-helpers.hpp"
+
+namespace prenet {
+namespace {
+
+std::int64_t copies(const Model& m) { return pipeline_units(m); }
+
+bool has_layer(const Model& m, const std::string& name) {
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.name == name) return true;
+    return false;
+}
+
+TEST(Pipeline, StagesSplitTheBlocksWithTheInputFirstAndTheHeadLast) {
+    Model m = testing::blocks_model(2);  // input linear, 6 block copies, head
+    auto stages = pipeline_stages(m, 3, 1);
+    ASSERT_EQ(stages.size(), 3u);
+    for (const auto& s : stages) EXPECT_EQ(copies(s), 2);
+    EXPECT_TRUE(has_layer(stages[0], "in"));
+    EXPECT_FALSE(has_layer(stages[1], "in"));
+    EXPECT_TRUE(has_layer(stages[2], "head"));
+    EXPECT_FALSE(has_layer(stages[0], "head"));
+}
+
+TEST(Pipeline, UnevenBlocksGoToTheFirstStages) {
+    auto stages = pipeline_stages(testing::blocks_model(2), 4, 1);  // 6 copies over 4 stages: 2 2 1 1
+    std::vector<std::int64_t> got;
+    for (const auto& s : stages) got.push_back(copies(s));
+    EXPECT_EQ(got, (std::vector<std::int64_t>{2, 2, 1, 1}));
+}
+
+TEST(Pipeline, InterleavedStagesHoldEveryPpthChunk) {
+    auto stages = pipeline_stages(testing::blocks_model(2), 3, 2);  // 6 chunks of 1 copy; stage 0 has 0 and 3
+    ASSERT_EQ(stages.size(), 3u);
+    for (const auto& s : stages) EXPECT_EQ(copies(s), 2);
+    EXPECT_TRUE(has_layer(stages[0], "in"));
+    EXPECT_TRUE(has_layer(stages[2], "head"));
+}
+
+TEST(Pipeline, MoreChunksThanBlocksIsAnError) {
+    EXPECT_THROW(pipeline_stages(testing::blocks_model(2), 7, 1), Error);
+}
+
+TEST(Pipeline, BubbleFractionIsPMinusOneOverMTimesV) {
+    const std::int64_t p = 4, m = 8;
+    std::vector<double> even(p, 10.0);
+    PipelineTime t = pipeline_time(even, m, 1, 0.0);
+    EXPECT_DOUBLE_EQ(t.bubble_ms / (double(m) * 10.0), double(p - 1) / double(m));
+    EXPECT_DOUBLE_EQ(t.total_ms, (double(m) + double(p - 1)) * 10.0);
+    PipelineTime v2 = pipeline_time(even, m, 2, 0.0);
+    EXPECT_DOUBLE_EQ(v2.bubble_ms / (double(m) * 10.0), double(p - 1) / double(m * 2));
+}
+
+TEST(Pipeline, TheSlowestStageSetsTheSteadyState) {
+    PipelineTime t = pipeline_time({10.0, 20.0, 10.0}, 4, 1, 0.0);
+    EXPECT_DOUBLE_EQ(t.total_ms, 4 * 20.0 + 20.0);
+    PipelineTime one = pipeline_time({10.0}, 4, 1, 5.0);  // one stage: no bubble, no transfers
+    EXPECT_DOUBLE_EQ(one.total_ms, 40.0);
+    EXPECT_DOUBLE_EQ(one.bubble_ms, 0.0);
+    PipelineTime sends = pipeline_time({10.0, 10.0}, 4, 1, 1.0);
+    EXPECT_GT(sends.total_ms, pipeline_time({10.0, 10.0}, 4, 1, 0.0).total_ms);
+}
+
+TEST(Pipeline, MicroBatchesInFlight) {
+    ParallelLayout l;
+    l.pp = 4, l.grad_accum = 16;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 4.0);  // 1F1B: the first stage holds pp
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, l), 1.0);
+    l.schedule = PipelineSchedule::gpipe;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, l), 16.0);  // GPipe: all of them
+    l.schedule = PipelineSchedule::interleaved, l.vp = 2;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), (3.0 * 2 + 4.0 + 1.0) / 2.0);  // p + (p - 1) / v
+    l.grad_accum = 2;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 2.0);  // never more than there are
+}
+
+}  // namespace
+}  // namespace prenet

@@ -1,0 +1,138 @@
+#include "parallel/plan_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "importers/resolve.hpp"
+#include "run/optimizer.hpp"
+
+namespace prenet {
+namespace {
+
+// GPT-2 small at 128 tokens on A100s joined by a link of `gbps`, timed by the roofline (no fitted models).
+struct Fixture {
+    HardwareSpec hw = find_hardware("a100-sxm4-80gb");
+    RooflinePredictor roofline;
+    Cluster cluster;
+    CollectiveModel collectives;
+    ParallelContext context;
+    StageModels models{[](std::int64_t batch, std::int64_t tokens) {
+                           ModelInputs in;
+                           in.batch = batch;
+                           in.seq = tokens;
+                           return resolve_model("gpt2", in);
+                       },
+                       128, Precision::bf16, MixedRecipe::autocast};
+
+    explicit Fixture(std::int64_t gpus, double gbps = 300) {
+        cluster.gpus = gpus;
+        cluster.gpus_per_node = cluster.scale_up_domain = gpus;
+        cluster.scale_up = {LinkKind::nvlink, gbps, "test link"};
+        cluster.scale_out = {LinkKind::infiniband, gbps, "test network"};
+        for (LinkKind k : {LinkKind::nvlink, LinkKind::infiniband}) collectives.links[k] = LinkFit{1.0, 1.0};
+        context.hw = &hw;
+        context.predictor = &roofline;
+        context.cluster = &cluster;
+        context.collectives = &collectives;
+        context.step.precision = Precision::bf16;
+        context.step.optimizer = &find_optimizer("adamw");
+    }
+    LayoutRequest request() const {
+        LayoutRequest r;
+        r.gpus = cluster.gpus;
+        return r;
+    }
+};
+
+TEST(PlanSearch, OneDeviceIsTheSingleDeviceStep) {
+    Fixture f(1);
+    ParallelLayout l;
+    l.grad_accum = 4;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    StepOptions o = f.context.step;
+    o.grad_accum = 4;
+    ModelFeatures features = compute_features(f.models.whole(1), Precision::bf16);
+    StepTime alone = predict_step(features, f.hw, f.roofline, o);
+    EXPECT_NEAR(s.total_ms(), alone.total_ms(), 1e-9 * alone.total_ms());
+    EXPECT_EQ(s.time.communication_ms, 0.0);
+    EXPECT_EQ(s.time.bubble_ms, 0.0);
+}
+
+TEST(PlanSearch, ASlowLinkPicksThePipelineAFastOneDataParallel) {
+    for (double gbps : {0.01, 1000.0}) {
+        Fixture f(2, gbps);
+        LayoutRequest r = f.request();
+        r.tp = 1, r.cp = 1, r.vp = 1, r.zero = 0, r.micro_batch = 1, r.global_batch = 16, r.recompute = Recompute::none;
+        PlanSearch s = search_plan(r, f.models, f.context);
+        // Data parallel all-reduces every gradient (0.5 GB); the pipeline sends one micro-batch's activations.
+        if (gbps < 1) EXPECT_EQ(s.best.layout.pp, 2) << gbps;
+        else EXPECT_EQ(s.best.layout.dp, 2) << gbps;
+        ASSERT_FALSE(s.alternatives.empty());
+        EXPECT_EQ(s.alternatives.front().loses_on, gbps < 1 ? "exposed communication" : "bubble");
+    }
+}
+
+TEST(PlanSearch, TooLittleMemoryForcesFullSharding) {
+    Fixture f(8);
+    LayoutRequest r = f.request();
+    r.tp = 1, r.pp = 1, r.cp = 1, r.micro_batch = 1, r.recompute = Recompute::none;
+    ParallelLayout z2;
+    z2.dp = 8, z2.zero = 2;
+    ParallelLayout z3 = z2;
+    z3.zero = 3;
+    double between = (parallel_memory(z2, f.models, f.context).memory.peak +
+                      parallel_memory(z3, f.models, f.context).memory.peak) / 2.0;
+    f.hw.memory_gb = between / 1e9;
+    PlanSearch s = search_plan(r, f.models, f.context);
+    EXPECT_TRUE(s.fits);
+    EXPECT_EQ(s.best.layout.zero, 3);
+    EXPECT_TRUE(s.best.memory.fits());
+    f.hw.memory_gb = 0.01;  // nothing fits: the least-memory layout, said so
+    PlanSearch none = search_plan(r, f.models, f.context);
+    EXPECT_FALSE(none.fits);
+    EXPECT_EQ(none.best.layout.zero, 3);
+}
+
+TEST(PlanSearch, DeterministicAndEveryCandidateSatisfiesTheProduct) {
+    Fixture f(8);
+    LayoutRequest r = f.request();
+    r.global_batch = 32;
+    auto layouts = candidate_layouts(r, f.models.shape(), f.cluster);
+    ASSERT_GT(layouts.size(), 20u);
+    for (const auto& l : layouts) {
+        EXPECT_EQ(l.devices(), 8);
+        EXPECT_EQ(l.global_batch(), 32);
+        EXPECT_EQ(12 % l.tp, 0);
+    }
+    PlanSearch a = search_plan(r, f.models, f.context), b = search_plan(r, f.models, f.context);
+    EXPECT_TRUE(a.best.layout == b.best.layout);
+    EXPECT_EQ(a.best.total_ms(), b.best.total_ms());
+    for (const auto& alt : a.alternatives) EXPECT_GE(ms_per_sample(alt.step), ms_per_sample(a.best));
+}
+
+TEST(PlanSearch, ImpossibleRequestsNameTheirField) {
+    Fixture f(8);
+    auto field = [&](LayoutRequest r) {
+        try {
+            search_plan(r, f.models, f.context);
+        } catch (const Error& e) {
+            return e.field();
+        }
+        return std::string("none");
+    };
+    LayoutRequest r = f.request();
+    r.tp = 3;
+    EXPECT_EQ(field(r), "tp");  // does not divide 8
+    r = f.request();
+    r.tp = 8;
+    EXPECT_EQ(field(r), "tp");  // does not divide 12 heads
+    r = f.request();
+    r.dp = 2, r.tp = 2, r.pp = 4, r.cp = 2;
+    EXPECT_EQ(field(r), "gpus");  // 32 != 8
+    r = f.request();
+    r.global_batch = 12, r.dp = 8;
+    EXPECT_EQ(field(r), "global_batch");
+}
+
+}  // namespace
+}  // namespace prenet

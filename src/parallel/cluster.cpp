@@ -118,7 +118,7 @@ Link parse_network(const std::string& spec) {
 // - PCIe cards: the domain is the node (the server's PCIe joins all its cards).
 // - A fabric inside the node (HGX, MI300X, Gaudi 2): the domain is the node, at most the fabric's size.
 // - A fabric across nodes (NVL72, TPU pods): the domain is the sheet's, and a node must divide it.
-// More than one node must be whole nodes: gpus a multiple of gpus_per_node.
+// Beyond one domain, whole nodes: gpus a multiple of gpus_per_node.
 Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
     if (request.gpus < 1)
         throw Error("gpus must be at least 1, got " + std::to_string(request.gpus), ErrorCode::invalid_value, "gpus");
@@ -147,7 +147,8 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
                         ErrorCode::invalid_value, "gpus_per_node");
         c.scale_up_domain = sheet_domain;
     }
-    if (c.gpus > c.gpus_per_node && c.gpus % c.gpus_per_node != 0)
+    // Whole nodes once the devices span more than one domain (inside an NVL72 rack, part of a tray is fine).
+    if (c.gpus > c.scale_up_domain && c.gpus % c.gpus_per_node != 0)
         throw Error(std::to_string(c.gpus) + " devices do not fill whole nodes of " + std::to_string(c.gpus_per_node) +
                         " (use a multiple of " + std::to_string(c.gpus_per_node) + " or set gpus_per_node)",
                     ErrorCode::invalid_value, "gpus");
@@ -161,9 +162,18 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
                         ErrorCode::invalid_hardware, "hardware");
         c.scale_up.gbps = kDefaultPcieGbpsOneWay;
     }
-    std::string network = request.network.value_or(hw.scale_out_network.empty() ? kDefaultNetwork
-                                                                                  : hw.scale_out_network);
-    c.scale_out = parse_network(network);
+    if (request.network) {
+        c.scale_out = parse_network(*request.network);
+    } else if (!hw.scale_out_network.empty()) {
+        // The sheet's network belongs to its reference node; a node of another size keeps each device's share.
+        c.scale_out = parse_network(hw.scale_out_network);
+        if (c.gpus_per_node != sheet_node) {
+            c.scale_out.gbps *= double(c.gpus_per_node) / double(sheet_node);
+            c.scale_out.name += " per " + std::to_string(sheet_node) + " devices";
+        }
+    } else {
+        c.scale_out = parse_network(kDefaultNetwork);  // per node, whatever its size: one NIC per server
+    }
     return c;
 }
 

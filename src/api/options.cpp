@@ -246,7 +246,7 @@ std::vector<OptionDef> build_table() {
 
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
-            .help("a table of kernels (NeuSight's ops layout)").cli_only().off_page(offline),
+            .help("a table of kernels (NeuSight's ops layout) and collectives (op, message_size, gpus[, nodes])").cli_only().off_page(offline),
         Row("out", T::path, kKernels).flag("out", "OUT").defaults(nullptr, "stdout")
             .help("where to write the table with predicted_ms").cli_only().off_page(offline),
         Row("data", T::path, kFit).flag("data", "DIR").defaults(nullptr, "data").help("the measurements to fit on")

@@ -301,7 +301,7 @@ std::vector<OptionDef> build_table() {
 
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
-            .help("a table of kernels (NeuSight's ops layout)").cli_only().off_page(offline),
+            .help("a table of kernels (NeuSight's ops layout) and collectives (op, message_size, gpus[, nodes])").cli_only().off_page(offline),
         Row("out", T::path, kKernels).flag("out", "OUT").defaults(nullptr, "stdout")
             .help("where to write the table with predicted_ms").cli_only().off_page(offline),
         Row("data", T::path, kFit).flag("data", "DIR").defaults(nullptr, "data").help("the measurements to fit on")
@@ -318,6 +318,14 @@ std::vector<OptionDef> build_table() {
             .help("boosted trees per family").cli_only().off_page(offline),
         Row("dump_predictions", T::path, kFit).flag("dump-predictions", "OUT.csv").defaults(nullptr, "none")
             .help("every held-out prediction with its measurement").cli_only().off_page(offline),
+        Row("collectives_out", T::path, kFit).flag("collectives", "OUT.json")
+            .defaults(nullptr, "models/collectives.json").help("where to write the collective model")
+            .cli_only().off_page(offline),
+        Row("only", T::choice, kFit).flag("only", "PART").choices({"kernels", "collectives"})
+            .defaults(nullptr, "everything")
+            .help("fit only this part: kernels (no collective model), or collectives (the collective model and its "
+                  "report section alone, in seconds)")
+            .cli_only().off_page(offline),
         Row("without", T::list, kFit).flag("without", "CHIPS").defaults(nullptr, "none")
             .help("leave these chips out of everything (comma-separated device-id prefixes: `v100,a100` drops every "
                   "V100 and A100 variant), for checking whole-model predictions on chips the models never saw")

@@ -15,6 +15,7 @@
 #include "fit/fit_models.hpp"
 #include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
+#include "parallel/collective_rows.hpp"
 #include "predict/learned.hpp"
 #include "predict/op_rows.hpp"
 #include "predict/predictor.hpp"
@@ -150,7 +151,19 @@ int kernels_command(const Args& a, std::ostream& out) {
     if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models")));
     else predictor = make_predictor(a.get("predictor", default_predictor_name()));
     CsvTable table = read_csv_file(a.get("csv"));
-    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"));
+    // Collective rows are timed by the shipped collective model on a cluster of this accelerator; every other
+    // row is a kernel.
+    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"), is_collective_row_op);
+    int op_col = table.column("op");
+    std::vector<double> predicted(table.rows.size());
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+        if (is_collective_row_op(table.rows[r][op_col])) {
+            CollectiveRow c = collective_row_of(table, r, hw, a.get("csv") + " row " + std::to_string(r + 2));
+            predicted[r] = CollectiveModel::shipped().time_ms(c.op, c.message_bytes, c.group, c.cluster);
+        } else {
+            predicted[r] = predictor->kernel_ms(kernels[r], hw);
+        }
+    }
     std::ofstream file;
     if (a.has("out")) {
         file.open(a.get("out"));
@@ -162,7 +175,7 @@ int kernels_command(const Args& a, std::ostream& out) {
     char buf[32];
     for (size_t r = 0; r < table.rows.size(); ++r) {
         for (size_t i = 0; i < table.rows[r].size(); ++i) dest << (i ? "," : "") << csv_field(table.rows[r][i]);
-        std::snprintf(buf, sizeof buf, "%.6g", predictor->kernel_ms(kernels[r], hw));
+        std::snprintf(buf, sizeof buf, "%.6g", predicted[r]);
         dest << "," << buf << "\n";
     }
     return 0;
@@ -178,6 +191,10 @@ int fit_command(const Args& a) {
     o.dump_predictions = a.get("dump-predictions");
     if (a.has("trees")) o.gbt.trees = count_flag(a, "trees", kFit);
     if (a.has("without")) o.without = comma_list(a.get("without"));
+    o.collectives_out = a.get("collectives", o.collectives_out);
+    o.only = a.get("only");
+    // A partial fit never overwrites the full report unless told to: without --report it prints its section.
+    if (o.only == "collectives" && !a.has("report")) o.report_out.clear();
     fit_and_validate(o);
     return 0;
 }

@@ -24,6 +24,13 @@ struct FitOptions {
     // Chips to hold out of the whole fit (device-id prefixes: "v100" drops every V100 variant), so that
     // end-to-end checks on those chips (tools/compare_published.mjs) judge a model that never saw them.
     std::vector<std::string> without;
+    // The collective model (fit/collective_fit.hpp), fitted from data_dir/collectives/ when it exists and no
+    // chip is held out (held-out fits are of the kernel models only).
+    std::string collectives_out = "models/collectives.json";
+    // "collectives": fit only the collective model and write only its report section (to report_out, or to
+    // stdout when report_out is empty);
+    // "kernels": everything but the collective model.
+    std::string only;
 };
 
 // Whether `device` belongs to one of the held-out chips (its id starts with one of the prefixes).

@@ -5,6 +5,7 @@
 
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "parallel/cluster.hpp"
 
 namespace prenet {
 namespace {
@@ -31,6 +32,20 @@ double require_positive(const json& parent, const char* key, const std::string& 
 }
 
 double or_zero(double x) { return std::isnan(x) ? 0.0 : x; }
+
+// A count of devices: a whole number >= 1, or absent/null (0).
+std::int64_t whole_count(const json& parent, const char* key, const std::string& origin) {
+    double x = sheet_number(parent, key, origin);
+    if (std::isnan(x)) return 0;
+    if (x < 1 || x != std::floor(x) || x > 1e9)
+        throw Error(origin + ": field '" + std::string(key) + "' must be a whole number of devices >= 1");
+    return std::int64_t(x);
+}
+
+bool is_scale_up(LinkKind k) {
+    return k == LinkKind::nvlink || k == LinkKind::infinity_fabric || k == LinkKind::ici || k == LinkKind::pcie ||
+           k == LinkKind::roce;
+}
 
 const json& section(const json& sheet, const char* key, const std::string& origin, bool required) {
     static const json empty = json::object();
@@ -79,7 +94,22 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin));
     const json& links = section(sheet, "interconnect", origin, false);
     h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin));
-    h.inter_node_gbps = or_zero(sheet_number(links, "inter_node_gbps", origin));
+    h.scale_up_link = text(links, "scale_up_link", "pcie");
+    if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
+        throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +
+                    h.scale_up_link + "'");
+    h.scale_up_domain = whole_count(links, "scale_up_domain", origin);
+    h.gpus_per_node = whole_count(links, "gpus_per_node", origin);
+    h.scale_out_network = text(links, "scale_out_network", "");
+    if (!h.scale_out_network.empty()) {
+        try {
+            Link network = parse_network(h.scale_out_network);
+            // The per-device share, as the sheets quoted it before they named the node's NICs.
+            h.inter_node_gbps = network.gbps / double(h.gpus_per_node > 0 ? h.gpus_per_node : 1);
+        } catch (const Error& e) {
+            throw Error(origin + ": 'interconnect.scale_out_network': " + e.what());
+        }
+    }
     h.tdp_w = or_zero(sheet_number(section(sheet, "power", origin, false), "tdp_w", origin));
     const json& prices = section(sheet, "prices", origin, false);
     if (prices.contains("cloud") && prices["cloud"].is_array())
@@ -177,6 +207,10 @@ json to_json(const HardwareSpec& h) {
             {"tdp_w", h.tdp_w},
             {"intra_node_gbps", h.intra_node_gbps},
             {"inter_node_gbps", h.inter_node_gbps},
+            {"scale_up_link", h.scale_up_link},
+            {"scale_up_domain", h.scale_up_domain},
+            {"gpus_per_node", h.gpus_per_node},
+            {"scale_out_network", h.scale_out_network},
             {"price_per_hour", h.price_per_hour()},
             {"cloud_prices", prices}};
 }

@@ -23,7 +23,15 @@ struct HardwareSpec {
     std::map<std::string, double> peak_tflops;  // dense peaks present on the sheet (fp32, tf32, fp16, bf16, fp8, ...)
     double memory_gb = 0, bandwidth_gbps = 0, l2_cache_mb = 0;
     double compute_units = 0, cores_per_unit = 0, boost_clock_mhz = 0;
-    double tdp_w = 0, intra_node_gbps = 0, inter_node_gbps = 0;
+    double tdp_w = 0;
+    // interconnect (hardware/README.md). intra_node_gbps is both directions added, as vendors quote it; 0 = not
+    // published. The sheet's scale-out network is per node; inter_node_gbps is its share per device, one
+    // direction (0 when the sheet names no network).
+    double intra_node_gbps = 0, inter_node_gbps = 0;
+    std::string scale_up_link = "pcie";  // nvlink | infinity_fabric | ici | pcie | roce
+    std::int64_t scale_up_domain = 0;    // devices one scale-up fabric joins; 0 = set by the server (the node)
+    std::int64_t gpus_per_node = 0;      // the usual node; 0 = set by the server
+    std::string scale_out_network;       // "8x400g-ib" (the reference node's NICs); empty = set by the server
     std::vector<CloudPrice> cloud_prices;
     std::string launch_date;
 
@@ -33,6 +41,9 @@ struct HardwareSpec {
     double vector_flops() const;           // plain fp32 FLOP/s, for elementwise work
     double emulated_fp32_flops(std::string* used) const;
     double bandwidth_bytes_per_s() const;  // memory bandwidth in bytes/s
+    // GB/s per device over the scale-up link in one direction: half the both-directions figure vendors quote
+    // (the one place that halving is done).
+    double scale_up_gbps_one_way() const { return intra_node_gbps / 2; }
     double memory_bytes() const;
     // The cheapest on-demand cloud price on the sheet, 0 if none.
     double price_per_hour() const;

@@ -164,7 +164,8 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
     throw Error("unknown op '" + op + "'");
 }
 
-std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin) {
+std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin,
+                                       const std::function<bool(const std::string& op)>& skip) {
     int op_col = t.column("op"), prec_col = t.column("precision");
     if (op_col < 0) throw Error(origin + ": no 'op' column");
     std::vector<std::pair<std::string, int>> dims;
@@ -174,6 +175,10 @@ std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, c
     out.reserve(t.rows.size());
     for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
+        if (skip && skip(row[op_col])) {
+            out.emplace_back();
+            continue;
+        }
         std::string where = origin + " row " + std::to_string(r + 2);
         DimMap values;
         for (const auto& [name, col] : dims)

@@ -1,6 +1,7 @@
 #pragma once
 // Kernels described as rows of a measurement table (the NeuSight layout: an `op` column and its dims), as
 // `prenet kernels --csv` reads them and as the fitting data stores them.
+#include <functional>
 #include <map>
 #include <string>
 
@@ -21,7 +22,10 @@ bool is_known_row_op(const std::string& op);
 
 // Kernels of a table in the NeuSight layout (column `op`, its dims, optional `precision`); other columns are
 // ignored. `precision` is the default for rows without one.
-std::vector<Kernel> kernels_from_table(const CsvTable& table, Precision precision, const std::string& origin);
+// Rows whose op `skip` accepts (collectives, which `prenet kernels` times with the collective model) are left
+// to the caller: their entry is a default Kernel, not read.
+std::vector<Kernel> kernels_from_table(const CsvTable& table, Precision precision, const std::string& origin,
+                                       const std::function<bool(const std::string& op)>& skip = {});
 double parse_number(const std::string& text, const std::string& where);
 
 }  // namespace prenet

@@ -53,6 +53,51 @@ test('kernels reports bad rows with their line', () => {
   assert.equal(run('kernels', '--csv', input).status, 2);
 });
 
+test('kernels predicts collective rows with the shipped collective model', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const input = join(dir, 'coll.csv');
+  writeFileSync(input, [
+    'op,message_size,gpus,nodes,gpus_per_node,b,m,n,k',
+    'all_reduce,1048576,8,,,,,,',
+    'all_reduce,268435456,8,,,,,,',
+    'all_reduce,268435456,16,2,,,,,',
+    'alltoall,1048576,8,1,,,,,',
+    'all_gather,268435456,8,,4,,,,',
+    'all_gather,268435456,8,,,,,,',
+    'send_recv,1048576,2,2,,,,,',
+    'linear,,,,,1,512,1024,1024',
+  ].join('\n') + '\n');
+  const r = run('kernels', '--csv', input, '--hardware', 'h100-sxm5-80gb');
+  assert.equal(r.status, 0, r.stderr);
+  const { header, rows } = parseCsv(r.stdout);
+  assert.equal(header.at(-1), 'predicted_ms');
+  const ms = rows.map((row) => Number(row.at(-1)));
+  for (const x of ms) assert.ok(Number.isFinite(x) && x > 0, `predicted ${x}`);
+  assert.ok(ms[1] > 20 * ms[0], 'a 256 MiB all-reduce takes far longer than a 1 MiB one');
+  assert.ok(ms[2] > ms[1], 'two nodes over InfiniBand are slower than one NVLink node');
+  assert.ok(ms[4] > ms[5], 'an all-gather over two 4-GPU nodes is slower than inside one 8-GPU node');
+  // The same rows on a PCIe card are slower than on NVLink.
+  const l40s = parseCsv(run('kernels', '--csv', input, '--hardware', 'l40s').stdout).rows.map((row) => Number(row.at(-1)));
+  assert.ok(l40s[1] > ms[1], 'PCIe is slower than NVLink for a large all-reduce');
+});
+
+test('kernels reports impossible collective rows with their line and field', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const cases = [
+    ['op,message_size,gpus,nodes\nall_reduce,1024,8,1\nall_reduce,1024,12,5\n', /row 3.*do not split evenly over 5 nodes/],
+    ['op,message_size,gpus\nall_gather,1024,8\nall_gather,,8\n', /row 3.*message_size/],
+    ['op,message_size,gpus\nsend_recv,1024,4\n', /row 2.*send_recv is between 2 devices/],
+    ['op,message_size,gpus,gpus_per_node\nall_reduce,1024,32,16\n', /row 2.*at most 8/],
+  ];
+  for (const [text, message] of cases) {
+    const input = join(dir, 'bad.csv');
+    writeFileSync(input, text);
+    const r = run('kernels', '--csv', input, '--hardware', 'h100-sxm5-80gb');
+    assert.equal(r.status, 2, text);
+    assert.match(r.stderr, message);
+  }
+});
+
 test('fit on a slice of the data writes loadable models and a report', () => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-fit-'));
   const ops = join(dir, 'data', 'neusight', 'ops');

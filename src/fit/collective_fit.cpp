@@ -1,0 +1,244 @@
+#include "fit/collective_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <Eigen/Dense>
+
+#include "core/csv.hpp"
+#include "core/error.hpp"
+#include "hardware/spec.hpp"
+#include "parallel/collective_rows.hpp"
+#include "predict/op_rows.hpp"
+
+namespace prenet {
+namespace {
+
+// Held back for an independent check of the project (data/README.md): never fitted, never read here.
+bool held_back(const std::string& device) {
+    for (const char* p : {"h100", "h200", "h800"})
+        if (device.rfind(p, 0) == 0) return true;
+    return false;
+}
+
+CollectiveRow row_of(const CollectiveSample& s) {
+    return collective_row(s.op, s.message_bytes, s.gpus, std::nullopt, std::nullopt, find_hardware(s.device));
+}
+
+// One sample's regressors: time = base_us f0 + latency_us f1 + (1 / efficiency) f2 + pipeline f3, all in ms.
+struct Design {
+    LinkKind kind;
+    double f[4];
+    double t;
+};
+
+std::vector<Design> designs(const std::vector<CollectiveSample>& samples) {
+    std::vector<Design> out;
+    for (const auto& s : samples) {
+        CollectiveRow r = row_of(s);
+        GroupSpan span = group_span(r.group, r.cluster);
+        if (span.domains != 1) continue;  // the fit reads one domain's link only
+        PhaseTerms p = phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
+        out.push_back({r.cluster.scale_up.kind, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
+    }
+    return out;
+}
+
+// Least squares of the relative error (each row divided by its measured time), the coefficients >= 0: every
+// subset of the free terms (1/efficiency always in) is solved and the best non-negative solution kept.
+LinkFit fit_designs(const std::vector<const Design*>& rows) {
+    LinkFit best;
+    double best_sse = INFINITY;
+    for (int mask = 0; mask < 8; ++mask) {
+        std::vector<int> cols = {2};
+        if (mask & 1) cols.push_back(0);
+        if (mask & 2) cols.push_back(1);
+        if (mask & 4) cols.push_back(3);
+        Eigen::MatrixXd a(rows.size(), cols.size());
+        Eigen::VectorXd b = Eigen::VectorXd::Ones(rows.size());
+        for (size_t i = 0; i < rows.size(); ++i)
+            for (size_t j = 0; j < cols.size(); ++j) a(i, j) = rows[i]->f[cols[j]] / rows[i]->t;
+        Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
+        if ((x.array() < 0).any() || !(x(0) > 0)) continue;
+        double sse = (a * x - b).squaredNorm();
+        if (sse < best_sse) {
+            best_sse = sse;
+            double coef[4] = {0, 0, 0, 0};
+            for (size_t j = 0; j < cols.size(); ++j) coef[cols[j]] = x(j);
+            best.base_us = coef[0];
+            best.latency_us = coef[1];
+            best.efficiency = 1.0 / coef[2];
+            best.pipeline = coef[3];
+            best.fitted = true;
+        }
+    }
+    if (!best.fitted) throw Error("collective fit: no non-negative solution");
+    return best;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(double x) {
+    if (std::isnan(x)) return "-";
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(x < 0.1 ? 1 : 0) << 100 * x << "%";
+    return o.str();
+}
+
+const char* kOps[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+
+// Per device and op, the APEs of `rows` predicted by a model fitted without that device.
+using Errors = std::map<std::string, std::map<std::string, std::vector<double>>>;
+
+}  // namespace
+
+std::vector<CollectiveSample> load_collective_samples(const std::string& csv_path) {
+    CsvTable t = read_csv_file(csv_path);
+    int src = t.column("source"), dev = t.column("device"), op = t.column("op"), gpus = t.column("gpus"),
+        size = t.column("message_size"), ms = t.column("latency_ms");
+    if (dev < 0 || op < 0 || gpus < 0 || size < 0 || ms < 0)
+        throw Error(csv_path + ": needs columns device, op, gpus, message_size, latency_ms");
+    std::vector<CollectiveSample> out;
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+        const auto& row = t.rows[r];
+        if (held_back(row[dev])) continue;
+        std::string where = csv_path + " row " + std::to_string(r + 2);
+        CollectiveSample s;
+        s.source = src >= 0 ? row[src] : "";
+        s.device = row[dev];
+        s.op = row[op];
+        s.gpus = std::int64_t(parse_number(row[gpus], where));
+        s.message_bytes = parse_number(row[size], where);
+        s.measured_ms = parse_number(row[ms], where);
+        if (s.measured_ms > 0 && s.gpus > 1) out.push_back(std::move(s));
+    }
+    return out;
+}
+
+double predict_sample(const CollectiveModel& model, const CollectiveSample& s) {
+    CollectiveRow r = row_of(s);
+    return model.time_ms(r.op, r.message_bytes, r.group, r.cluster);
+}
+
+CollectiveModel fit_collective_model(const std::vector<CollectiveSample>& samples) {
+    std::vector<Design> all = designs(samples);
+    if (all.empty()) throw Error("collective fit: no samples");
+    CollectiveModel m;
+    std::vector<const Design*> pooled;
+    std::map<LinkKind, std::vector<const Design*>> by_kind;
+    for (const auto& d : all) pooled.push_back(&d), by_kind[d.kind].push_back(&d);
+    m.fallback = fit_designs(pooled);
+    m.fallback.fitted = false;  // not fitted on the kind it stands in for
+    for (const auto& [kind, rows] : by_kind) m.links[kind] = fit_designs(rows);
+    return m;
+}
+
+CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
+    CollectiveFitReport rep;
+    const std::string nccl = data_dir + "/collectives/nccl.csv", xla = data_dir + "/collectives/xla.csv";
+    std::vector<CollectiveSample> fitting = load_collective_samples(nccl), check;
+    rep.files.push_back(nccl);
+    if (std::filesystem::exists(xla)) {
+        rep.files.push_back(xla);
+        for (auto& s : load_collective_samples(xla)) {
+            if (find_hardware(s.device).scale_up_link == "infinity_fabric") fitting.push_back(std::move(s));
+            else check.push_back(std::move(s));
+        }
+    }
+    rep.model = fit_collective_model(fitting);
+    std::set<std::string> devices;
+    for (const auto& s : fitting) devices.insert(s.device);
+    std::set<std::string> check_devices;
+    for (const auto& s : check) check_devices.insert(s.device);
+
+    // Leave one accelerator out: each device's rows (fitting and check) predicted by a model fitted without it.
+    std::map<std::string, CollectiveModel> without;
+    auto model_without = [&](const std::string& device) -> const CollectiveModel& {
+        auto it = without.find(device);
+        if (it != without.end()) return it->second;
+        std::vector<CollectiveSample> train;
+        for (const auto& s : fitting)
+            if (s.device != device) train.push_back(s);
+        return without.emplace(device, fit_collective_model(train)).first->second;
+    };
+    auto errors_of = [&](const std::vector<CollectiveSample>& rows) {
+        Errors e;
+        for (const auto& s : rows) {
+            double p = predict_sample(model_without(s.device), s);
+            double ape = std::abs(p - s.measured_ms) / s.measured_ms;
+            e[s.device][s.op].push_back(ape);
+            e[s.device]["all"].push_back(ape);
+            e["(all devices)"][s.op].push_back(ape);
+            e["(all devices)"]["all"].push_back(ape);
+        }
+        return e;
+    };
+    Errors loao = errors_of(fitting), xla_check = errors_of(check);
+    if (verbose)
+        std::cerr << "collectives: " << fitting.size() << " fitting rows on " << devices.size() << " devices, "
+                  << check.size() << " check rows\n";
+
+    auto table = [&](const Errors& e, const std::set<std::string>& devs) {
+        std::ostringstream t;
+        t << "| device | link | all_reduce | all_gather | reduce_scatter | all_to_all | all ops |\n"
+             "|---|---|---|---|---|---|---|\n";
+        std::vector<std::string> order(devs.begin(), devs.end());
+        order.push_back("(all devices)");
+        for (const auto& d : order) {
+            if (!e.count(d)) continue;
+            const auto& by_op = e.at(d);
+            t << "| " << d << " | " << (d[0] == '(' ? "" : find_hardware(d).scale_up_link);
+            for (const char* op : kOps) {
+                auto it = by_op.find(op);
+                t << " | " << (it == by_op.end() ? "-" : pct(median(it->second)) + " (" +
+                                                              std::to_string(it->second.size()) + ")");
+            }
+            t << " | " << pct(median(by_op.at("all"))) << " |\n";
+        }
+        return t.str();
+    };
+
+    std::ostringstream md;
+    md << "\n## Collectives\n\n"
+       << "The collective model (`src/parallel/collectives.cpp`, formulas in `docs/parallel.md`) fitted per link kind "
+          "on measured collectives (`data/collectives/`): " << fitting.size() << " rows on " << devices.size()
+       << " accelerators (NCCL inside one node from NVIDIA's aiconfigurator; MI300X from XLA's tables, the only "
+          "Infinity Fabric data). Hopper rows are held back and never read. Every number is **leave one "
+          "accelerator out**: each device's rows are predicted by the model fitted without that device (where no "
+          "other device shares its link kind, by the fit pooled over every other device). Median APE (rows):\n\n"
+       << table(loao, devices)
+       << "\nXLA's NVLink collective tables (B200 8-GPU node, GB200 and GB300 NVL72 groups of 2-72), a different "
+          "timing method and message-size convention, are not fitted; they are predicted here by the model fitted "
+          "without the device, as a check of the larger NVL72 groups:\n\n"
+       << table(xla_check, check_devices)
+       << "\nThe shipped fit (`models/collectives.json`), on all fitting rows: per phase, steps x latency + bus bytes / "
+          "(efficiency x one-direction link bandwidth) + pipeline x sqrt(steps x 1 us x transfer), plus a base cost "
+          "per collective (docs/parallel.md):\n\n"
+       << "| link kind | efficiency | latency per step (us) | base (us) | pipeline | fitted on |\n|---|---|---|---|---|---|\n";
+    auto fit_row = [&](const std::string& name, const LinkFit& f, const std::string& on) {
+        md << "| " << name << " | " << std::fixed << std::setprecision(3) << f.efficiency << " | "
+           << std::setprecision(2) << f.latency_us << " | " << f.base_us << " | " << f.pipeline << " | " << on << " |\n";
+    };
+    for (const auto& [kind, f] : rep.model.links) fit_row(to_string(kind), f, "its own measurements");
+    fit_row("every other kind (infiniband, roce, ethernet, ici, ...)", rep.model.fallback,
+            "all measurements pooled: no measured collectives cross a node here, so scale-out links are not fitted");
+    md.unsetf(std::ios::fixed);
+    md << "\nNot used: DeepBench's all-reduce table (`../shared/data/deepbench/allreduce.csv`) times 2017-era PCIe "
+          "GPUs (M40, TITAN X, P100, 1080 Ti) on 1-4 nodes, but does not say what network joined the nodes; without "
+          "the link's bandwidth its rows cannot fit an efficiency.\n";
+    rep.markdown = md.str();
+    return rep;
+}
+
+}  // namespace prenet

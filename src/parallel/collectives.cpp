@@ -1,0 +1,183 @@
+#include "parallel/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/embedded.hpp"
+#include "core/error.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+constexpr Collective kAll[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                               Collective::all_to_all, Collective::send_recv};
+
+// Milliseconds of one phase (no base cost: that is paid once per collective, in time_ms).
+double phase_ms(const RingTerms& t, double gbps, const LinkFit& f) { return phase_ms(phase_terms(t, gbps), f); }
+
+// All-reduce across domains: NCCL picks ring or tree by size; the tree's latency grows with log2 of the members
+// but each member moves the whole buffer twice (up and down), the ring's 2(n-1)/n of it in 2(n-1) steps.
+double across_all_reduce_ms(double bytes, std::int64_t d, double gbps, const LinkFit& f) {
+    double ring = phase_ms(ring_terms(Collective::all_reduce, bytes, d), gbps, f);
+    RingTerms tree{2 * std::ceil(std::log2(double(d))), 2 * bytes};
+    return std::min(ring, phase_ms(tree, gbps, f));
+}
+
+}  // namespace
+
+PhaseTerms phase_terms(const RingTerms& t, double gbps) {
+    PhaseTerms p;
+    p.latency = t.steps * 1e-3;
+    p.transfer = t.bus_bytes / (gbps * 1e9) * 1e3;
+    p.pipeline = std::sqrt(p.latency * p.transfer);
+    return p;
+}
+
+double phase_ms(const PhaseTerms& p, const LinkFit& f) {
+    return f.latency_us * p.latency + p.transfer / f.efficiency + f.pipeline * p.pipeline;
+}
+
+const char* to_string(Collective c) {
+    switch (c) {
+        case Collective::all_reduce: return "all_reduce";
+        case Collective::all_gather: return "all_gather";
+        case Collective::reduce_scatter: return "reduce_scatter";
+        case Collective::all_to_all: return "all_to_all";
+        case Collective::send_recv: return "send_recv";
+    }
+    return "all_reduce";
+}
+
+std::optional<Collective> collective_from_string(const std::string& name) {
+    for (Collective c : kAll)
+        if (name == to_string(c)) return c;
+    if (name == "alltoall") return Collective::all_to_all;  // nccl-tests' spelling
+    return std::nullopt;
+}
+
+double bus_factor(Collective c, std::int64_t n) {
+    if (n <= 1) return 0;
+    double f = double(n - 1) / double(n);
+    switch (c) {
+        case Collective::all_reduce: return 2 * f;
+        case Collective::all_gather:
+        case Collective::reduce_scatter:
+        case Collective::all_to_all: return f;
+        case Collective::send_recv: return 1;
+    }
+    return f;
+}
+
+// Ring all-reduce: reduce-scatter then all-gather, n-1 steps each; all-gather and reduce-scatter: n-1 steps;
+// all-to-all: n-1 pairwise exchanges; send/recv: one transfer.
+RingTerms ring_terms(Collective c, double message_bytes, std::int64_t n) {
+    if (n <= 1) return {};
+    double steps = c == Collective::all_reduce ? 2.0 * double(n - 1) : c == Collective::send_recv ? 1.0 : double(n - 1);
+    return {steps, message_bytes * bus_factor(c, n)};
+}
+
+// Members at ranks 0, stride, 2 stride, ...; a domain holds the ranks [k D, (k+1) D). With stride < D, a
+// domain holds ceil(D / stride) of them (all of them if fewer); with stride >= D, one.
+GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster) {
+    GroupSpan s;
+    std::int64_t size = std::max<std::int64_t>(1, group.size), stride = std::max<std::int64_t>(1, group.stride);
+    std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
+    std::int64_t per = stride >= domain ? 1 : (domain + stride - 1) / stride;
+    s.per_domain = std::min(size, per);
+    s.domains = (size + s.per_domain - 1) / s.per_domain;
+    return s;
+}
+
+const LinkFit& CollectiveModel::fit(LinkKind kind) const {
+    auto it = links.find(kind);
+    return it != links.end() ? it->second : fallback;
+}
+
+// docs/parallel.md, "Collectives". P members per domain, D domains. Inside a domain each member has the
+// scale-up link's one-direction bandwidth; across domains each member has its share of its node's NICs: every
+// device of a node takes part in a collective of the same kind at the same time in a parallel step (the dp
+// groups of all tp ranks together), so the node's scale-out bandwidth is split over all its devices.
+double CollectiveModel::time_ms(Collective c, double message_bytes, const CollectiveGroup& group,
+                                const Cluster& cluster) const {
+    if (group.size <= 1 || message_bytes <= 0) return 0;
+    GroupSpan span = group_span(group, cluster);
+    const std::int64_t p = span.per_domain, d = span.domains, n = p * d;
+    const LinkFit& up = fit(cluster.scale_up.kind);
+    const LinkFit& out = fit(cluster.scale_out.kind);
+    const double up_gbps = cluster.scale_up.gbps;
+    const double out_gbps = cluster.scale_out.gbps / double(std::max<std::int64_t>(1, std::min(cluster.gpus_per_node,
+                                                                                              cluster.gpus)));
+    if (d == 1) return up.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, p), up_gbps, up);
+    const double base = std::max(up.base_us, out.base_us) * 1e-3;
+    const double shard = message_bytes / double(p);  // what each member carries across domains
+    switch (c) {
+        case Collective::all_reduce:
+            // reduce-scatter inside, all-reduce of 1/P across, all-gather inside
+            return base + phase_ms(ring_terms(Collective::reduce_scatter, message_bytes, p), up_gbps, up) +
+                   across_all_reduce_ms(shard, d, out_gbps, out) +
+                   phase_ms(ring_terms(Collective::all_gather, message_bytes, p), up_gbps, up);
+        case Collective::all_gather:
+            // gather the 1/P slices across domains (output S/P), then inside (output S)
+            return base + phase_ms(ring_terms(Collective::all_gather, shard, d), out_gbps, out) +
+                   phase_ms(ring_terms(Collective::all_gather, message_bytes, p), up_gbps, up);
+        case Collective::reduce_scatter:
+            return base + phase_ms(ring_terms(Collective::reduce_scatter, message_bytes, p), up_gbps, up) +
+                   phase_ms(ring_terms(Collective::reduce_scatter, shard, d), out_gbps, out);
+        case Collective::all_to_all: {
+            // S/n to every peer: (P-1)/n of it inside the domain, (n-P)/n across; both at once, the slower binds
+            double inside = message_bytes * double(p - 1) / double(n) / (up.efficiency * up_gbps * 1e9) * 1e3;
+            double across = message_bytes * double(n - p) / double(n) / (out.efficiency * out_gbps * 1e9) * 1e3;
+            return base + (double(p - 1) * up.latency_us + double(d - 1) * out.latency_us) * 1e-3 +
+                   std::max(inside, across);
+        }
+        case Collective::send_recv:
+            return out.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, 2), out_gbps, out);
+    }
+    return 0;
+}
+
+CollectiveModel CollectiveModel::from_json(const json& doc) {
+    CollectiveModel m;
+    auto read = [](const json& j) {
+        LinkFit f;
+        f.efficiency = j.at("efficiency").get<double>();
+        f.latency_us = j.at("latency_us").get<double>();
+        f.base_us = j.value("base_us", 0.0);
+        f.pipeline = j.value("pipeline", 0.0);
+        f.fitted = j.value("fitted", false);
+        if (!(f.efficiency > 0) || !(f.latency_us >= 0) || !(f.base_us >= 0) || !(f.pipeline >= 0))
+            throw Error("collective model: efficiency must be > 0 and latencies >= 0");
+        return f;
+    };
+    if (!doc.is_object() || !doc.contains("links")) throw Error("collective model: no 'links' object");
+    for (auto it = doc["links"].begin(); it != doc["links"].end(); ++it) {
+        auto kind = link_kind_from_string(it.key());
+        if (!kind) throw Error("collective model: unknown link kind '" + it.key() + "'");
+        m.links[*kind] = read(*it);
+    }
+    if (doc.contains("fallback")) m.fallback = read(doc["fallback"]);
+    return m;
+}
+
+json CollectiveModel::to_json() const {
+    auto write = [](const LinkFit& f) {
+        return json{{"efficiency", f.efficiency}, {"latency_us", f.latency_us}, {"base_us", f.base_us},
+                    {"pipeline", f.pipeline}, {"fitted", f.fitted}};
+    };
+    json links_doc = json::object();
+    for (const auto& [kind, f] : links) links_doc[to_string(kind)] = write(f);
+    return {{"format", 1}, {"links", links_doc}, {"fallback", write(fallback)}};
+}
+
+const CollectiveModel& CollectiveModel::shipped() {
+    static const CollectiveModel model = [] {
+        for (const auto& f : embedded_files())
+            if (f.path == "models/collectives.json") return from_json(json::parse(f.contents));
+        return CollectiveModel{};  // not fitted yet: the defaults of LinkFit
+    }();
+    return model;
+}
+
+}  // namespace prenet

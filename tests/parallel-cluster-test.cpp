@@ -1,0 +1,151 @@
+// parallel/cluster.hpp: network specs, the cluster a sheet and a request make, and the errors of impossible ones.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "hardware/spec.hpp"
+#include "parallel/cluster.hpp"
+
+using namespace prenet;
+using nlohmann::json;
+
+namespace {
+
+// The field an Error names, or "" when `f` does not throw one.
+template <class F>
+std::string error_field(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.field();
+    }
+    return "";
+}
+
+// A user's sheet with no interconnect section at all.
+HardwareSpec bare_sheet() {
+    return parse_hardware(json::parse(R"({"id": "mine", "peak_tflops": {"fp32": 10},
+        "memory": {"capacity_gb": 16, "bandwidth_gbps": 500}})"),
+                          "mine.json");
+}
+
+}  // namespace
+
+TEST(ParseNetwork, NicsTimesGbpsInGBps) {
+    Link ib = parse_network("8x400g-ib");
+    EXPECT_EQ(ib.kind, LinkKind::infiniband);
+    EXPECT_DOUBLE_EQ(ib.gbps, 400.0);  // 8 x 400 Gb/s = 3200 Gb/s = 400 GB/s
+    EXPECT_EQ(ib.name, "8x400g-ib");
+    Link roce = parse_network("roce-3200g");
+    EXPECT_EQ(roce.kind, LinkKind::roce);
+    EXPECT_DOUBLE_EQ(roce.gbps, 400.0);
+    Link eth = parse_network("ethernet-100g");
+    EXPECT_EQ(eth.kind, LinkKind::ethernet);
+    EXPECT_DOUBLE_EQ(eth.gbps, 12.5);
+}
+
+TEST(ParseNetwork, ObviousVariants) {
+    EXPECT_DOUBLE_EQ(parse_network("4x200g-roce").gbps, 100.0);
+    EXPECT_EQ(parse_network("4x200g-roce").kind, LinkKind::roce);
+    EXPECT_DOUBLE_EQ(parse_network("ib-1600g").gbps, 200.0);
+    EXPECT_DOUBLE_EQ(parse_network("IB-8x400G").gbps, 400.0);
+    EXPECT_DOUBLE_EQ(parse_network("infiniband-3.2t").gbps, 400.0);
+    EXPECT_DOUBLE_EQ(parse_network("8x400gb-ib").gbps, 400.0);
+    EXPECT_EQ(parse_network("eth-25g").kind, LinkKind::ethernet);
+}
+
+TEST(ParseNetwork, BadSpecsAreErrorsOfTheNetworkField) {
+    for (const char* bad : {"", "400g", "ib", "8x400g-nvlink", "x400g-ib", "8x-ib", "8x400q-ib", "0x400g-ib",
+                            "8x400g-ib-roce", "1.5x400g-ib", "400g-ib-extra", "ib-0g", "1.2.3g-ib"}) {
+        EXPECT_EQ(error_field([&] { parse_network(bad); }), "network") << bad;
+    }
+}
+
+TEST(LinkKind, NamesRoundTrip) {
+    for (LinkKind k : {LinkKind::nvlink, LinkKind::infinity_fabric, LinkKind::ici, LinkKind::pcie,
+                       LinkKind::infiniband, LinkKind::roce, LinkKind::ethernet})
+        EXPECT_EQ(link_kind_from_string(to_string(k)), k);
+    EXPECT_FALSE(link_kind_from_string("token-ring"));
+}
+
+TEST(MakeCluster, DefaultsComeFromTheSheet) {
+    const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
+    Cluster c = make_cluster(h100, {16, std::nullopt, std::nullopt});
+    EXPECT_EQ(c.gpus, 16);
+    EXPECT_EQ(c.gpus_per_node, 8);
+    EXPECT_EQ(c.nodes(), 2);
+    EXPECT_EQ(c.scale_up_domain, 8);
+    EXPECT_EQ(c.scale_up.kind, LinkKind::nvlink);
+    EXPECT_DOUBLE_EQ(c.scale_up.gbps, 450.0);  // 900 GB/s both directions on the sheet
+    EXPECT_EQ(c.scale_out.kind, LinkKind::infiniband);
+    EXPECT_DOUBLE_EQ(c.scale_out.gbps, 400.0);  // DGX H100: 8 x 400 Gb/s
+    // The per-device share the sheets used to list, one direction.
+    EXPECT_DOUBLE_EQ(h100.inter_node_gbps, 50.0);
+}
+
+TEST(MakeCluster, RackScaleDomainSpansNodes) {
+    Cluster c = make_cluster(find_hardware("gb200"), {72, std::nullopt, std::nullopt});
+    EXPECT_EQ(c.gpus_per_node, 4);
+    EXPECT_EQ(c.nodes(), 18);
+    EXPECT_EQ(c.scale_up_domain, 72);
+    // Inside the rack part of a tray is fine; beyond it, whole trays.
+    EXPECT_EQ(make_cluster(find_hardware("gb200"), {18, std::nullopt, std::nullopt}).gpus, 18);
+    EXPECT_EQ(error_field([] { make_cluster(find_hardware("gb200"), {74, std::nullopt, std::nullopt}); }), "gpus");
+    EXPECT_EQ(error_field([] { make_cluster(find_hardware("gb200"), {72, 5, std::nullopt}); }), "gpus_per_node");
+}
+
+TEST(MakeCluster, PcieDomainIsTheNode) {
+    Cluster c = make_cluster(find_hardware("l40s"), {8, std::nullopt, std::nullopt});
+    EXPECT_EQ(c.scale_up.kind, LinkKind::pcie);
+    EXPECT_EQ(c.scale_up_domain, 8);
+    EXPECT_DOUBLE_EQ(c.scale_up.gbps, 32.0);  // PCIe 4.0 x16, one direction
+    EXPECT_EQ(c.scale_out.kind, LinkKind::ethernet);  // no reference network on the sheet: 100 GbE
+    EXPECT_EQ(make_cluster(find_hardware("l40s"), {8, 4, std::nullopt}).scale_up_domain, 4);
+}
+
+TEST(MakeCluster, UserSheetWithoutInterconnectGetsStatedDefaults) {
+    HardwareSpec mine = bare_sheet();
+    Cluster c = make_cluster(mine, {4, std::nullopt, std::nullopt});
+    EXPECT_EQ(c.gpus_per_node, 1);
+    EXPECT_EQ(c.nodes(), 4);
+    EXPECT_EQ(c.scale_up.kind, LinkKind::pcie);
+    EXPECT_EQ(c.scale_out.kind, LinkKind::ethernet);
+    EXPECT_DOUBLE_EQ(c.scale_out.gbps, 12.5);
+    EXPECT_GT(c.scale_up.gbps, 0);
+}
+
+TEST(MakeCluster, ImpossibleRequestsNameTheirField) {
+    const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
+    EXPECT_EQ(error_field([&] { make_cluster(h100, {0, std::nullopt, std::nullopt}); }), "gpus");
+    EXPECT_EQ(error_field([&] { make_cluster(h100, {12, std::nullopt, std::nullopt}); }), "gpus");  // 1.5 nodes
+    EXPECT_EQ(error_field([&] { make_cluster(h100, {16, 16, std::nullopt}); }), "gpus_per_node");  // > NVLink domain
+    EXPECT_EQ(error_field([&] { make_cluster(h100, {16, 0, std::nullopt}); }), "gpus_per_node");
+    EXPECT_EQ(error_field([&] { make_cluster(h100, {16, std::nullopt, std::string("fast")}); }), "network");
+    // A partial single node is fine; a smaller node than the board is allowed (4-GPU HGX).
+    EXPECT_EQ(make_cluster(h100, {4, std::nullopt, std::nullopt}).nodes(), 1);
+    EXPECT_EQ(make_cluster(h100, {8, 4, std::nullopt}).scale_up_domain, 4);
+    // A node of another size than the sheet's keeps each device's share of the reference network ...
+    EXPECT_DOUBLE_EQ(make_cluster(h100, {8, 4, std::nullopt}).scale_out.gbps, 200.0);
+    // ... unless the network is given: it is the node's, whatever its size.
+    EXPECT_DOUBLE_EQ(make_cluster(h100, {8, 4, std::string("8x400g-ib")}).scale_out.gbps, 400.0);
+    EXPECT_DOUBLE_EQ(make_cluster(h100, {16, std::nullopt, std::string("ethernet-100g")}).scale_out.gbps, 12.5);
+}
+
+TEST(HardwareSheets, InterconnectFieldsParse) {
+    const HardwareSpec& b200 = find_hardware("b200");
+    EXPECT_EQ(b200.scale_up_link, "nvlink");
+    EXPECT_EQ(b200.scale_up_domain, 8);
+    EXPECT_EQ(b200.gpus_per_node, 8);
+    EXPECT_EQ(b200.scale_out_network, "8x400g-ib");
+    EXPECT_DOUBLE_EQ(b200.scale_up_gbps_one_way(), 900.0);
+    json j = to_json(b200);
+    EXPECT_EQ(j["scale_up_domain"], 8);
+    EXPECT_EQ(j["scale_out_network"], "8x400g-ib");
+    // A bad link kind or network on a sheet is an error naming the sheet.
+    json sheet = json::parse(R"({"id": "x", "peak_tflops": {"fp32": 1}, "memory": {"capacity_gb": 1,
+        "bandwidth_gbps": 1}, "interconnect": {"scale_up_link": "smoke-signals"}})");
+    EXPECT_THROW(parse_hardware(sheet, "x.json"), Error);
+    sheet["interconnect"] = {{"scale_out_network", "fast"}};
+    EXPECT_THROW(parse_hardware(sheet, "x.json"), Error);
+    sheet["interconnect"] = {{"gpus_per_node", 2.5}};
+    EXPECT_THROW(parse_hardware(sheet, "x.json"), Error);
+}

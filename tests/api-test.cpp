@@ -172,3 +172,36 @@ TEST(ApiContract, ListingsAndOptionsAnswer) {
 
 }  // namespace
 }  // namespace prenet
+
+namespace prenet {
+namespace {
+
+TEST(ApiContract, ParallelLayoutErrorsNameTheirDimension) {
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"tp", 3}}), "conflict", "tp");
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"tp", 8}}), "invalid_value", "tp");  // 12 heads
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 16}, {"pp", 16}}), "invalid_value", "pp");  // 12 blocks
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"ep", 2}}), "invalid_value", "ep");
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"network", "carrier pigeons"}}), "invalid_value", "network");
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"zero", 4}}), "invalid_value", "zero");
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"global_batch", 8}, {"global_batch_tokens", 8192}}),
+                 "conflict", "global_batch_tokens");
+    expect_error(predict({{"model", "gpt2"}, {"checkpointing", "sometimes"}}), "invalid_value", "checkpointing");
+}
+
+TEST(ApiContract, AParallelResultCarriesItsPlan) {
+    json reply = predict({{"model", "gpt2"}, {"gpus", 4}, {"global_batch", 16}, {"hardware", "a100-sxm4-80gb"}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    const json& r = reply["results"][0];
+    for (const char* key : {"dp", "tp", "pp", "cp", "ep", "vp", "zero", "micro_batch", "grad_accum", "schedule",
+                            "checkpointing", "nodes", "alternatives"})
+        EXPECT_TRUE(r["plan"].contains(key)) << key;
+    EXPECT_EQ(r["plan"]["global_batch"], 16);
+    EXPECT_TRUE(r["step"]["bubble_ms"].is_number());
+    EXPECT_TRUE(r["step"]["communication_total_ms"].is_number());
+    EXPECT_TRUE(r["throughput"]["mfu"].is_number());
+    EXPECT_EQ(reply["settings"]["gpus"], 4);
+    EXPECT_EQ(reply["settings"]["devices"], 4);
+}
+
+}  // namespace
+}  // namespace prenet

@@ -1,0 +1,90 @@
+// The many-accelerators contract of `prenet predict` (docs/parallel.md): --gpus and the layout options, the
+// plan and its alternatives, communication, bubble, MFU and memory per device, and clear errors for layouts
+// that cannot be.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
+const run = (...args) => spawnSync(binary, args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+
+function predict(...args) {
+  const r = run('predict', '--json', ...args);
+  assert.equal(r.status, 0, `prenet predict ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+function refused(...args) {
+  const r = run('predict', ...args);
+  assert.equal(r.status, 2, `prenet predict ${args.join(' ')} exited ${r.status}`);
+  assert.equal(r.stdout, '');
+  return r.stderr;
+}
+
+const llm = ['--model', 'gpt2-large', '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16', '--attention', 'flash'];
+
+test('--gpus 8 searches a plan whose dimensions multiply to the devices', () => {
+  const r = predict(...llm, '--gpus', '8', '--global-batch', '64').results[0];
+  const p = r.plan;
+  assert.equal(p.dp * p.tp * p.pp * p.cp, 8);
+  assert.equal(p.micro_batch * p.grad_accum * p.dp, 64);
+  assert.equal(p.global_batch, 64);
+  assert.equal(p.nodes, 1);
+  assert.ok(p.searched);
+  assert.ok(p.layouts_searched > 10 && p.layouts_timed >= 1);
+  for (const a of p.alternatives) {
+    assert.ok(a.step_ms * 64 / a.global_batch >= r.step.total_ms * 0.999 || !a.fits, JSON.stringify(a));
+    assert.ok(['memory', 'bubble', 'exposed communication', 'compute'].includes(a.loses_on), a.loses_on);
+  }
+  const s = r.step;
+  const sum = s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + s.bubble_ms + s.input_stall_ms;
+  assert.ok(Math.abs(sum - s.total_ms) < 1e-6 * s.total_ms);
+  assert.ok(s.communication_total_ms >= s.communication_ms);
+  assert.ok(r.throughput.mfu > 0.05 && r.throughput.mfu < 1, String(r.throughput.mfu));
+  const perDevice = r.throughput.tokens_per_s / 8;
+  assert.ok(Math.abs(r.throughput.tokens_per_s_per_device - perDevice) < 1e-6 * perDevice);
+  assert.ok(r.memory.fits);
+});
+
+test('a given layout is kept, and GPU-hours count every device', () => {
+  const args = [...llm, '--gpus', '8', '--dp', '2', '--tp', '2', '--pp', '2', '--cp', '1', '--zero', '1', '--batch', '2',
+    '--global-batch', '32', '--checkpointing', 'selective', '--tokens', '1e9'];
+  const r = predict(...args).results[0];
+  assert.deepEqual([r.plan.dp, r.plan.tp, r.plan.pp, r.plan.zero, r.plan.micro_batch, r.plan.grad_accum, r.plan.checkpointing],
+    [2, 2, 2, 1, 2, 8, 'selective']);
+  assert.ok(r.step.bubble_ms > 0);
+  assert.ok(r.step.communication.tensor_parallel === undefined);
+  assert.ok(r.step.communication['tensor parallel'].total_ms > 0);
+  assert.ok(Math.abs(r.run.gpu_hours - r.run.hours * 8) < 1e-9 * r.run.gpu_hours);
+});
+
+test('one device stays the single-device prediction', () => {
+  const one = predict(...llm, '--batch', '4').results[0];
+  const also = predict(...llm, '--batch', '4', '--gpus', '1').results[0];
+  assert.equal(also.step.total_ms, one.step.total_ms);
+  assert.equal(one.plan, undefined);
+});
+
+test('more devices with the same global batch are faster; FSDP fits what one device cannot', () => {
+  const at = (gpus) => predict('--model', 'llama2-7b', '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16', '--attention',
+    'flash', '--seq', '2048', '--gpus', String(gpus), '--global-batch', '64').results[0];
+  const eight = at(8), sixteen = at(16);
+  assert.ok(sixteen.step.total_ms < eight.step.total_ms);
+  const alone = predict('--model', 'llama2-7b', '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16').results[0];
+  assert.equal(alone.memory.fits, false);
+  assert.ok(eight.memory.fits);
+});
+
+test('impossible layouts are clear errors naming the dimension', () => {
+  assert.match(refused(...llm, '--gpus', '8', '--tp', '3'), /tp 3 does not divide the 8 devices/);
+  assert.match(refused(...llm, '--gpus', '40', '--tp', '8', '--pp', '5'), /tp 8 does not divide the 20 attention heads/);
+  assert.match(refused(...llm, '--gpus', '64', '--pp', '64'), /pp 64 is more pipeline stages than the 36 blocks/);
+  assert.match(refused(...llm, '--gpus', '8', '--dp', '2', '--tp', '2', '--pp', '4', '--cp', '2'), /does not match the 8 devices/);
+  assert.match(refused(...llm, '--gpus', '8', '--dp', '8', '--global-batch', '12'), /does not split over dp 8/);
+  assert.match(refused(...llm, '--gpus', '8', '--ep', '2'), /dense/);
+  assert.match(refused(...llm, '--gpus', '8', '--network', '12 carrier pigeons'), /network/);
+  assert.match(refused(...llm, '--gpus', '8', '--checkpointing=some'), /checkpointing/);
+});

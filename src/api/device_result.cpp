@@ -30,6 +30,7 @@ json memory_advice(const StepPlan& plan, const MemoryUse& mem) {
     q.grad_accum = plan.settings.grad_accum;
     q.checkpointing = plan.settings.checkpointing;
     q.has_checkpoint_blocks = plan.has_checkpoint_blocks;
+    q.model_state_bytes = mem.weights + mem.gradients + mem.optimizer_states;
     PeakAt peak_at = [&plan](std::int64_t batch, bool checkpointing) { return plan.peak_at(batch, checkpointing); };
     return advice_json(advise_memory(q, peak_at, hardware_catalogue()));
 }

@@ -97,6 +97,7 @@ json advice_json(const MemoryAdvice& a) {
             {"micro_batch", batch_advice_json(a.micro_batch)},
             {"checkpointing", ckpt},
             {"smallest_hardware", hw},
+            {"fsdp_devices", a.fsdp_devices ? json(*a.fsdp_devices) : json(nullptr)},
             {"summary", a.summary}};
 }
 

@@ -69,8 +69,10 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                         ErrorCode::invalid_value, "global_batch_tokens");
         global = *r.global_batch_tokens / shape.tokens_per_sample;
     }
-    // Tensor parallelism beyond the scale-up domain would put its per-layer all-reduces on the network.
-    std::vector<std::int64_t> tps = given_or(r.tp, divisors(n, std::max<std::int64_t>(1, cluster.scale_up_domain)));
+    // Tensor parallelism beyond a node (or a larger scale-up domain) would put its per-layer all-reduces on the
+    // network.
+    std::vector<std::int64_t> tps =
+        given_or(r.tp, divisors(n, std::max<std::int64_t>({1, cluster.scale_up_domain, cluster.gpus_per_node})));
     std::vector<std::int64_t> cps = given_or(r.cp, {1});
     if (!r.cp && shape.tokens_per_sample >= 16384)
         for (std::int64_t c : {2, 4, 8}) cps.push_back(c);

@@ -101,11 +101,21 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         if (!with.empty()) way += " with" + with + (h.batch != q.batch ? " (same global batch)" : "");
         ways.push_back(way);
     }
+    // Powers of two up to 16,384 devices; the rest of the peak (activations, buffers, reserve) is not sharded.
+    double rest = q.peak_bytes - q.model_state_bytes;
+    if (q.model_state_bytes > 0 && rest < q.capacity_bytes)
+        for (std::int64_t n = 2; n <= 16384; n *= 2)
+            if (rest + q.model_state_bytes / double(n) <= q.capacity_bytes) {
+                a.fsdp_devices = n;
+                ways.push_back("on " + std::to_string(n) + " of these with FSDP (--gpus " + std::to_string(n) +
+                               " --zero 3)");
+                break;
+            }
     a.summary = "needs " + gb(q.peak_bytes) + ", " + gb(a.over_bytes) + " more than the " + gb(q.capacity_bytes) +
                 " available; ";
     if (ways.empty()) {
-        a.summary += "no micro-batch, checkpointing or single catalogue accelerator makes it fit: the model "
-                     "needs to be sharded over several devices (not modelled)";
+        a.summary += "no micro-batch, checkpointing, single catalogue accelerator or FSDP sharding makes it fit: "
+                     "try --gpus N with tensor or pipeline parallelism (--tp, --pp), which also split activations";
     } else {
         a.summary += "fits ";
         for (size_t i = 0; i < ways.size(); ++i)

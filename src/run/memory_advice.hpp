@@ -43,6 +43,9 @@ struct MemoryAdvice {
     // The smallest-capacity catalogue accelerator (the cheapest among equals) that holds the step as it is
     // or, when none does, with the smallest footprint: micro-batch 1 (same global batch) and checkpointing.
     std::optional<HardwareAdvice> smallest_hardware;
+    // Devices of this accelerator over which FSDP (ZeRO 3) sharding of the model states (weights, gradients,
+    // optimizer states) would leave room for the rest: a first estimate, which `--gpus N` then predicts.
+    std::optional<std::int64_t> fsdp_devices;
     std::string summary;
 };
 
@@ -51,6 +54,7 @@ struct AdviceRequest {
     std::int64_t batch = 1, grad_accum = 1;
     bool checkpointing = false;
     bool has_checkpoint_blocks = false;
+    double model_state_bytes = 0;  // weights + gradients + optimizer states, what ZeRO 3 shards
 };
 
 MemoryAdvice advise_memory(const AdviceRequest& request, const PeakAt& peak_at,

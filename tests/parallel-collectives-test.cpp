@@ -171,6 +171,25 @@ TEST(CollectiveModel, ShippedIsFittedOnMeasuredLinks) {
         EXPECT_LT(m.links.at(k).efficiency, 1.5);
     }
     EXPECT_FALSE(m.fit(LinkKind::infiniband).fitted);  // no measured cross-node rows: the pooled fallback
+    // Each measured collective has its own fit on NVLink; send/recv (not measured) uses the kind's.
+    for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                          Collective::all_to_all})
+        EXPECT_NE(&m.fit(LinkKind::nvlink, op), &m.fit(LinkKind::nvlink)) << to_string(op);
+    EXPECT_EQ(&m.fit(LinkKind::nvlink, Collective::send_recv), &m.fit(LinkKind::nvlink));
+    EXPECT_FALSE(m.fit(LinkKind::roce, Collective::all_reduce).fitted);
+}
+
+TEST(CollectiveModel, PerCollectiveFitsRoundTrip) {
+    CollectiveModel m = simple_model();
+    m.by_op[LinkKind::nvlink][Collective::all_to_all] = {0.25, 1.0, 30.0, 0.0, true};
+    m.fallback_by_op[Collective::all_gather] = {0.4, 3.0, 7.0, 1.0, false};
+    Cluster c = cluster_of("h100-sxm5-80gb", 8);
+    // The all-to-all uses its own fit: base 30 us, a quarter of the link.
+    double expected = 30e-3 + 7 * 1e-3 + (7.0 / 8.0) * 1e9 / (0.25 * 450e9) * 1e3;
+    EXPECT_NEAR(m.time_ms(Collective::all_to_all, 1e9, {8, 1}, c), expected, 1e-12);
+    CollectiveModel back = CollectiveModel::from_json(m.to_json());
+    EXPECT_DOUBLE_EQ(back.time_ms(Collective::all_to_all, 1e9, {8, 1}, c), m.time_ms(Collective::all_to_all, 1e9, {8, 1}, c));
+    EXPECT_DOUBLE_EQ(back.fit(LinkKind::roce, Collective::all_gather).efficiency, 0.4);
 }
 
 // The shipped model against the NCCL rows it was fitted on (data/collectives/nccl.csv, in-sample): within

@@ -34,6 +34,7 @@ CollectiveRow row_of(const CollectiveSample& s) {
 // One sample's regressors: time = base_us f0 + latency_us f1 + (1 / efficiency) f2 + pipeline f3, all in ms.
 struct Design {
     LinkKind kind;
+    Collective op;
     double f[4];
     double t;
 };
@@ -45,7 +46,7 @@ std::vector<Design> designs(const std::vector<CollectiveSample>& samples) {
         GroupSpan span = group_span(r.group, r.cluster);
         if (span.domains != 1) continue;  // the fit reads one domain's link only
         PhaseTerms p = phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
-        out.push_back({r.cluster.scale_up.kind, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
+        out.push_back({r.cluster.scale_up.kind, r.op, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
     }
     return out;
 }
@@ -96,6 +97,9 @@ std::string pct(double x) {
     return o.str();
 }
 
+// Four parameters from fewer rows than a size sweep (NCCL's 21 sizes) would follow noise.
+constexpr size_t kMinRowsPerFit = 20;
+
 const char* kOps[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
 
 // Per device and op, the APEs of `rows` predicted by a model fitted without that device.
@@ -137,10 +141,26 @@ CollectiveModel fit_collective_model(const std::vector<CollectiveSample>& sample
     CollectiveModel m;
     std::vector<const Design*> pooled;
     std::map<LinkKind, std::vector<const Design*>> by_kind;
-    for (const auto& d : all) pooled.push_back(&d), by_kind[d.kind].push_back(&d);
-    m.fallback = fit_designs(pooled);
-    m.fallback.fitted = false;  // not fitted on the kind it stands in for
+    std::map<LinkKind, std::map<Collective, std::vector<const Design*>>> by_kind_op;
+    std::map<Collective, std::vector<const Design*>> by_op;
+    for (const auto& d : all) {
+        pooled.push_back(&d);
+        by_kind[d.kind].push_back(&d);
+        by_kind_op[d.kind][d.op].push_back(&d);
+        by_op[d.op].push_back(&d);
+    }
+    // Not fitted on the kind they stand in for.
+    auto unfitted = [](LinkFit f) {
+        f.fitted = false;
+        return f;
+    };
+    m.fallback = unfitted(fit_designs(pooled));
+    for (const auto& [op, rows] : by_op)
+        if (rows.size() >= kMinRowsPerFit) m.fallback_by_op[op] = unfitted(fit_designs(rows));
     for (const auto& [kind, rows] : by_kind) m.links[kind] = fit_designs(rows);
+    for (const auto& [kind, ops] : by_kind_op)
+        for (const auto& [op, rows] : ops)
+            if (rows.size() >= kMinRowsPerFit) m.by_op[kind][op] = fit_designs(rows);
     return m;
 }
 
@@ -218,9 +238,10 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
           "accelerator out**: each device's rows are predicted by the model fitted without that device (where no "
           "other device shares its link kind, by the fit pooled over every other device). Median APE (rows):\n\n"
        << table(loao, devices)
-       << "\nXLA's NVLink collective tables (B200 8-GPU node, GB200 and GB300 NVL72 groups of 2-72), a different "
-          "timing method and message-size convention, are not fitted; they are predicted here by the model fitted "
-          "without the device, as a check of the larger NVL72 groups:\n\n"
+       << "\nXLA's NVLink collective tables (B200 8-GPU node, GB200 and GB300 NVL72 groups of 2-72) are timed "
+          "another way (XLA's B200 8-GPU all-reduce runs ~1.6x faster than NCCL's here; its reduce-scatter has a "
+          "1.5-5 us floor where every NCCL collective pays 8 us or more), so they are not fitted; they are predicted "
+          "here by the model fitted without the device, as a check of the larger NVL72 groups:\n\n"
        << table(xla_check, check_devices)
        << "\nThe shipped fit (`models/collectives.json`), on all fitting rows: per phase, steps x latency + bus bytes / "
           "(efficiency x one-direction link bandwidth) + pipeline x sqrt(steps x 1 us x transfer), plus a base cost "
@@ -230,9 +251,16 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
         md << "| " << name << " | " << std::fixed << std::setprecision(3) << f.efficiency << " | "
            << std::setprecision(2) << f.latency_us << " | " << f.base_us << " | " << f.pipeline << " | " << on << " |\n";
     };
-    for (const auto& [kind, f] : rep.model.links) fit_row(to_string(kind), f, "its own measurements");
+    for (const auto& [kind, f] : rep.model.links) {
+        fit_row(std::string(to_string(kind)) + " (send_recv, any other)", f, "its own measurements");
+        if (rep.model.by_op.count(kind))
+            for (const auto& [op, fo] : rep.model.by_op.at(kind))
+                fit_row(std::string(to_string(kind)) + " " + to_string(op), fo, "its own measurements of " + std::string(to_string(op)));
+    }
     fit_row("every other kind (infiniband, roce, ethernet, ici, ...)", rep.model.fallback,
             "all measurements pooled: no measured collectives cross a node here, so scale-out links are not fitted");
+    for (const auto& [op, fo] : rep.model.fallback_by_op)
+        fit_row(std::string("every other kind, ") + to_string(op), fo, "all measurements of " + std::string(to_string(op)) + " pooled");
     md.unsetf(std::ios::fixed);
     md << "\nNot used: DeepBench's all-reduce table (`../shared/data/deepbench/allreduce.csv`) times 2017-era PCIe "
           "GPUs (M40, TITAN X, P100, 1080 Ti) on 1-4 nodes, but does not say what network joined the nodes; without "

@@ -95,6 +95,14 @@ const LinkFit& CollectiveModel::fit(LinkKind kind) const {
     return it != links.end() ? it->second : fallback;
 }
 
+const LinkFit& CollectiveModel::fit(LinkKind kind, Collective op) const {
+    if (auto k = by_op.find(kind); k != by_op.end())
+        if (auto o = k->second.find(op); o != k->second.end()) return o->second;
+    if (links.count(kind)) return links.at(kind);
+    if (auto o = fallback_by_op.find(op); o != fallback_by_op.end()) return o->second;
+    return fallback;
+}
+
 // docs/parallel.md, "Collectives". P members per domain, D domains. Inside a domain each member has the
 // scale-up link's one-direction bandwidth; across domains each member has its share of its node's NICs: every
 // device of a node takes part in a collective of the same kind at the same time in a parallel step (the dp
@@ -104,27 +112,32 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
     if (group.size <= 1 || message_bytes <= 0) return 0;
     GroupSpan span = group_span(group, cluster);
     const std::int64_t p = span.per_domain, d = span.domains, n = p * d;
-    const LinkFit& up = fit(cluster.scale_up.kind);
-    const LinkFit& out = fit(cluster.scale_out.kind);
+    const LinkKind up_kind = cluster.scale_up.kind, out_kind = cluster.scale_out.kind;
+    const LinkFit& up = fit(up_kind, c);
+    const LinkFit& out = fit(out_kind, c);
     const double up_gbps = cluster.scale_up.gbps;
     const double out_gbps = cluster.scale_out.gbps / double(std::max<std::int64_t>(1, std::min(cluster.gpus_per_node,
                                                                                               cluster.gpus)));
     if (d == 1) return up.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, p), up_gbps, up);
     const double base = std::max(up.base_us, out.base_us) * 1e-3;
     const double shard = message_bytes / double(p);  // what each member carries across domains
+    // Each phase timed with the fit of the collective it is.
+    auto phase = [&](Collective op, double bytes, std::int64_t n, bool inside) {
+        return inside ? phase_ms(ring_terms(op, bytes, n), up_gbps, fit(up_kind, op))
+                      : phase_ms(ring_terms(op, bytes, n), out_gbps, fit(out_kind, op));
+    };
     switch (c) {
         case Collective::all_reduce:
             // reduce-scatter inside, all-reduce of 1/P across, all-gather inside
-            return base + phase_ms(ring_terms(Collective::reduce_scatter, message_bytes, p), up_gbps, up) +
-                   across_all_reduce_ms(shard, d, out_gbps, out) +
-                   phase_ms(ring_terms(Collective::all_gather, message_bytes, p), up_gbps, up);
+            return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
+                   across_all_reduce_ms(shard, d, out_gbps, out) + phase(Collective::all_gather, message_bytes, p, true);
         case Collective::all_gather:
             // gather the 1/P slices across domains (output S/P), then inside (output S)
-            return base + phase_ms(ring_terms(Collective::all_gather, shard, d), out_gbps, out) +
-                   phase_ms(ring_terms(Collective::all_gather, message_bytes, p), up_gbps, up);
+            return base + phase(Collective::all_gather, shard, d, false) +
+                   phase(Collective::all_gather, message_bytes, p, true);
         case Collective::reduce_scatter:
-            return base + phase_ms(ring_terms(Collective::reduce_scatter, message_bytes, p), up_gbps, up) +
-                   phase_ms(ring_terms(Collective::reduce_scatter, shard, d), out_gbps, out);
+            return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
+                   phase(Collective::reduce_scatter, shard, d, false);
         case Collective::all_to_all: {
             // S/n to every peer: (P-1)/n of it inside the domain, (n-P)/n across; both at once, the slower binds
             double inside = message_bytes * double(p - 1) / double(n) / (up.efficiency * up_gbps * 1e9) * 1e3;
@@ -158,6 +171,20 @@ CollectiveModel CollectiveModel::from_json(const json& doc) {
         m.links[*kind] = read(*it);
     }
     if (doc.contains("fallback")) m.fallback = read(doc["fallback"]);
+    auto read_ops = [&](const json& j, std::map<Collective, LinkFit>& into) {
+        if (!j.contains("by_op")) return;
+        for (auto it = j["by_op"].begin(); it != j["by_op"].end(); ++it) {
+            auto op = collective_from_string(it.key());
+            if (!op) throw Error("collective model: unknown collective '" + it.key() + "'");
+            into[*op] = read(*it);
+        }
+    };
+    for (auto it = doc["links"].begin(); it != doc["links"].end(); ++it) {
+        std::map<Collective, LinkFit> ops;
+        read_ops(*it, ops);
+        if (!ops.empty()) m.by_op[*link_kind_from_string(it.key())] = ops;
+    }
+    if (doc.contains("fallback")) read_ops(doc["fallback"], m.fallback_by_op);
     return m;
 }
 
@@ -166,9 +193,17 @@ json CollectiveModel::to_json() const {
         return json{{"efficiency", f.efficiency}, {"latency_us", f.latency_us}, {"base_us", f.base_us},
                     {"pipeline", f.pipeline}, {"fitted", f.fitted}};
     };
+    auto write_ops = [&](json& into, const std::map<Collective, LinkFit>& ops) {
+        for (const auto& [op, f] : ops) into["by_op"][to_string(op)] = write(f);
+    };
     json links_doc = json::object();
-    for (const auto& [kind, f] : links) links_doc[to_string(kind)] = write(f);
-    return {{"format", 1}, {"links", links_doc}, {"fallback", write(fallback)}};
+    for (const auto& [kind, f] : links) {
+        links_doc[to_string(kind)] = write(f);
+        if (by_op.count(kind)) write_ops(links_doc[to_string(kind)], by_op.at(kind));
+    }
+    json fallback_doc = write(fallback);
+    write_ops(fallback_doc, fallback_by_op);
+    return {{"format", 1}, {"links", links_doc}, {"fallback", fallback_doc}};
 }
 
 const CollectiveModel& CollectiveModel::shipped() {

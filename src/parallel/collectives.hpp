@@ -65,10 +65,16 @@ public:
     double time_ms(Collective c, double message_bytes, const CollectiveGroup& group, const Cluster& cluster) const;
 
     std::map<LinkKind, LinkFit> links;
-    // The fit used for a link kind missing from `links`.
+    // Added: the fit used for a link kind missing from `links`.
     LinkFit fallback;
-    // Added: the fit for `kind` (links[kind], or the fallback).
+    // Added: fits per collective where the data has it (NCCL's algorithms differ by collective: all-to-all is
+    // pairwise, all-reduce on NVSwitch uses NVLS); a collective without one uses its kind's fit.
+    std::map<LinkKind, std::map<Collective, LinkFit>> by_op;
+    std::map<Collective, LinkFit> fallback_by_op;
+    // Added: the fit for `kind` (links[kind], or the fallback), and for `op` on `kind`: by_op[kind][op], else
+    // links[kind], else fallback_by_op[op], else the fallback.
     const LinkFit& fit(LinkKind kind) const;
+    const LinkFit& fit(LinkKind kind, Collective op) const;
 };
 
 // Added: the latency-step count and per-device bus bytes of one flat ring (or pairwise, for all-to-all) phase of

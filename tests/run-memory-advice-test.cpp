@@ -89,9 +89,18 @@ TEST(MemoryAdvice, SmallestFootprintWhenNothingHoldsItAsItIs) {
     EXPECT_EQ(a.smallest_hardware->grad_accum, 16);
     EXPECT_TRUE(a.smallest_hardware->checkpointing);
     EXPECT_DOUBLE_EQ(a.smallest_hardware->peak_bytes, 62.5e9);
-    // Nothing at all: say that it needs sharding.
+    // Nothing at all: say which parallelism would split it.
     q.peak_bytes = peak(8, false);
     a = advise_memory(q, linear_peak(100e9, 1e9), catalogue);
     EXPECT_FALSE(a.smallest_hardware);
-    EXPECT_NE(a.summary.find("sharded"), std::string::npos) << a.summary;
+    EXPECT_FALSE(a.fsdp_devices);  // no model states given: nothing for FSDP to shard
+    EXPECT_NE(a.summary.find("--gpus N"), std::string::npos) << a.summary;
+    // Model states that FSDP can shard: the smallest power of two of devices that leaves room.
+    q.model_state_bytes = q.peak_bytes - 0.5 * q.capacity_bytes;
+    a = advise_memory(q, linear_peak(100e9, 1e9), catalogue);
+    ASSERT_TRUE(a.fsdp_devices);
+    double rest = q.peak_bytes - q.model_state_bytes;
+    EXPECT_LE(rest + q.model_state_bytes / double(*a.fsdp_devices), q.capacity_bytes);
+    EXPECT_GT(rest + q.model_state_bytes / double(*a.fsdp_devices / 2), q.capacity_bytes);
+    EXPECT_NE(a.summary.find("--zero 3"), std::string::npos) << a.summary;
 }

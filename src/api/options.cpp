@@ -284,7 +284,7 @@ std::vector<OptionDef> build_table() {
         Row("zero", T::count, kRun).example("3", {"--gpus", "2"}).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
                   "FULL_SHARD)").off_page(cluster_page),
-        Row("sequence_parallel", T::flag, kRun).example("", {"--gpus", "2"}).flag("sequence-parallel").label("Sequence parallel")
+        Row("sequence_parallel", T::flag, kRun).example("", {"--gpus", "2", "--hardware", "a100-sxm4-80gb"}).flag("sequence-parallel").label("Sequence parallel")
             .defaults(false, "on with tp > 1 when searched")
             .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
             .off_page(cluster_page),

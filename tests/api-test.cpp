@@ -205,3 +205,22 @@ TEST(ApiContract, AParallelResultCarriesItsPlan) {
 
 }  // namespace
 }  // namespace prenet
+
+namespace prenet {
+namespace {
+
+TEST(ApiContract, AClusterDocumentGivesTheLayoutOptionsAndLosesToThoseBesideIt) {
+    json cluster = {{"gpus", 8}, {"tp", 2}, {"network", "8x200g-ib"}};
+    json reply = predict({{"model", "gpt2"}, {"cluster", cluster}, {"hardware", "a100-sxm4-80gb"}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    EXPECT_EQ(reply["settings"]["gpus"], 8);
+    EXPECT_EQ(reply["settings"]["network"], "8x200g-ib");
+    EXPECT_EQ(reply["results"][0]["plan"]["tp"], 2);
+    json beside = predict({{"model", "gpt2"}, {"cluster", cluster}, {"tp", 4}, {"hardware", "a100-sxm4-80gb"}});
+    EXPECT_EQ(beside["results"][0]["plan"]["tp"], 4);
+    expect_error(predict({{"model", "gpt2"}, {"cluster", {{"gpus", 8}, {"model", "bert"}}}}), "unknown_option", "cluster");
+    expect_error(predict({{"model", "gpt2"}, {"cluster", {{"gpus", -8}}}}), "invalid_value", "gpus");
+}
+
+}  // namespace
+}  // namespace prenet

@@ -13,14 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-// The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
-json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw) {
-    std::optional<double> relative = predictor.relative_uncertainty(t.by_family_ms, hw);
-    if (!relative) return nullptr;
-    double r = *relative;
-    return {{"low_ms", t.total_ms() / (1.0 + r)}, {"high_ms", t.total_ms() * (1.0 + r)}, {"relative", r}};
-}
-
 json memory_advice(const StepPlan& plan, const MemoryUse& mem) {
     if (mem.fits()) return nullptr;
     AdviceRequest q;

@@ -66,6 +66,9 @@ struct OptionDef {
     // table-driven tests; empty: the type's own example.
     std::string example;
     std::vector<std::string> example_with;
+    // May also be given inside a cluster document (`--cluster cluster.json`, the `cluster` request key).
+    bool in_cluster_document = false;
+    bool is_cluster_document = false;  // the document itself: its keys are other rows' options
     std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder

@@ -124,10 +124,12 @@ json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
               {"tokens_per_s", tokens ? json(samples_per_s * double(tokens)) : json(nullptr)},
               {"tokens_per_s_per_device", tokens ? json(samples_per_s * double(tokens) / devices) : json(nullptr)},
               {"mfu", mfu},
-              {"mfu_convention", "model FLOPs (forward + backward, no recompute) / (devices x dense matrix peak)"}}},
+              {"mfu_convention", "model FLOPs (forward + backward, no recompute, attention unmasked as Megatron-LM "
+                                 "and MosaicML count it) / (devices x dense matrix peak)"}}},
             {"memory", memory_json(best.memory, advice)},
             {"run", run_result},
-            {"uncertainty", nullptr},
+            // The kernels' range (the slowest stage's families); the collective model's own error is not in it.
+            {"uncertainty", uncertainty_json(predictor, t, hw)},
             {"matmul_peak_used", peak_used},
             {"price_per_hour", hw.price_per_hour()}};
 }

@@ -114,4 +114,11 @@ json run_json(const RunEstimate& e, const StepTime& t) {
             {"energy_kwh", e.has_energy() ? json(e.energy_kwh) : json(nullptr)}};
 }
 
+json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw) {
+    std::optional<double> relative = predictor.relative_uncertainty(t.by_family_ms, hw);
+    if (!relative) return nullptr;
+    double r = *relative;
+    return {{"low_ms", t.total_ms() / (1.0 + r)}, {"high_ms", t.total_ms() * (1.0 + r)}, {"relative", r}};
+}
+
 }  // namespace prenet

@@ -7,6 +7,7 @@
 
 #include "graph/model.hpp"
 #include "ops/features.hpp"
+#include "predict/predictor.hpp"
 #include "run/memory.hpp"
 #include "run/memory_advice.hpp"
 #include "run/run_estimate.hpp"
@@ -19,5 +20,7 @@ nlohmann::json step_json(const StepTime& t, bool input_limited, bool breakdown);
 nlohmann::json memory_json(const MemoryUse& m, nlohmann::json advice);
 nlohmann::json advice_json(const MemoryAdvice& a);
 nlohmann::json run_json(const RunEstimate& e, const StepTime& t);
+// The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
+nlohmann::json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw);
 
 }  // namespace prenet

@@ -26,7 +26,14 @@ const Model& StageModels::whole(std::int64_t micro_batch) { return built(micro_b
 double StageModels::flops(std::int64_t micro_batch) {
     auto it = flops_.find(micro_batch);
     if (it != flops_.end()) return it->second;
-    ModelFeatures f = compute_features(whole(micro_batch), precision_, mixed_);
+    // MFU counts attention whole, masked or not (Megatron-LM's and MosaicML's formulas: 4 x layers x hidden x
+    // seq^2 per sequence forward), although a causal kernel skips half of it; the step times count what runs.
+    Model counted = whole(micro_batch);
+    for (auto& block : counted.blocks)
+        for (auto& layer : block.layers)
+            if (op_traits(layer).tensor_split == TensorSplit::heads && layer.attrs.contains("causal"))
+                layer.attrs["causal"] = false;
+    ModelFeatures f = compute_features(counted, precision_, mixed_);
     return flops_[micro_batch] = f.forward_flops + f.backward_flops();
 }
 

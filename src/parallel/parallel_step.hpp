@@ -32,7 +32,8 @@ public:
     // The unsharded model at this micro-batch (its shape and FLOPs).
     const Model& whole(std::int64_t micro_batch);
     const ModelShape& shape();
-    // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute): MFU's numerator.
+    // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute, attention counted whole
+    // even where causal masking skips half): MFU's numerator.
     double flops(std::int64_t micro_batch);
     std::int64_t tokens() const { return tokens_; }
 

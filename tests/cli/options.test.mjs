@@ -16,6 +16,7 @@ const commands = [...new Set(options.flatMap((o) => o.commands))];
 
 // Command-line values a row accepts, other than its default, made from the row alone.
 function examples(row) {
+  if (row.example !== null && row.type === 'document') return [resolve(root, row.example)];  // a file in the repository
   if (row.example !== null) return [row.example === '' ? null : row.example];
   if (row.type === 'count') return ['64'];
   if (row.type === 'number') return [String(row.min + (row.min_exclusive ? 1 : 1.5))];

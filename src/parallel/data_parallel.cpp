@@ -17,13 +17,7 @@ double moe_params(const ModelFeatures& stage) {
 std::int64_t shards(const ParallelLayout& l) { return l.dp * l.cp; }
 
 CommOp op(Collective c, double bytes, CollectiveGroup g, const char* what, bool backward) {
-    CommOp o;
-    o.op = c;
-    o.bytes = bytes;
-    o.group = g;
-    o.what = what;
-    o.backward = backward;
-    return o;
+    return comm_op(c, bytes, g, 1.0, what, backward);
 }
 
 }  // namespace

@@ -108,7 +108,9 @@ namespace {
 
 double act_bytes(Precision p) { return activation_bytes(p); }
 
-CommOp comm(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward) {
+}  // namespace
+
+CommOp comm_op(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward) {
     CommOp c;
     c.op = op;
     c.bytes = bytes;
@@ -119,8 +121,6 @@ CommOp comm(Collective op, double bytes, CollectiveGroup group, double count, co
     return c;
 }
 
-}  // namespace
-
 std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
     std::vector<CommOp> ops;
     if (l.tp == 1) return ops;
@@ -129,10 +129,10 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
     auto both_passes = [&](double bytes, double count) {
         for (bool backward : {false, true}) {
             if (l.sequence_parallel) {
-                ops.push_back(comm(Collective::all_gather, bytes, group, count, what, backward));
-                ops.push_back(comm(Collective::reduce_scatter, bytes, group, count, what, backward));
+                ops.push_back(comm_op(Collective::all_gather, bytes, group, count, what, backward));
+                ops.push_back(comm_op(Collective::reduce_scatter, bytes, group, count, what, backward));
             } else {
-                ops.push_back(comm(Collective::all_reduce, bytes, group, count, what, backward));
+                ops.push_back(comm_op(Collective::all_reduce, bytes, group, count, what, backward));
             }
         }
     };
@@ -146,21 +146,21 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
                 both_passes(bytes, copies);
                 break;
             case TensorSplit::vocabulary:
-                ops.push_back(comm(l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce, bytes,
+                ops.push_back(comm_op(l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce, bytes,
                                    group, copies, what, false));
                 break;
             case TensorSplit::classes: {
                 // The vocab-parallel loss: max, sum of exponentials and the target logit over the tp shards, fp32
                 // per token; and the output layer's input gradient (its input was replicated).
                 double tokens = double(elements(lf.layer.input)) / double(lf.layer.input.back());
-                ops.push_back(comm(Collective::all_reduce, 3.0 * 4.0 * tokens, group, copies, what, false));
+                ops.push_back(comm_op(Collective::all_reduce, 3.0 * 4.0 * tokens, group, copies, what, false));
                 if (i > 0) {
                     const Layer& head = stage.layers[i - 1].layer;
                     double input_bytes = double(elements(head.input)) * act_bytes(p);
-                    ops.push_back(comm(l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce,
+                    ops.push_back(comm_op(l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce,
                                        input_bytes, group, copies, what, true));
                     if (l.sequence_parallel)
-                        ops.push_back(comm(Collective::all_gather, input_bytes, group, copies, what, false));
+                        ops.push_back(comm_op(Collective::all_gather, input_bytes, group, copies, what, false));
                 }
                 break;
             }
@@ -183,8 +183,8 @@ std::vector<CommOp> context_parallel_comms(const ModelFeatures& stage, const Par
         std::int64_t dim = int_attr(a, "head_dim", a.input.back() / std::max<std::int64_t>(heads, 1));
         double kv_bytes = 2.0 * double(a.input[0]) * double(a.input[1]) * double(kv * dim) * act_bytes(p);
         double steps = double(l.cp - 1) * double(lf.repeat);
-        ops.push_back(comm(Collective::send_recv, kv_bytes, ring, steps, "context parallel", false));
-        ops.push_back(comm(Collective::send_recv, 2.0 * kv_bytes, ring, steps, "context parallel", true));
+        ops.push_back(comm_op(Collective::send_recv, kv_bytes, ring, steps, "context parallel", false));
+        ops.push_back(comm_op(Collective::send_recv, 2.0 * kv_bytes, ring, steps, "context parallel", true));
     }
     return ops;
 }
@@ -201,7 +201,7 @@ std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const Para
         double capacity = m.attrs.value("capacity_factor", 1.0);
         double bytes = tokens * top_k * capacity * double(m.input.back()) * act_bytes(p);
         for (bool backward : {false, true})
-            ops.push_back(comm(Collective::all_to_all, bytes, group, 2.0 * double(lf.repeat), "expert parallel", backward));
+            ops.push_back(comm_op(Collective::all_to_all, bytes, group, 2.0 * double(lf.repeat), "expert parallel", backward));
     }
     return ops;
 }

@@ -32,6 +32,7 @@ struct CommOp {
     std::string what;      // "tensor parallel", "data parallel", ... for the reply
     bool backward = false;  // in the backward pass (else forward)
 };
+CommOp comm_op(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward);
 
 // The tensor-parallel collectives of one micro-batch through `stage` (features of a sharded model):
 // per split attention or MLP layer one all-reduce of its output forward and of its input gradient backward

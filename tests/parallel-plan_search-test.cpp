@@ -91,6 +91,26 @@ TEST(PlanSearch, TooLittleMemoryForcesFullSharding) {
     PlanSearch none = search_plan(r, f.models, f.context);
     EXPECT_FALSE(none.fits);
     EXPECT_EQ(none.best.layout.zero, 3);
+    EXPECT_FALSE(none.fits_on);  // not on any number of devices either
+}
+
+TEST(PlanSearch, WhenNothingFitsItSaysHowManyDevicesWould) {
+    Fixture eight(8), sixteen(16);
+    ParallelLayout z3;
+    z3.dp = 8, z3.zero = 3;
+    double at8 = parallel_memory(z3, eight.models, eight.context).memory.peak;
+    z3.dp = 16;
+    double at16 = parallel_memory(z3, sixteen.models, sixteen.context).memory.peak;
+    ASSERT_LT(at16, at8);
+    eight.hw.memory_gb = (at8 + at16) / 2.0 / 1e9;
+    LayoutRequest r = eight.request();
+    r.tp = 1, r.pp = 1, r.cp = 1, r.micro_batch = 1, r.recompute = Recompute::none;
+    PlanSearch s = search_plan(r, eight.models, eight.context);
+    EXPECT_FALSE(s.fits);
+    ASSERT_TRUE(s.fits_on);
+    EXPECT_EQ(s.fits_on->first, 16);
+    EXPECT_EQ(s.fits_on->second.zero, 3);
+    EXPECT_EQ(s.fits_on->second.devices(), 16);
 }
 
 TEST(PlanSearch, DeterministicAndEveryCandidateSatisfiesTheProduct) {

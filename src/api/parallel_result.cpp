@@ -1,6 +1,7 @@
 #include "api/parallel_result.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
@@ -100,12 +101,24 @@ json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
     step["communication"] = communication_json(best);
 
     json advice = nullptr;
-    if (!search.fits)
-        advice = {{"summary", "no layout of " + std::to_string(cluster.gpus) + " x " + hw.id +
-                                  " fits: the least memory one (shown) needs " +
-                                  std::to_string(best.memory.peak / 1e9) + " GB per device of " +
-                                  std::to_string(best.memory.capacity / 1e9) +
-                                  "; use more devices, a smaller micro-batch or checkpointing"}};
+    if (!search.fits) {
+        char need[160];
+        std::snprintf(need, sizeof need, " fits: the least-memory one (shown) needs %.1f GB per device of %.1f GB",
+                      best.memory.peak / 1e9, best.memory.capacity / 1e9);
+        std::string summary = "no layout of " + std::to_string(cluster.gpus) + " x " + hw.id + need;
+        json fits_on = nullptr;
+        if (search.fits_on) {
+            const auto& [n, l] = *search.fits_on;
+            summary += "; fits on " + std::to_string(n) + " x " + hw.id + " (dp " + std::to_string(l.dp) + ", tp " +
+                       std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + ", zero " + std::to_string(l.zero) +
+                       ", checkpointing " + to_string(l.recompute) + ")";
+            fits_on = to_json(l);
+            fits_on["gpus"] = n;
+        } else {
+            summary += "; no layout of up to 16,384 of them fits with these choices";
+        }
+        advice = {{"summary", summary}, {"fits_on", fits_on}};
+    }
 
     json run_result = nullptr;
     if (s.run.given()) {

@@ -179,6 +179,36 @@ void explain(PlanAlternative& alt, const ParallelStep& best) {
 
 }  // namespace
 
+namespace {
+
+std::optional<std::pair<std::int64_t, ParallelLayout>> fewest_devices_that_fit(const LayoutRequest& r, StageModels& models,
+                                                                              const ParallelContext& c) {
+    LayoutRequest more = r;
+    // Dimensions fixed by the request stay; data parallelism grows with the devices.
+    more.dp.reset();
+    more.global_batch.reset();
+    more.global_batch_tokens.reset();
+    more.grad_accum.reset();
+    for (std::int64_t n = r.gpus * 2; n <= 16384; n *= 2) {
+        more.gpus = n;
+        Cluster bigger = *c.cluster;
+        bigger.gpus = n;
+        ParallelContext at = c;
+        at.cluster = &bigger;
+        std::vector<ParallelLayout> layouts;
+        try {
+            layouts = candidate_layouts(more, models.shape(), bigger);
+        } catch (const Error&) {
+            continue;
+        }
+        for (const auto& l : layouts)
+            if (parallel_memory(l, models, at).memory.fits()) return std::make_pair(n, l);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& c, size_t keep) {
     std::vector<ParallelLayout> layouts = candidate_layouts(r, models.shape(), *c.cluster);
     if (layouts.empty())
@@ -200,6 +230,7 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         out.fits = false;
         out.best = predict_parallel_step(smallest->first, models, c);
         out.timed = 1;
+        out.fits_on = fewest_devices_that_fit(r, models, c);
         return out;
     }
     // Then the bound: every device at its dense matrix peak on the model's FLOPs.

@@ -4,7 +4,9 @@
 // its step time (the model's FLOPs at the matrix peak of every device); the fastest that fits wins, by time
 // per sample. Deterministic: ties go to fewer pipeline stages, then less tensor parallelism, lower ZeRO,
 // less recomputation, larger micro-batches, in that order.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parallel/parallel_step.hpp"
@@ -22,6 +24,9 @@ struct PlanSearch {
     ParallelStep best;
     bool fits = true;  // false: nothing fits; `best` is the layout that needs the least memory
     std::vector<PlanAlternative> alternatives;
+    // When nothing fits: the fewest devices (doubling, up to 16,384) on which some layout of the request's
+    // choices fits, with that layout (memory only, nothing timed); none if even that does not.
+    std::optional<std::pair<std::int64_t, ParallelLayout>> fits_on;
     std::int64_t layouts = 0;   // layouts the request allows
     std::int64_t timed = 0;     // of which timed (the rest pruned by memory or the bound)
 };

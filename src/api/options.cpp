@@ -504,8 +504,7 @@ RequestOptions::RequestOptions(const json& request, unsigned command_bit) {
                 throw Error("unknown field '" + key + "' in the " + row.name + " document (it takes gpus, gpus_per_node, "
                             "network and the layout options)", ErrorCode::unknown_option, row.name);
             if (values_.contains(key) || v.is_null()) continue;
-            values_[key] = attribute_errors(row.name, ErrorCode::invalid_value,
-                                            [&] { return check_option(*inner, v, row.name + "." + key); });
+            values_[key] = check_option(*inner, v, row.name + "." + key);
         }
     }
 }

@@ -755,7 +755,11 @@ void fit_and_validate(const FitOptions& o) {
        << "\n## Whole training steps against published throughput\n\nPredicted vs published single-GPU training "
           "throughput (ResNet-50, BERT-large; fp32/tf32 and mixed precision), with the sources and with the V100 and "
           "A100 rows predicted by models fitted without that chip: `docs/published-throughput.md` "
-          "(`node tools/compare_published.mjs`).\n";
+          "(`node tools/compare_published.mjs`).\n"
+       << "\n## Many accelerators: whole parallel steps and runs\n\nPredicted vs measured multi-GPU training (NeuSight's "
+          "4-GPU data-, tensor- and pipeline-parallel GPT-2 Large iterations; llm-foundry's 139 FSDP runs of MPT on 8-64 "
+          "A100s; published GPU-hours and MFU of large pre-training runs), with every row, its command and its "
+          "source: `docs/parallel-accuracy.md` (`node tools/compare_parallel.mjs`).\n";
     if (collectives) {
         md << collectives->markdown;
         write_file(o.collectives_out, collectives->model.to_json().dump(2) + "\n");

@@ -224,3 +224,22 @@ TEST(ApiContract, AClusterDocumentGivesTheLayoutOptionsAndLosesToThoseBesideIt) 
 
 }  // namespace
 }  // namespace prenet
+
+namespace prenet {
+namespace {
+
+TEST(ApiContract, AnAcceleratorThatCannotFormTheClusterAnswersWithItsOwnError) {
+    json reply = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", json::array({"a100-sxm4-80gb", "tpu-v3"})}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    ASSERT_EQ(reply["results"].size(), 2u);
+    EXPECT_TRUE(reply["results"][0].contains("plan"));
+    const json& refused = reply["results"][1];
+    EXPECT_EQ(refused["hardware"], "tpu-v3");
+    EXPECT_EQ(refused["error"]["field"], "hardware");  // its sheet publishes no scale-up bandwidth
+    EXPECT_FALSE(refused.contains("step"));
+    // Alone, the same refusal is the request's error.
+    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", "tpu-v3"}}), "invalid_hardware", "hardware");
+}
+
+}  // namespace
+}  // namespace prenet

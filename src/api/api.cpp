@@ -1,5 +1,8 @@
 #include "api/api.hpp"
 
+#include <optional>
+#include <vector>
+
 #include "api/device_result.hpp"
 #include "api/parallel_result.hpp"
 #include "api/hardware_selection.hpp"
@@ -30,8 +33,30 @@ json predict(const json& request) {
     RequestOptions o(request, kPredict);
     StepPlan plan = plan_step(model_argument(o), o.value("kernel_models"), read_settings(o));
     json results = json::array();
-    for (const auto& hw : select_hardware(o))
-        results.push_back(plan.settings.parallel ? parallel_device_result(plan, hw) : device_result(plan, hw));
+    std::vector<HardwareSpec> selection = select_hardware(o);
+    std::optional<Error> first_refusal;
+    size_t refused = 0;
+    for (const auto& hw : selection) {
+        if (!plan.settings.parallel) {
+            results.push_back(device_result(plan, hw));
+            continue;
+        }
+        try {
+            results.push_back(parallel_device_result(plan, hw));
+        } catch (const Error& e) {
+            // Among several accelerators, one whose sheet cannot form this cluster (no published link bandwidth,
+            // nodes of another size) answers with its own error; the others still answer. Alone, or when every
+            // one is refused, the error is the request's.
+            bool about_the_sheet = e.field() == "hardware" || e.field() == "gpus" || e.field() == "gpus_per_node";
+            if (selection.size() == 1 || !about_the_sheet) throw;
+            if (!first_refusal) first_refusal = e;
+            ++refused;
+            results.push_back({{"hardware", hw.id},
+                               {"name", hw.name},
+                               {"error", {{"message", e.what()}, {"code", to_string(e.code())}, {"field", e.field()}}}});
+        }
+    }
+    if (first_refusal && refused == selection.size()) throw *first_refusal;
     return {{"model", model_json(plan.model, plan.features)},
             {"settings", settings_json(plan.settings, plan.model, kPredict)},
             {"results", results}};

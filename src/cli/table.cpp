@@ -109,9 +109,11 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     out << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
 
     bool with_run = false, input_bound = false, parallel = false;
+    std::vector<std::string> refused;  // accelerators that could not form the cluster, with why
     for (const auto& r : doc["results"]) {
         with_run |= r.contains("run") && !r["run"].is_null();
         parallel |= r.contains("plan");
+        if (r.contains("error")) refused.push_back(r["hardware"].get<std::string>() + ": " + r["error"]["message"].get<std::string>());
     }
     std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s",
                                        "memory GB", "capacity GB", "fits"};
@@ -121,6 +123,7 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     std::vector<std::vector<std::string>> rows = {header};
     auto maybe = [](const json& x, const char* format) { return x.is_null() ? std::string("-") : fmt(format, x.get<double>()); };
     for (const auto& r : doc["results"]) {
+        if (r.contains("error")) continue;
         const json& st = r["step"];
         const json& mem = r["memory"];
         bool bound = st.value("input_bound", false);
@@ -151,26 +154,33 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         rows.push_back(row);
     }
     print_rows(out, rows);
+    if (!refused.empty()) {
+        out << "\nNot predicted:\n";
+        for (const auto& line : refused) out << "  " << line << "\n";
+    }
     if (input_bound)
         out << "\n* input-bound: the input pipeline (--input-samples-per-s) sets the step time, not the accelerator\n";
     bool header_done = false;
     for (const auto& r : doc["results"]) {
+        if (r.contains("error")) continue;
         const json& mem = r["memory"];
         if (!mem.contains("advice") || mem["advice"].is_null()) continue;
         if (!header_done) out << "\nDoes not fit:\n";
         header_done = true;
         out << "  " << r["hardware"].get<std::string>() << ": " << mem["advice"]["summary"].get<std::string>() << "\n";
     }
-    if (with_run) {
-        const json& first = doc["results"].front()["run"];
-        if (!first.is_null())
-            out << "\nRun: " << first["steps"] << " optimizer steps; cost at "
+    const json* first = nullptr;  // the first result with a run (every one has the same steps on one device)
+    for (const auto& r : doc["results"])
+        if (!first && r.contains("run") && !r["run"].is_null()) first = &r["run"];
+    if (with_run && first) {
+        out << "\nRun: " << (parallel ? "optimizer steps per accelerator's plan (global batch); " : "")
+            << (parallel ? std::string() : (*first)["steps"].dump() + " optimizer steps; ") << "cost at "
                 << (s["price_per_hour"].is_null() ? "each accelerator's cheapest cloud price"
                                                   : "$" + fmt("%.4g", s["price_per_hour"].get<double>()) + "/hour")
                 << "; energy from TDP x (0.3 + 0.7 x matmul share)\n";
     }
     for (const auto& r : doc["results"])
-        if (r["step"].contains("layers") && r["step"]["layers"].is_array()) print_layer_breakdown(out, r);
+        if (r.contains("step") && r["step"].contains("layers") && r["step"]["layers"].is_array()) print_layer_breakdown(out, r);
 }
 
 void print_features_table(std::ostream& out, const json& doc) {

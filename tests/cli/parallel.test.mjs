@@ -88,3 +88,14 @@ test('impossible layouts are clear errors naming the dimension', () => {
   assert.match(refused(...llm, '--gpus', '8', '--network', '12 carrier pigeons'), /network/);
   assert.match(refused(...llm, '--gpus', '8', '--checkpointing=some'), /checkpointing/);
 });
+
+test('on every accelerator, those whose sheets cannot form the cluster are listed, the others answer', () => {
+  const doc = predict('--model', 'gpt2', '--gpus', '8');
+  const refused = doc.results.filter((r) => r.error);
+  const answered = doc.results.filter((r) => r.plan);
+  assert.ok(answered.length > 20);
+  for (const r of refused) assert.ok(r.error.message && r.error.field, JSON.stringify(r));
+  const table = run('predict', '--model', 'gpt2', '--gpus', '8');
+  assert.equal(table.status, 0, table.stderr);
+  for (const r of refused) assert.ok(table.stdout.includes(`${r.hardware}: `), r.hardware);
+});

@@ -67,8 +67,15 @@ TEST(ParallelLayout, ExpertParallelNeedsExpertsAndDividesDataParallel) {
     ModelShape moe = gpt_like();
     moe.experts = 8;
     EXPECT_EQ(field_of(l, moe, 4), "");
-    l.dp = 2, l.tp = 2, l.ep = 4;
-    EXPECT_EQ(field_of(l, moe, 4), "ep");  // ep 4 does not divide dp 2
+    l.dp = 2, l.tp = 2, l.ep = 4;  // ep spans the tp ranks too: each tp rank must route its own tokens
+    EXPECT_EQ(field_of(l, moe, 4), "sequence_parallel");
+    l.sequence_parallel = true;
+    EXPECT_EQ(field_of(l, moe, 4), "");
+    EXPECT_EQ(l.expert_tp(), 1);
+    l.dp = 4, l.tp = 2, l.ep = 2;
+    EXPECT_EQ(l.expert_tp(), 2);  // carved from dp: the experts are tensor-split like the rest
+    l.dp = 3, l.tp = 2, l.ep = 4;  // 4 divides neither dp 3 nor dp x tp 6
+    EXPECT_EQ(field_of(l, moe, 6), "ep");
 }
 
 TEST(ParallelLayout, ZeroNeedsDataParallelRanksAndIsZeroToThree) {

@@ -118,6 +118,35 @@ TEST(TensorParallel, ExpertParallelKeepsTheWorkAndShardsTheExperts) {
     }
 }
 
+TEST(TensorParallel, ExpertsSpanningTheTensorRanksStayWholeAndRouteEachRanksTokens) {
+    ModelInputs in;
+    in.batch = 1;
+    in.seq = 256;
+    Model mixtral = resolve_model("mixtral-8x7b", in);
+    ParallelLayout l;
+    l.tp = 4, l.ep = 8, l.dp = 2, l.sequence_parallel = true;  // ep 8 over the 4 x 2 tp x dp ranks
+    ASSERT_EQ(l.expert_tp(), 1);
+    ModelFeatures whole = compute_features(mixtral, Precision::bf16);
+    ModelFeatures shard = compute_features(shard_model(mixtral, l), Precision::bf16);
+    auto moe_params = [](const ModelFeatures& f) {
+        double n = 0;
+        for (const auto& lf : f.layers)
+            if (lf.layer.kind == "moe") n += double(lf.repeat) * double(lf.cost.params);
+        return n;
+    };
+    // One whole expert per device (8 over 8), against a quarter of each of two experts with ep 2 inside dp.
+    EXPECT_NEAR(moe_params(shard) / moe_params(whole), 1.0 / 8.0, 0.01);
+    auto ops = expert_parallel_comms(shard, l, Precision::bf16);
+    ASSERT_EQ(ops.size(), 2u);
+    EXPECT_EQ(ops[0].group.size, 8);
+    EXPECT_EQ(ops[0].group.stride, 1);  // the group starts with the tp ranks
+    EXPECT_DOUBLE_EQ(ops[0].bytes, 2.0 * (256 / 4) * 4096 * 2);  // each tp rank's quarter of the tokens, top-2
+    // No tensor-parallel collectives around the MoE layers, only around attention (and embedding, output).
+    int moe_like = 0;
+    for (const auto& op : tensor_parallel_comms(shard, l, Precision::bf16)) moe_like += op.count == 32.0;
+    EXPECT_EQ(moe_like, 4);  // attention: an all-gather and a reduce-scatter each way, 32 layers
+}
+
 TEST(TensorParallel, ContextParallelAttendsOverEveryShardsKeys) {
     ParallelLayout l;
     l.cp = 2;

@@ -40,7 +40,9 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
     const char* what = "data parallel";
     double params = double(stage.params), experts = moe_params(stage), dense = params - experts;
     CollectiveGroup dense_group{n, l.tp};
-    CollectiveGroup expert_group{std::max<std::int64_t>(n / l.ep, 1), l.tp * l.cp * l.ep};
+    // Expert weights are replicated over the ranks outside their expert-parallel (and expert-tensor) group.
+    std::int64_t expert_replicas = std::max<std::int64_t>(n * (l.tp / l.expert_tp()) / l.ep, 1);
+    CollectiveGroup expert_group{expert_replicas, l.tp * l.cp * l.ep};
     double grad = r.gradient_bytes, weight = r.half_model || r.mixed ? 2.0 : r.weight_bytes;
     auto add = [&](std::vector<CommOp>& to, Collective kind, double bytes_per_param, bool backward) {
         if (dense > 0) to.push_back(op(kind, dense * bytes_per_param, dense_group, what, backward));

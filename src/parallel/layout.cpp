@@ -112,9 +112,16 @@ void check_layout(const ParallelLayout& l, const ModelShape& m, std::int64_t gpu
     if (l.ep > 1) {
         if (m.experts == 0) bad("ep", "expert parallelism needs a mixture-of-experts model; '" + m.name + "' is dense");
         if (m.experts % l.ep) bad("ep", "ep " + n(l.ep) + " does not divide the " + n(m.experts) + " experts");
-        if (l.dp % l.ep)
-            bad("ep", "ep " + n(l.ep) + " must divide dp " + n(l.dp) +
-                          " (expert-parallel groups are carved from the data-parallel ranks)", ErrorCode::conflict);
+        // Expert-parallel groups come from the data-parallel ranks (ep divides dp), or from the tensor- and
+        // data-parallel ranks together (ep a multiple of tp dividing dp x tp; experts then are not tensor-split).
+        bool from_dp = l.dp % l.ep == 0;
+        bool from_tp_and_dp = l.ep % l.tp == 0 && (l.dp * l.tp) % l.ep == 0;
+        if (!from_dp && !from_tp_and_dp)
+            bad("ep", "ep " + n(l.ep) + " must divide dp " + n(l.dp) + ", or be a multiple of tp " + n(l.tp) +
+                          " dividing dp x tp = " + n(l.dp * l.tp), ErrorCode::conflict);
+        if (!from_dp && l.tp > 1 && !l.sequence_parallel)
+            bad("sequence_parallel", "ep " + n(l.ep) + " spans tensor-parallel ranks, which needs sequence parallelism "
+                                     "(each tp rank routes its own tokens)", ErrorCode::conflict);
     }
     if (l.zero > 0 && l.dp == 1 && l.cp == 1)
         bad("zero", "ZeRO shards over data-parallel ranks; dp is 1", ErrorCode::conflict);

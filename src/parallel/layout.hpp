@@ -31,6 +31,10 @@ struct ParallelLayout {
     Recompute recompute = Recompute::none;
 
     std::int64_t devices() const { return dp * tp * pp * cp; }
+    // Tensor parallelism of the experts: the layout's tp when the expert-parallel groups are carved from the
+    // data-parallel ranks (ep divides dp); 1 when they also take the tensor-parallel ranks (ep a multiple of tp
+    // dividing dp x tp: Megatron-Core's expert tensor parallel size 1, with sequence parallelism).
+    std::int64_t expert_tp() const { return dp % ep == 0 ? tp : 1; }
     std::int64_t global_batch() const { return micro_batch * grad_accum * dp; }
     bool operator==(const ParallelLayout& o) const;
 };
@@ -61,7 +65,8 @@ struct ModelShape {
 
 // Throws Error (code invalid_value or conflict, field the dimension at fault) for a layout the model or the
 // device count cannot take: product != gpus, tp not dividing the heads, pp above the blocks, vp not dividing
-// the blocks per stage, ep not dividing dp or the experts, cp with a model without tokens, zero out of 0..3.
+// the blocks per stage, ep dividing neither dp nor (as a multiple of tp) dp x tp, or not the experts, cp with a
+// model without tokens, zero out of 0..3.
 void check_layout(const ParallelLayout& layout, const ModelShape& shape, std::int64_t gpus);
 
 }  // namespace prenet

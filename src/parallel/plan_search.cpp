@@ -87,8 +87,8 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                 std::vector<std::int64_t> eps = given_or(r.ep, {1});
                 if (!r.ep && shape.experts > 0) {
                     eps.clear();
-                    for (std::int64_t e : divisors(dp, shape.experts))
-                        if (shape.experts % e == 0) eps.push_back(e);
+                    for (std::int64_t e : divisors(dp * tp, shape.experts))
+                        if (shape.experts % e == 0 && (dp % e == 0 || e % tp == 0)) eps.push_back(e);
                 }
                 std::vector<std::int64_t> vps = given_or(r.vp, {1});
                 if (!r.vp && pp > 1)

@@ -69,6 +69,17 @@ Model shard_model(Model model, const ParallelLayout& l) {
                     if (l.cp > 1 && model.tokens_per_sample > 0) layer.attrs["context_shards"] = l.cp;
                     break;
                 case TensorSplit::hidden_units:
+                    if (layer.kind == "moe" && l.expert_tp() == 1 && tp > 1) {
+                        // Experts whole on each device, the expert-parallel group spanning the tp ranks: each rank
+                        // routes its own 1/tp of the tokens (sequence parallel); shared experts stay tensor-split.
+                        if (layer.attrs.contains("shared_intermediate"))
+                            layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "shared_intermediate", 0), tp);
+                        else if (int_attr(layer, "shared_experts", 0) > 0)
+                            layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "intermediate", 0), tp);
+                        layer.attrs["expert_shards"] = l.ep;
+                        layer.input[1] = ceil_div(layer.input[1], tp);
+                        break;
+                    }
                     if (tp > 1) {
                         std::int64_t inter = int_attr(layer, "intermediate", 0);
                         if (inter % tp)
@@ -143,6 +154,8 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
         switch (split_of(lf.layer)) {
             case TensorSplit::heads:
             case TensorSplit::hidden_units:
+                // MoE layers whose experts span the tp ranks exchange tokens by all-to-all instead.
+                if (lf.layer.kind == "moe" && l.expert_tp() == 1) break;
                 both_passes(bytes, copies);
                 break;
             case TensorSplit::vocabulary:
@@ -192,7 +205,8 @@ std::vector<CommOp> context_parallel_comms(const ModelFeatures& stage, const Par
 std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
     std::vector<CommOp> ops;
     if (l.ep == 1) return ops;
-    CollectiveGroup group{l.ep, l.tp * l.cp};
+    // Carved from the data-parallel ranks, members are tp x cp ranks apart; spanning the tp ranks, adjacent.
+    CollectiveGroup group{l.ep, l.expert_tp() == 1 ? 1 : l.tp * l.cp};
     for (const auto& lf : stage.layers) {
         if (lf.layer.kind != "moe") continue;
         const Layer& m = lf.layer;

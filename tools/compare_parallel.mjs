@@ -167,7 +167,7 @@ function main() {
       return path;
     };
     lines.push('## llm-foundry MPT, FSDP on 8-64 A100', '',
-      'Measured: `tokens_per_s_per_gpu` and `mfu` of `data/published/llm_foundry_mpt_a100.csv`. Predicted: `throughput.tokens_per_s_per_device` and `throughput.mfu`. Targets: median APE <= 12 %, none off by more than 1.5x.', '',
+      'Measured: `tokens_per_s_per_gpu` and `mfu` of `data/published/llm_foundry_mpt_a100.csv`. Predicted: `throughput.tokens_per_s_per_device` and `throughput.mfu`. Targets: median APE <= 12 %, none off by more than 1.5x. (`$TMP/mpt-<size>-<seq>.json` is `data/published/mpt/mpt-<size>.json` with `max_seq_len` set to the run\'s sequence, as the benchmark sets it.)', '',
       '| model | seq | gpus | gpu | mb x ga | precision | ckpt | measured tok/s/GPU | predicted | APE % | measured MFU % | predicted MFU % |',
       '|---|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|');
     const errs = []; const factors = []; const mfuDiff = []; let worst = null;
@@ -185,7 +185,7 @@ function main() {
     rmSync(dir, { recursive: true, force: true });
     const over = factors.filter((f) => f > 1.5).length;
     lines.push('', `Median APE ${fmt(median(errs))} % over ${errs.length} of ${rows.length} runs; ${over} off by more than 1.5x; ` +
-      `worst off by ${fmt(worst?.f, 2)}x (${worst ? `${worst.r.model} seq ${worst.r.seq} on ${worst.r.gpus} x ${worst.r.gpu}: \`${cmd(worst.a)}\`` : 'none'}). ` +
+      `worst off by ${fmt(worst?.f, 2)}x (${worst ? `${worst.r.model} seq ${worst.r.seq} on ${worst.r.gpus} x ${worst.r.gpu}: \`${cmd(worst.a).replace(dir, '$TMP')}\`` : 'none'}). ` +
       `MFU: median |difference| ${fmt(median(mfuDiff))} points.`, '');
     summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x (n = ${errs.length}/${rows.length}; target <= 12 %, none > 1.5x)`);
   }

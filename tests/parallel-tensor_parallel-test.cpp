@@ -8,12 +8,14 @@
 namespace prenet {
 namespace {
 
-Model gpt2(std::int64_t batch = 2, std::int64_t seq = 128) {
+Model model(const char* id, std::int64_t batch, std::int64_t seq) {
     ModelInputs in;
     in.batch = batch;
     in.seq = seq;
-    return resolve_model("gpt2", in);
+    return resolve_model(id, in);
 }
+
+Model gpt2(std::int64_t batch = 2, std::int64_t seq = 128) { return model("gpt2", batch, seq); }
 
 std::int64_t block_params(const ModelFeatures& f) {
     std::int64_t n = 0;
@@ -96,10 +98,7 @@ TEST(TensorParallel, HeadsThatDoNotSplitAreAnErrorNamingTp) {
 }
 
 TEST(TensorParallel, ExpertParallelKeepsTheWorkAndShardsTheExperts) {
-    ModelInputs in;
-    in.batch = 1;
-    in.seq = 256;
-    Model mixtral = resolve_model("mixtral-8x7b", in);
+    Model mixtral = model("mixtral-8x7b", 1, 256);
     ParallelLayout l;
     l.dp = 4, l.ep = 4;
     ModelFeatures whole = compute_features(mixtral, Precision::bf16);
@@ -119,10 +118,7 @@ TEST(TensorParallel, ExpertParallelKeepsTheWorkAndShardsTheExperts) {
 }
 
 TEST(TensorParallel, ExpertsSpanningTheTensorRanksStayWholeAndRouteEachRanksTokens) {
-    ModelInputs in;
-    in.batch = 1;
-    in.seq = 256;
-    Model mixtral = resolve_model("mixtral-8x7b", in);
+    Model mixtral = model("mixtral-8x7b", 1, 256);
     ParallelLayout l;
     l.tp = 4, l.ep = 8, l.dp = 2, l.sequence_parallel = true;  // ep 8 over the 4 x 2 tp x dp ranks
     ASSERT_EQ(l.expert_tp(), 1);

@@ -29,15 +29,19 @@ json memory_advice(const StepPlan& plan, const MemoryUse& mem) {
 
 }  // namespace
 
+double samples_per_second(double samples, const StepTime& t, const HardwareSpec& hw, const char* what_to_check) {
+    double samples_per_s = samples / (t.total_ms() / 1e3);
+    if (!std::isfinite(t.total_ms()) || !std::isfinite(samples_per_s) || !(samples_per_s > 0))
+        throw Error("the prediction for hardware '" + hw.id + "' is not a finite number; check its " + what_to_check,
+                    ErrorCode::not_finite, "hardware");
+    return samples_per_s;
+}
+
 json device_result(const StepPlan& plan, const HardwareSpec& hw) {
     const Settings& s = plan.settings;
     StepTime t = predict_step(plan.features, hw, *plan.predictor, plan.step);
     MemoryUse mem = with_capacity(plan.memory_use, hw);
-    double samples_per_s = double(plan.global_batch) / (t.total_ms() / 1e3);
-    // Absurd spec sheets (peaks or bandwidth near zero) must not turn into inf/NaN (null in JSON).
-    if (!std::isfinite(t.total_ms()) || !std::isfinite(samples_per_s) || !(samples_per_s > 0))
-        throw Error("the prediction for hardware '" + hw.id + "' is not a finite number; check its peak FLOP/s and bandwidth",
-                    ErrorCode::not_finite, "hardware");
+    double samples_per_s = samples_per_second(double(plan.global_batch), t, hw, "peak FLOP/s and bandwidth");
     std::string peak_used;
     hw.matmul_flops(s.precision, &peak_used);
     json run_result = nullptr;

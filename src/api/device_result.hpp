@@ -11,4 +11,8 @@ namespace prenet {
 // Throws Error (code not_finite, field hardware) when an absurd sheet makes the prediction non-finite.
 nlohmann::json device_result(const StepPlan& plan, const HardwareSpec& hw);
 
+// Absurd spec sheets (peaks, bandwidth or links near zero) must not turn into inf/NaN (null in JSON): throws
+// Error (not_finite, field hardware) naming `what_to_check` on the sheet.
+double samples_per_second(double samples, const StepTime& step, const HardwareSpec& hw, const char* what_to_check);
+
 }  // namespace prenet

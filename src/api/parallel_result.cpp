@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "api/device_result.hpp"
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
 #include "parallel/plan_search.hpp"
@@ -69,11 +70,8 @@ json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
     const ParallelStep& best = search.best;
     const StepTime& t = best.time;
 
-    double global = double(best.layout.global_batch());
-    double samples_per_s = global / (t.total_ms() / 1e3);
-    if (!std::isfinite(t.total_ms()) || !(samples_per_s > 0) || !std::isfinite(samples_per_s))
-        throw Error("the prediction for hardware '" + hw.id + "' is not a finite number; check its peak FLOP/s, "
-                    "bandwidth and interconnect", ErrorCode::not_finite, "hardware");
+    double samples_per_s = samples_per_second(double(best.layout.global_batch()), t, hw,
+                                              "peak FLOP/s, bandwidth and interconnect");
     std::int64_t tokens = plan.model.tokens_per_sample;
     double devices = double(cluster.gpus);
     double mfu = best.model_flops / (t.total_ms() / 1e3) / (devices * hw.matmul_flops(s.precision));

@@ -38,10 +38,10 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     s.cluster.gpus = l.gpus;
     s.cluster.gpus_per_node = count_if_given(o, "gpus_per_node");
     if (o.has("network")) s.cluster.network = o.text("network");
+    // More than one device, or any of the cluster's options given (the rows a cluster document may hold).
     s.parallel = l.gpus > 1;
-    for (const char* name : {"gpus_per_node", "network", "dp", "tp", "pp", "cp", "ep", "vp", "zero", "sequence_parallel",
-                             "schedule", "global_batch", "global_batch_tokens"})
-        if (o.has(name)) s.parallel = true;
+    for (const auto& row : option_table())
+        if (row.in_cluster_document && row.name != "gpus" && o.has(row.name)) s.parallel = true;
     if (recompute == Recompute::selective && !s.parallel)
         s.parallel = true;  // selective recomputation is costed by the parallel step (one device is a layout too)
 }

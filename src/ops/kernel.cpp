@@ -1,5 +1,6 @@
 #include "ops/kernel.hpp"
 
+#include <functional>
 #include <utility>
 
 namespace prenet {
@@ -49,6 +50,18 @@ const char* to_string(Phase p) {
         case Phase::optimizer: return "optimizer";
     }
     return "forward";
+}
+
+bool same_timing(const Kernel& a, const Kernel& b) {
+    return a.family == b.family && a.phase == b.phase && a.precision == b.precision && a.flops == b.flops &&
+           a.bytes == b.bytes && a.batch == b.batch && a.m == b.m && a.n == b.n && a.k == b.k &&
+           a.elements == b.elements && a.conv == b.conv && a.op == b.op;
+}
+
+size_t timing_hash(const Kernel& k) {
+    size_t h = std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
+    h ^= std::hash<std::int64_t>()(k.batch * 131 + k.m * 31 + k.n * 17 + k.k + k.elements) << 2;
+    return h ^ (size_t(k.phase) << 3) ^ (size_t(k.family) << 7);
 }
 
 }  // namespace prenet

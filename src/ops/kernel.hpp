@@ -49,6 +49,11 @@ struct Kernel {
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
                         double flops, double bytes);
 
+// Two kernels that take the same time on any accelerator: every field a predictor reads is equal. With its hash,
+// the key of the kernel-time caches (run/step.cpp per step, predict/cached_predictor.hpp per plan search).
+bool same_timing(const Kernel& a, const Kernel& b);
+size_t timing_hash(const Kernel& k);
+
 // Whether a kernel is part of an attention layer's core (scores, their scaling, mask, softmax and dropout, the
 // context product, or the fused flash kernel) rather than its projections: what Megatron's selective
 // recomputation runs again in the backward pass. Defined beside the attention ops that name these kernels.

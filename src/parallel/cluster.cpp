@@ -119,6 +119,12 @@ Link parse_network(const std::string& spec) {
 // - A fabric inside the node (HGX, MI300X, Gaudi 2): the domain is the node, at most the fabric's size.
 // - A fabric across nodes (NVL72, TPU pods): the domain is the sheet's, and a node must divide it.
 // Beyond one domain, whole nodes: gpus a multiple of gpus_per_node.
+bool is_rack_scale(const HardwareSpec& hw) {
+    LinkKind kind = link_kind_from_string(hw.scale_up_link).value_or(LinkKind::pcie);
+    std::int64_t node = hw.gpus_per_node > 0 ? hw.gpus_per_node : 1;
+    return kind != LinkKind::pcie && hw.scale_up_domain > node;
+}
+
 Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
     if (request.gpus < 1)
         throw Error("gpus must be at least 1, got " + std::to_string(request.gpus), ErrorCode::invalid_value, "gpus");
@@ -131,7 +137,7 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
     if (c.gpus_per_node < 1)
         throw Error("gpus_per_node must be at least 1, got " + std::to_string(c.gpus_per_node),
                     ErrorCode::invalid_value, "gpus_per_node");
-    bool rack_scale = up_kind != LinkKind::pcie && sheet_domain > sheet_node;
+    bool rack_scale = is_rack_scale(hw);
     if (up_kind == LinkKind::pcie) {
         c.scale_up_domain = c.gpus_per_node;
     } else if (!rack_scale) {

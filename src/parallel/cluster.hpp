@@ -43,6 +43,9 @@ struct ClusterRequest {
     std::optional<std::string> network;         // default: the sheet's reference node network
 };
 
+// Whether the sheet's scale-up fabric joins more devices than one node holds (GB200/GB300 NVL72 racks).
+bool is_rack_scale(const HardwareSpec& hw);
+
 // The cluster for `hw`; throws Error (fields "gpus", "gpus_per_node", "network") for impossible requests.
 Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request);
 

@@ -40,8 +40,7 @@ CollectiveRow collective_row(const std::string& op, double message_bytes, std::i
                         ErrorCode::invalid_value, "nodes");
         request.gpus_per_node = gpus / *nodes;
     } else {
-        bool rack_scale = hw.scale_up_link != "pcie" && hw.scale_up_domain > std::max<std::int64_t>(1, hw.gpus_per_node);
-        if (!rack_scale || gpus > hw.scale_up_domain) request.gpus_per_node = gpus;
+        if (!is_rack_scale(hw) || gpus > hw.scale_up_domain) request.gpus_per_node = gpus;
     }
     row.cluster = make_cluster(hw, request);
     row.group = {gpus, 1};

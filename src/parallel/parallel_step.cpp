@@ -84,7 +84,6 @@ struct StageResult {
     double per_micro_batch_exposed = 0;   // exposed communication of one micro-batch
     double tail_exposed = 0;              // once per step (DDP's last bucket, ZeRO-1's gather)
     std::map<std::string, double> exposed, total;
-    MemoryUse memory;
     double p2p_ms = 0;
 };
 
@@ -108,7 +107,7 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve), *c.hw);
 }
 
-StageResult run_stage(const ModelFeatures& stage, std::int64_t index, const ParallelLayout& l,
+StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
                       const ParallelContext& c) {
     StageResult r;
     StepOptions o = stage_options(l, c);
@@ -152,8 +151,6 @@ StageResult run_stage(const ModelFeatures& stage, std::int64_t index, const Para
         double bytes = double(elements(out.output)) * activation_bytes(o.precision) / double(l.tp);
         r.p2p_ms = c.collectives->time_ms(Collective::send_recv, bytes, {2, l.tp * l.cp * l.dp}, *c.cluster);
     }
-
-    r.memory = stage_memory(stage, index, l, c);
     return r;
 }
 
@@ -173,7 +170,8 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
     return out;
 }
 
-ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c,
+                                   const ParallelMemory* known_memory) {
     check_layout(l, models.shape(), c.cluster->gpus);
     const std::vector<ModelFeatures>& stages = models.stages(l);
     ParallelStep s;
@@ -181,7 +179,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     std::vector<StageResult> results;
     std::vector<double> per_micro_batch;
     for (size_t i = 0; i < stages.size(); ++i) {
-        results.push_back(run_stage(stages[i], std::int64_t(i), l, c));
+        results.push_back(run_stage(stages[i], l, c));
         const StageResult& r = results.back();
         s.stage_ms.push_back(r.time.micro_batch_ms);
         per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);
@@ -202,11 +200,9 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
         s.total_by_kind_ms["pipeline parallel"] = 2.0 * p2p * (m + double(l.pp - 1));
     }
     for (const auto& [kind, ms] : s.total_by_kind_ms) s.communication_total_ms += ms;
-    for (size_t i = 0; i < results.size(); ++i)
-        if (results[i].memory.peak > s.memory.peak || i == 0) {
-            s.memory = results[i].memory;
-            s.fullest_stage = std::int64_t(i);
-        }
+    ParallelMemory memory = known_memory ? *known_memory : parallel_memory(l, models, c);
+    s.memory = memory.memory;
+    s.fullest_stage = memory.fullest_stage;
     if (stages.size() > 1) {
         double lo = *std::min_element(s.stage_ms.begin(), s.stage_ms.end());
         double hi = *std::max_element(s.stage_ms.begin(), s.stage_ms.end());

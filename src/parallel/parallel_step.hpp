@@ -35,7 +35,6 @@ public:
     // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute, attention counted whole
     // even where causal masking skips half): MFU's numerator.
     double flops(std::int64_t micro_batch);
-    std::int64_t tokens() const { return tokens_; }
 
 private:
     ModelAt build_;
@@ -80,7 +79,9 @@ struct ParallelMemory {
 };
 ParallelMemory parallel_memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
 
-ParallelStep predict_parallel_step(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+// `memory`: the layout's parallel_memory when the caller has it already (the plan search computes it first).
+ParallelStep predict_parallel_step(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,
+                                   const ParallelMemory* memory = nullptr);
 
 // The ratio a layout's step time is judged by when the global batch differs between layouts: ms per sample.
 double ms_per_sample(const ParallelStep& step);

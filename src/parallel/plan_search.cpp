@@ -219,16 +219,16 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     PlanSearch out;
     out.layouts = std::int64_t(layouts.size());
     // Memory first: it needs no kernel timed.
-    std::vector<std::pair<ParallelLayout, MemoryUse>> fitting;
+    std::vector<std::pair<ParallelLayout, ParallelMemory>> fitting;
     std::optional<std::pair<ParallelLayout, ParallelMemory>> smallest;
     for (const auto& l : layouts) {
         ParallelMemory m = parallel_memory(l, models, c);
-        if (m.memory.fits()) fitting.push_back({l, m.memory});
+        if (m.memory.fits()) fitting.push_back({l, m});
         else if (!smallest || m.memory.peak < smallest->second.memory.peak) smallest = {l, m};
     }
     if (fitting.empty()) {
         out.fits = false;
-        out.best = predict_parallel_step(smallest->first, models, c);
+        out.best = predict_parallel_step(smallest->first, models, c, &smallest->second);
         out.timed = 1;
         out.fits_on = fewest_devices_that_fit(r, models, c);
         return out;
@@ -242,7 +242,7 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         double bound_per_sample = 0.5 * models.flops(l.micro_batch) / double(l.micro_batch) / peak * 1e3;
         // Keep enough runners-up to explain: prune only what is slower than the best by the bound.
         if (timed.size() > keep && bound_per_sample > best_per_sample) continue;
-        ParallelStep s = predict_parallel_step(l, models, c);
+        ParallelStep s = predict_parallel_step(l, models, c, &mem);
         best_per_sample = std::min(best_per_sample, ms_per_sample(s));
         timed.push_back(std::move(s));
     }
@@ -252,14 +252,15 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     });
     out.best = timed.front();
     for (size_t i = 1; i < timed.size() && out.alternatives.size() < keep; ++i) {
-        PlanAlternative alt{timed[i]};
+        PlanAlternative alt;
+        alt.step = timed[i];
         explain(alt, out.best);
         out.alternatives.push_back(std::move(alt));
     }
     // A faster layout that does not fit, if the search saw one, explains why the winner is not faster still.
     if (smallest && out.alternatives.size() <= keep) {
         // (the least-memory non-fitting layout; cheap to report, it says what more memory would buy)
-        ParallelStep s = predict_parallel_step(smallest->first, models, c);
+        ParallelStep s = predict_parallel_step(smallest->first, models, c, &smallest->second);
         if (ms_per_sample(s) < ms_per_sample(out.best)) {
             PlanAlternative alt{s, false, "memory",
                                 "needs " + gb(smallest->second.memory.peak) + " per device of " +

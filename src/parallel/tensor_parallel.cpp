@@ -5,15 +5,14 @@
 #include "core/error.hpp"
 #include "core/precision.hpp"
 #include "ops/catalogue.hpp"
+#include "ops/op_support.hpp"
 #include "parallel/pipeline.hpp"
 
 namespace prenet {
 
 namespace {
 
-std::int64_t int_attr(const Layer& l, const char* key, std::int64_t fallback) {
-    return l.attrs.contains(key) && l.attrs[key].is_number_integer() ? l.attrs[key].get<std::int64_t>() : fallback;
-}
+using ops::int_attr;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -35,6 +34,30 @@ void split_heads(Layer& l, std::int64_t tp) {
     }
     if (l.kind == "attention" && !l.attrs.contains("head_dim")) l.attrs["head_dim"] = l.input.back() / heads;
     l.attrs["heads"] = heads / tp;
+}
+
+// MLPs split their hidden units (column- then row-parallel); MoE layers hold experts / ep, and their experts are
+// tensor-split too unless the expert-parallel group spans the tp ranks (then whole, each rank routing its own
+// 1/tp of the tokens, sequence parallel). Shared experts are tensor-split like a dense MLP either way.
+void split_hidden_units(Layer& layer, const ParallelLayout& l) {
+    const std::int64_t tp = l.tp;
+    bool moe = layer.kind == "moe";
+    if (moe && l.ep > 1) layer.attrs["expert_shards"] = l.ep;
+    if (tp == 1) return;
+    if (layer.attrs.contains("shared_intermediate"))
+        layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "shared_intermediate", 0), tp);
+    else if (int_attr(layer, "shared_experts", 0) > 0)
+        layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "intermediate", 0), tp);
+    if (moe && l.expert_tp() == 1) {
+        layer.input[1] = ceil_div(layer.input[1], tp);
+        return;
+    }
+    std::int64_t inter = int_attr(layer, "intermediate", 0);
+    if (inter % tp)
+        throw Error("tp " + std::to_string(tp) + " does not divide the " + std::to_string(inter) +
+                        " hidden units of layer '" + layer.name + "'",
+                    ErrorCode::invalid_value, "tp");
+    layer.attrs["intermediate"] = inter / tp;
 }
 
 }  // namespace
@@ -69,30 +92,7 @@ Model shard_model(Model model, const ParallelLayout& l) {
                     if (l.cp > 1 && model.tokens_per_sample > 0) layer.attrs["context_shards"] = l.cp;
                     break;
                 case TensorSplit::hidden_units:
-                    if (layer.kind == "moe" && l.expert_tp() == 1 && tp > 1) {
-                        // Experts whole on each device, the expert-parallel group spanning the tp ranks: each rank
-                        // routes its own 1/tp of the tokens (sequence parallel); shared experts stay tensor-split.
-                        if (layer.attrs.contains("shared_intermediate"))
-                            layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "shared_intermediate", 0), tp);
-                        else if (int_attr(layer, "shared_experts", 0) > 0)
-                            layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "intermediate", 0), tp);
-                        layer.attrs["expert_shards"] = l.ep;
-                        layer.input[1] = ceil_div(layer.input[1], tp);
-                        break;
-                    }
-                    if (tp > 1) {
-                        std::int64_t inter = int_attr(layer, "intermediate", 0);
-                        if (inter % tp)
-                            throw Error("tp " + std::to_string(tp) + " does not divide the " + std::to_string(inter) +
-                                            " hidden units of layer '" + layer.name + "'",
-                                        ErrorCode::invalid_value, "tp");
-                        if (layer.attrs.contains("shared_intermediate"))
-                            layer.attrs["shared_intermediate"] = ceil_div(int_attr(layer, "shared_intermediate", 0), tp);
-                        else if (int_attr(layer, "shared_experts", 0) > 0)
-                            layer.attrs["shared_intermediate"] = inter / tp;
-                        layer.attrs["intermediate"] = inter / tp;
-                    }
-                    if (layer.kind == "moe" && l.ep > 1) layer.attrs["expert_shards"] = l.ep;
+                    split_hidden_units(layer, l);
                     break;
                 case TensorSplit::vocabulary:
                     if (tp > 1) layer.attrs["num_embeddings"] = ceil_div(int_attr(layer, "num_embeddings", 1), tp);
@@ -212,7 +212,7 @@ std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const Para
         const Layer& m = lf.layer;
         double tokens = double(elements(m.input)) / double(m.input.back());
         double top_k = double(int_attr(m, "top_k", 1));
-        double capacity = m.attrs.value("capacity_factor", 1.0);
+        double capacity = ops::number_attr(m, "capacity_factor", 1.0);
         double bytes = tokens * top_k * capacity * double(m.input.back()) * act_bytes(p);
         for (bool backward : {false, true})
             ops.push_back(comm_op(Collective::all_to_all, bytes, group, 2.0 * double(lf.repeat), "expert parallel", backward));

@@ -26,19 +26,10 @@ public:
 
 private:
     struct Hash {
-        size_t operator()(const Kernel* k) const {
-            size_t h = std::hash<double>()(k->flops) ^ (std::hash<double>()(k->bytes) << 1);
-            h ^= std::hash<std::int64_t>()(k->m * 31 + k->n * 17 + k->k + k->elements) << 2;
-            return h ^ (size_t(k->phase) << 3) ^ (size_t(k->family) << 7);
-        }
+        size_t operator()(const Kernel* k) const { return timing_hash(*k); }
     };
     struct Same {
-        bool operator()(const Kernel* a, const Kernel* b) const {
-            return a->family == b->family && a->phase == b->phase && a->precision == b->precision &&
-                   a->flops == b->flops && a->bytes == b->bytes && a->batch == b->batch && a->m == b->m &&
-                   a->n == b->n && a->k == b->k && a->elements == b->elements && a->conv == b->conv &&
-                   a->op == b->op;
-        }
+        bool operator()(const Kernel* a, const Kernel* b) const { return same_timing(*a, *b); }
     };
     const KernelPredictor& predictor_;
     const HardwareSpec& hw_;

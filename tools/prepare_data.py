@@ -169,6 +169,52 @@ def prepare_xla(shared, out):
     return n
 
 
+# aiconfigurator's systems, mapped to hardware/ ids. Hopper systems (h100, h200, h20, ...) are not in the shared
+# copy: they are held back to judge predictions on a part the fitted models never saw.
+AICONFIGURATOR_DEVICES = {
+    "a100_sxm": "a100-sxm4-80gb",
+    "b200_sxm": "b200",
+    "b300_sxm": "b300",
+    "gb200": "gb200",
+    "gb300": "gb300",
+    "l40s": "l40s",
+    "rtx_pro_6000_server": "rtx-pro-6000-server",
+    "b60": "arc-pro-b60",
+}
+AICONFIGURATOR_PRECISION = {"bfloat16": "bf16", "fp8": "fp8"}
+
+
+def read_aiconfigurator(shared, name):
+    """Rows of one aiconfigurator table and the upstream commit its first `#` line names."""
+    with gzip.open(os.path.join(shared, "aiconfigurator", name), "rt") as f:
+        first = f.readline()
+        commit = first.lstrip("# ").strip() if first.startswith("#") else ""
+        lines = f if commit else [first] + list(f)
+        return list(csv.DictReader(lines)), commit
+
+
+def prepare_aiconfigurator_gemm(shared, out):
+    """NVIDIA aiconfigurator's measured GEMMs (one (m x k)(k x n) product, BF16 and per-tensor-scaled FP8 through
+    TensorRT-LLM's torch flow, locked clocks, CUDA graphs) on A100 SXM (BF16), B200, B300, GB200, GB300, L40S, RTX PRO
+    6000 Server and Intel Arc Pro B60, as `gemm` rows, every shape kept."""
+    rows, commit = read_aiconfigurator(shared, "gemm.csv.gz")
+    target = os.path.join(out, "aiconfigurator", "ops")
+    os.makedirs(target, exist_ok=True)
+    shutil.copy(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
+    n = 0
+    with open(os.path.join(target, "gemm.csv"), "w", newline="") as g:
+        w = csv.writer(g)
+        w.writerow(["source", "device", "op", "precision", "m", "n", "k", "latency_ms"])
+        for r in sorted(rows, key=lambda r: (AICONFIGURATOR_DEVICES[r["system"]], r["dtype"], int(r["m"]),
+                                             int(r["n"]), int(r["k"]))):
+            w.writerow(["aiconfigurator", AICONFIGURATOR_DEVICES[r["system"]], "gemm",
+                        AICONFIGURATOR_PRECISION[r["dtype"]], r["m"], r["n"], r["k"],
+                        "%.6g" % float(r["latency_ms"])])
+            n += 1
+    print("aiconfigurator gemm: upstream", commit)
+    return n
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
@@ -182,6 +228,7 @@ def main():
     print("neusight e2e rows:", prepare_neusight_e2e(a.shared, a.out))
     print("deepbench rows:", prepare_deepbench(a.shared, a.out))
     print("xla matmul rows:", prepare_xla(a.shared, a.out))
+    print("aiconfigurator gemm rows:", prepare_aiconfigurator_gemm(a.shared, a.out))
 
 
 if __name__ == "__main__":

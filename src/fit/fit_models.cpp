@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -116,7 +117,8 @@ using Learner = std::string;  // "ridge" | "gbt" | "prenet"
 const std::vector<std::string> kOurFeatures = {
     "log_flops", "log_bytes", "log_intensity", "log_intensity_over_ridge", "log_bytes_over_l2", "wave_efficiency",
     "log_blocks_per_unit", "log_m", "log_n", "log_k", "log_batch", "element_bytes", "log_watts_per_tflop",
-    "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase", "vendor_amd", "winograd", "tensor_core_aligned"};
+    "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase", "vendor_amd", "winograd", "tensor_core_aligned",
+    "log_peak_per_unit", "log_tile_us"};
 
 std::vector<int> columns_of(const std::vector<std::string>& names) {
     std::vector<int> out;
@@ -250,6 +252,8 @@ struct FamilyResult {
     std::map<Learner, Errors> pooled;
     std::map<Learner, double> time_weighted;
     std::map<std::string, std::map<Learner, Errors>> by_precision;  // precision -> learner -> held-out errors
+    // held-out device -> precision -> learner (kShipped included) -> errors
+    std::map<std::string, std::map<std::string, std::map<Learner, Errors>>> by_device_precision;
     std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> best_points;  // device -> (meas, pred)
     std::map<std::string, std::vector<const Row*>> rows_by_device;
     Learner chosen;
@@ -258,6 +262,19 @@ struct FamilyResult {
     Errors shipped_pooled;
     double shipped_time_weighted = NAN;
 };
+
+// Issue #12's kernel targets: BF16 and FP8 GEMMs and attention forward within 12% median APE on every device,
+// leaving it out. Other precisions and families have no per-device target ("-").
+std::string target_verdict(const std::string& family, const std::string& precision, double median_ape) {
+    bool targeted = (family == "gemm" && (precision == "bf16" || precision == "fp8")) ||
+                    (family == "attention" && precision == "bf16");
+    if (!targeted) return "-";
+    constexpr double kTarget = 0.12;
+    if (median_ape <= kTarget) return "met (<= 12%)";
+    std::ostringstream o;
+    o << "missed by " << std::fixed << std::setprecision(1) << 100 * (median_ape - kTarget) << " pts";
+    return o.str();
+}
 
 // The report's name of the shipped predictor's errors among the learners' (FamilyResult::by_precision).
 const Learner kShipped = "shipped";
@@ -286,6 +303,7 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
                 double ape = std::abs(p - r.measured_ms) / r.measured_ms;
                 errs.add(ape, r.measured_ms);
                 result.by_precision[r.precision][learner].add(ape, r.measured_ms);
+                result.by_device_precision[held_out][r.precision][learner].add(ape, r.measured_ms);
                 // Pooled: each device weighs the same in the time-weighted error, whatever its kernels' sizes.
                 result.pooled[learner].ape.push_back(ape);
                 predictions[learner][held_out].push_back(p);
@@ -333,6 +351,7 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
             errs.add(ape, r.measured_ms);
             result.shipped_pooled.ape.push_back(ape);
             result.by_precision[r.precision][kShipped].add(ape, r.measured_ms);
+            result.by_device_precision[held_out][r.precision][kShipped].add(ape, r.measured_ms);
             pts.first.push_back(r.measured_ms), pts.second.push_back(p);
             result.rows_by_device[held_out].push_back(&r);
         }
@@ -605,7 +624,9 @@ void fit_and_validate(const FitOptions& o) {
                    {"gbt", {{"trees", o.gbt.trees}, {"depth", o.gbt.depth}, {"learning_rate", o.gbt.learning_rate},
                             {"min_leaf", o.gbt.min_leaf}}},
                    {"families", json::object()}};
-    std::ostringstream table, detail, weighted, precision_table, shipped;
+    std::ostringstream table, detail, weighted, precision_table, shipped, device_precision;
+    device_precision << "| family | device left out | precision | sources | rows | roofline median | PreNeT-style "
+                        "median | ours (shipped predictor) median / p90 | target |\n|---|---|---|---|---|---|---|---|---|\n";
     precision_table << "| family | precision | rows | devices | roofline median / p90 | PreNeT-style median / p90 | ours "
                        "(shipped predictor) median / p90 |\n|---|---|---|---|---|---|---|\n";
     shipped << "| family | kept learner | rows | devices | median APE | p90 APE | time-weighted APE | as fitted: "
@@ -648,6 +669,19 @@ void fit_and_validate(const FitOptions& o) {
                 precision_table << " | " << pct(by_learner.at(l).median()) << " / " << pct(by_learner.at(l).p90());
             precision_table << " |\n";
         }
+        for (const auto& [d, by_prec] : r.by_device_precision)
+            for (const auto& [prec, by_learner] : by_prec) {
+                std::set<std::string> sources;
+                for (const auto& row : rows)
+                    if (row.device == d && row.precision == prec) sources.insert(row.source);
+                std::string joined;
+                for (const auto& src : sources) joined += (joined.empty() ? "" : ", ") + src;
+                const Errors& ours = by_learner.at(kShipped);
+                device_precision << "| " << family << " | " << d << " | " << prec << " | " << joined << " | "
+                                 << ours.ape.size() << " | " << pct(by_learner.at("roofline").median()) << " | "
+                                 << pct(by_learner.at("prenet").median()) << " | " << pct(ours.median()) << " / "
+                                 << pct(ours.p90()) << " | " << target_verdict(family, prec, ours.median()) << " |\n";
+            }
         std::vector<ScatterSeries> series;
         for (const auto& [d, pts] : r.best_points) {
             ScatterSeries s{d, {}, {}};
@@ -748,7 +782,14 @@ void fit_and_validate(const FitOptions& o) {
           "without its device. fp16 is "
           "DeepBench's tensor-core (V100, T4) and half-precision (P100) data; tf32, bf16 and fp8 are XLA's B200 and "
           "MI300X tables (MI300X fp8 is excluded from fitting: `data/README.md`).\n\n"
-       << precision_table.str() << "\n## Kernels, per left-out device (median / p90 APE)\n" << detail.str()
+       << precision_table.str()
+       << "\n## Kernels per left-out device and precision\n\nEach device's rows of each precision, predicted by the "
+          "shipped predictor from the kept learner fitted without that device (the same code path as `prenet "
+          "predict`), beside the roofline and the PreNeT-style regressor fitted without it. Every device listed here "
+          "is also in the fit of the shipped models (`models/kernels.json`, its `devices`); the chips held out of "
+          "every fit are named at the top. *Target*: issue #12's 12% median APE for BF16/FP8 GEMMs and attention "
+          "forward on every device.\n\n"
+       << device_precision.str() << "\n## Kernels, per left-out device (median / p90 APE)\n" << detail.str()
        << "\nPlots: `docs/plots/<family>.svg` (the shipped predictor from the kept learner, each device predicted by "
           "models that never saw it).\n\n"
        << e2e.markdown

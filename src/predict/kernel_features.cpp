@@ -99,7 +99,7 @@ const std::vector<std::string>& kernel_feature_names() {
         "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
         "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
         "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase",
-        "vendor_amd",       "winograd",        "tensor_core_aligned"};
+        "vendor_amd",       "winograd",        "tensor_core_aligned", "log_peak_per_unit", "log_tile_us"};
     return names;
 }
 
@@ -141,7 +141,13 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             k.family == Family::conv ? double(int(k.phase)) : 0.0,
             hw.vendor == "AMD" ? 1.0 : 0.0,
             winograd_eligible(k, hw) ? 1.0 : 0.0,
-            tensor_core_aligned(k, g) ? 1.0 : 0.0};
+            tensor_core_aligned(k, g) ? 1.0 : 0.0,
+            // How much arithmetic one compute unit does per second, and so how long one output tile over the
+            // whole reduction keeps it busy: fixed per-tile costs (prologue, epilogue, the pipeline filling)
+            // weigh more on a part whose units are fast (B200: 15 dense BF16 TFLOP/s per SM; A100, L40S and
+            // RTX PRO 6000: 2.5-3), so medium GEMMs reach a lower share of the peak there.
+            lg(peak / units / 1e12),
+            lg(1e6 * 2.0 * kTile * kTile * g.k / (peak / units))};
 }
 
 }  // namespace prenet

@@ -169,6 +169,56 @@ def prepare_xla(shared, out):
     return n
 
 
+# aiconfigurator's system names as hardware/ ids. Hopper systems (h100, h200, h20, h800) are left out on purpose:
+# their rows are held back to check predictions on a part the fitted models never saw (../shared/data/README.md).
+AICONFIGURATOR_SYSTEMS = {
+    "a100_sxm": "a100-sxm4-80gb",
+    "b200_sxm": "b200",
+    "b300_sxm": "b300",
+    "gb200": "gb200",
+    "gb300": "gb300",
+    "l40s": "l40s",
+    "rtx_pro_6000_server": "rtx-pro-6000-server",
+    "b60": "arc-pro-b60",
+}
+HOPPER_SYSTEMS = ("h100", "h200", "h20", "h800")
+
+
+def read_aiconfigurator(shared, name):
+    """The rows of one aiconfigurator table and the commit its `#` first line names."""
+    with gzip.open(os.path.join(shared, "aiconfigurator", name), "rt") as f:
+        first = f.readline()
+        if not first.startswith("#"):
+            raise SystemExit("aiconfigurator/%s: expected a '#' line naming the upstream commit" % name)
+        return first[1:].strip(), list(csv.DictReader(f))
+
+
+def prepare_aiconfigurator_attention(shared, out):
+    """aiconfigurator's fused causal attention forward (context/prefill attention, bf16) as flash_attention rows.
+    All ~20,000 rows are kept (about 1 MB): no subsampling. Sorted, so that reruns write the same bytes."""
+    _, rows = read_aiconfigurator(shared, "context_attention.csv.gz")
+    target = os.path.join(out, "aiconfigurator", "ops")
+    os.makedirs(target, exist_ok=True)
+    kept = []
+    for r in rows:
+        system = r["system"]
+        if system.startswith(HOPPER_SYSTEMS):
+            continue
+        if system not in AICONFIGURATOR_SYSTEMS:
+            raise SystemExit("aiconfigurator: no hardware id for system '%s'" % system)
+        dims = [int(r[c]) for c in ("batch", "seq", "heads", "kv_heads", "head_dim")]
+        kept.append((AICONFIGURATOR_SYSTEMS[system], dims, float(r["latency_ms"])))
+    kept.sort()
+    with open(os.path.join(target, "flash_attention.csv"), "w", newline="") as g:
+        w = csv.writer(g, lineterminator="\n")
+        w.writerow(["source", "device", "op", "precision", "phase", "b", "seq", "heads", "kv_heads", "head_dim",
+                    "causal", "latency_ms"])
+        for device, dims, ms in kept:
+            w.writerow(["aiconfigurator", device, "flash_attention", "bf16", "forward"] + dims + [1, "%.6g" % ms])
+    shutil.copyfile(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
+    return len(kept)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
@@ -182,6 +232,7 @@ def main():
     print("neusight e2e rows:", prepare_neusight_e2e(a.shared, a.out))
     print("deepbench rows:", prepare_deepbench(a.shared, a.out))
     print("xla matmul rows:", prepare_xla(a.shared, a.out))
+    print("aiconfigurator attention rows:", prepare_aiconfigurator_attention(a.shared, a.out))
 
 
 if __name__ == "__main__":

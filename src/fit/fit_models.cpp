@@ -351,6 +351,8 @@ public:
     double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override {
         if (k.flops <= 0 && k.bytes <= 0) return 0;
         auto it = families.find(to_string(model_family(k)));
+        // As LearnedPredictor: fused attention falls back to the gemm model, the rest to the elementwise one.
+        if (it == families.end() && k.family == Family::attention) it = families.find("gemm");
         if (it == families.end()) it = families.find("elementwise");
         return std::pow(10.0, it->second.model->predict(prenet_features(kernel_features(k, hw))));
     }

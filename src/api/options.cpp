@@ -203,9 +203,10 @@ std::vector<OptionDef> build_table() {
             .echoed().on_page("training", "mixed").advanced(),
         Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"}, {{"eager", "eager: scores materialised"},
                                           {"flash", "flash: one fused kernel (FlashAttention, SDPA)"}})
-            .defaults("eager", "eager")
-            .help("eager (scores materialised, as Hugging Face's eager attention) or flash (one fused kernel, "
-                  "FlashAttention / PyTorch SDPA)")
+            .defaults("flash", "flash")
+            .help("flash (one fused kernel, FlashAttention / PyTorch SDPA: what PyTorch and Hugging Face "
+                  "transformers run by default) or eager (scores materialised, as Hugging Face's eager attention); "
+                  "a config's attn_implementation or a layer's `flash` wins over the default")
             .echoed().on_page("training", "attn").advanced(),
         Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices(), {{"adamw", "AdamW"},
                                             {"adam", "Adam"},

@@ -260,7 +260,7 @@ void register_attention_ops(OpCatalogue& c) {
                                   .split_by(TensorSplit::heads);
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
-           "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
+           "head_dim (hidden / heads), causal (false), flash (absent: the requested --attention, flash by default), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
            "parallelism, the sequence shards whose keys and values this shard attends to)",

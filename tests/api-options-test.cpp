@@ -116,6 +116,17 @@ TEST(RequestOptions, AbsentAndNullReadAsTheDefault) {
     EXPECT_TRUE(o.value("seq").is_null());  // the model's own
 }
 
+// PyTorch's SDPA and Hugging Face transformers' default `sdpa` run fused attention: flash is the default,
+// eager stays available, and a default is not an explicit ask (a config's attn_implementation wins over it).
+TEST(RequestOptions, AttentionDefaultsToFlash) {
+    RequestOptions o({{"command", "predict"}}, kPredict);
+    EXPECT_EQ(o.text("attention"), "flash");
+    EXPECT_FALSE(o.has("attention"));
+    RequestOptions eager({{"command", "predict"}, {"attention", "eager"}}, kPredict);
+    EXPECT_EQ(eager.text("attention"), "eager");
+    EXPECT_TRUE(eager.has("attention"));
+}
+
 TEST(EchoSettings, TakesEachEchoedRowFromTheResolvedValues) {
     json resolved = json::object();
     for (const auto& row : option_table())

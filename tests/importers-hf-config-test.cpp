@@ -474,3 +474,41 @@ TEST(HfConfig, Llama65BConfigFollowsItsFormula) {
     static_assert(llama_params(8192, 80, 64, 64, 128, 22016, 32000, false) == 65285660672);
     EXPECT_EQ(params_of(published_config("configs/llama-65b.json")), 65285660672);
 }
+
+namespace {
+// Whether the model's attention layers run the fused kernel (all of them; none if mixed).
+bool runs_flash(const Model& m) {
+    int flash = 0, eager = 0;
+    for (const auto& block : m.blocks)
+        for (const auto& layer : block.layers)
+            if (layer.kind == "attention") (layer.attrs.value("flash", false) ? flash : eager)++;
+    EXPECT_GT(flash + eager, 0);
+    EXPECT_TRUE(flash == 0 || eager == 0);
+    return flash > 0;
+}
+}  // namespace
+
+// The kernel a config names (Hugging Face attn_implementation, llm-foundry attn_impl) wins over the default
+// attention kernel; an explicit --attention wins over the config.
+TEST(HfConfig, AttnImplementationWinsOverTheDefaultNotOverAnExplicitAsk) {
+    json config = fixture("gpt2_med.json");
+    ModelInputs by_default{1, 128, 0, true}, asked_eager{1, 128, 0, false, true}, asked_flash{1, 128, 0, true, true};
+    EXPECT_TRUE(runs_flash(resolve_model(config, by_default)));
+    config["attn_implementation"] = "eager";
+    EXPECT_FALSE(runs_flash(resolve_model(config, by_default)));
+    EXPECT_TRUE(runs_flash(resolve_model(config, asked_flash)));
+    config["attn_implementation"] = "sdpa";
+    EXPECT_TRUE(runs_flash(resolve_model(config, ModelInputs{1, 128, 0, false})));  // the default was eager
+    EXPECT_FALSE(runs_flash(resolve_model(config, asked_eager)));
+    config.erase("attn_implementation");
+    config["_attn_implementation"] = "flash_attention_2";
+    EXPECT_TRUE(runs_flash(resolve_model(config, ModelInputs{1, 128, 0, false})));
+    config["_attn_implementation"] = "paged";
+    EXPECT_NE(import_error(config).find("_attn_implementation 'paged'"), std::string::npos) << import_error(config);
+
+    json mpt = published_config("mpt/mpt-125m.json");
+    mpt["attn_config"]["attn_impl"] = "torch";  // materialises the scores
+    EXPECT_FALSE(runs_flash(resolve_model(mpt, {1, 128, 0, true})));
+    mpt["attn_config"]["attn_impl"] = "triton";
+    EXPECT_TRUE(runs_flash(resolve_model(mpt, {1, 128, 0, false})));
+}

@@ -269,3 +269,22 @@ TEST(LayersJson, SchemaCoversTheCatalogue) {
         EXPECT_THROW(resolve_model(doc, {1, 0, 0}), Error) << kind;
     }
 }
+
+// An attention layer that names its kernel (`flash`) keeps it; the others run the requested kernel (flash by
+// default).
+TEST(LayersJson, AnAttentionLayersFlashWinsOverTheRequestedKernel) {
+    json doc = source_file("examples/tiny-transformer.json");
+    auto attention_of = [](const Model& m) {
+        auto it = std::find_if(m.blocks.begin(), m.blocks.end(), [](const Block& b) { return b.name == "blocks"; });
+        return it->layers[1];
+    };
+    EXPECT_TRUE(attention_of(resolve_model(doc, {1, 0, 0, true})).attrs.at("flash").get<bool>());
+    EXPECT_FALSE(attention_of(resolve_model(doc, {1, 0, 0, false})).attrs.at("flash").get<bool>());
+    // Name the kernel on the layer: it wins, even over an explicit ask.
+    std::string text = doc.dump();
+    size_t at = text.find("\"type\":\"attention\"");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at, "\"flash\":false,");
+    json named = json::parse(text);
+    EXPECT_FALSE(attention_of(resolve_model(named, {1, 0, 0, true, true})).attrs.at("flash").get<bool>());
+}

@@ -46,3 +46,66 @@ TEST(Kernel, ConvolutionsCarryTheirNamedShape) {
     }
     EXPECT_EQ(convs, 2);  // forward and weight gradient (the first layer computes no input gradient)
 }
+
+namespace {
+AttentionShape gqa_shape(bool causal) {
+    AttentionShape s;
+    s.batch = 2, s.heads = 32, s.kv_heads = 8, s.q_len = 1024, s.kv_len = 1024, s.qk_dim = s.v_dim = 128;
+    s.causal = causal;
+    return s;
+}
+}  // namespace
+
+// K and V are read once per key/value head: GQA's 8 KV heads move a quarter of MHA's K and V bytes.
+TEST(FlashAttentionKernels, CountKeysAndValuesPerKeyValueHead) {
+    AttentionShape gqa = gqa_shape(false), mha = gqa;
+    mha.kv_heads = mha.heads;
+    FlashAttentionKernels a = flash_attention_kernels(gqa, Precision::bf16), b = flash_attention_kernels(mha, Precision::bf16);
+    double q = 2.0 * 32 * 1024 * 128 * 2, kv_mha = 2.0 * 32 * 1024 * (128 + 128) * 2;
+    EXPECT_DOUBLE_EQ(b.forward_bytes_read, q + kv_mha);
+    EXPECT_DOUBLE_EQ(a.forward_bytes_read, q + kv_mha / 4);
+    EXPECT_DOUBLE_EQ(a.forward.flops, b.forward.flops);  // every query head still does its products
+    EXPECT_LT(a.backward.bytes, b.backward.bytes);
+    EXPECT_LT(a.saved_bytes, b.saved_bytes);
+}
+
+// Causal masking counts the unmasked score elements exactly: (seq + 1) / (2 seq) of the full products.
+TEST(FlashAttentionKernels, CausalCountsTheUnmaskedScores) {
+    FlashAttentionKernels full = flash_attention_kernels(gqa_shape(false), Precision::bf16);
+    FlashAttentionKernels causal = flash_attention_kernels(gqa_shape(true), Precision::bf16);
+    EXPECT_DOUBLE_EQ(full.forward.flops, 2.0 * 2 * 32 * 1024.0 * 1024 * (128 + 128));
+    EXPECT_NEAR(causal.forward.flops / full.forward.flops, 1025.0 / 2048.0, 1e-12);
+    EXPECT_DOUBLE_EQ(causal.backward.flops, 2.5 * causal.forward.flops);
+    EXPECT_EQ(causal.backward.phase, Phase::backward_input);
+    EXPECT_EQ(causal.forward.family, Family::attention);
+    // FlashAttention-2's work decomposition: batch x heads, m = queries, n = value head dim, k = keys.
+    EXPECT_EQ(causal.forward.batch, 64);
+    EXPECT_EQ(causal.forward.m, 1024);
+    EXPECT_EQ(causal.forward.n, 128);
+    EXPECT_EQ(causal.forward.k, 1024);
+    EXPECT_FALSE(same_timing(full.forward, causal.forward));
+    AttentionShape other = gqa_shape(true);
+    other.kv_heads = 4;  // same FLOPs, other bytes and shape
+    EXPECT_FALSE(same_timing(causal.forward, flash_attention_kernels(other, Precision::bf16).forward));
+}
+
+// The attention layer with flash runs exactly the kernels flash_attention_kernels builds for its shape.
+TEST(FlashAttentionKernels, AreTheKernelsTheAttentionLayerRuns) {
+    ModelBuilder b("t", {2, 1024, 4096}, infer_shape);
+    b.add("attention", "attn", {{"heads", 32}, {"kv_heads", 8}, {"causal", true}, {"flash", true}});
+    Model m = b.finish("language", 1024);
+    LayerCost cost = layer_cost(m.blocks[0].layers[0], Precision::bf16);
+    FlashAttentionKernels expected = flash_attention_kernels(gqa_shape(true), Precision::bf16);
+    int found = 0;
+    for (const auto& k : cost.kernels) {
+        if (k.op == "flash_attention") {
+            EXPECT_TRUE(same_timing(k, expected.forward));
+            ++found;
+        }
+        if (k.op == "flash_attention_backward") {
+            EXPECT_TRUE(same_timing(k, expected.backward));
+            ++found;
+        }
+    }
+    EXPECT_EQ(found, 2);
+}

@@ -136,3 +136,49 @@ TEST(LearnedPredictor, NormBackwardRunsAtTheForwardEfficiencyOfItsRows) {
     // Asked directly, the model would have seen 3.5x fewer FLOPs and called it slower.
     EXPECT_GT(std::pow(10.0, predictor.log_slowdown(grad_weight, hw)), forward_slowdown);
 }
+
+namespace {
+Kernel flash_row(const char* phase) {
+    return kernel_from_row("flash_attention", {{"b", 2}, {"seq", 4096}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128},
+                                               {"causal", 1}},
+                           Precision::bf16, std::string(phase) == "backward" ? Phase::backward_input : Phase::forward);
+}
+}  // namespace
+
+// A models file from before the attention family (models/kernels.json until it is refitted) times fused
+// attention with the gemm model, as before; a file with one uses it.
+TEST(LearnedPredictor, FusedAttentionFallsBackToTheGemmModelWithoutAnAttentionFamily) {
+    auto gemm_only = nlohmann::json::parse(R"({"families": {
+        "gemm": {"floor_ms": 0, "features": ["log_flops"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0.30103}},
+        "elementwise": {"floor_ms": 0, "features": ["log_flops"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 1}}}})");
+    LearnedPredictor p(gemm_only);
+    const HardwareSpec& hw = find_hardware("b200");
+    Kernel k = flash_row("forward");
+    EXPECT_EQ(model_family(k), Family::attention);
+    EXPECT_NEAR(p.kernel_ms(k, hw), 2.0 * lower_bound_ms(k, hw), 1e-5);  // gemm's 2x, not elementwise's 10x
+    Kernel b = flash_row("backward");
+    EXPECT_NEAR(p.kernel_ms(b, hw), 2.0 * lower_bound_ms(b, hw), 1e-5);
+}
+
+// Only forward attention is measured: the backward runs at the efficiency the attention model gives the
+// forward over the same shape, applied to its own (2.5x FLOPs) bound.
+TEST(LearnedPredictor, FlashBackwardRunsAtTheForwardsEfficiencyOverItsOwnBound) {
+    // Slowdown 10^(log_flops - 9): it depends on the FLOPs, so asking the model about the backward directly
+    // would give another efficiency than the forward's.
+    auto doc = nlohmann::json::parse(R"({"families": {
+        "gemm": {"floor_ms": 0, "features": ["log_flops"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}},
+        "attention": {"floor_ms": 0.01, "features": ["log_flops"],
+                 "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [1], "bias": -9}}}})");
+    LearnedPredictor p(doc);
+    const HardwareSpec& hw = find_hardware("b200");
+    Kernel f = flash_row("forward"), b = flash_row("backward");
+    double slowdown = std::pow(10.0, std::log10(f.flops) - 9);
+    ASSERT_GT(slowdown, 1.0);
+    EXPECT_NEAR(p.kernel_ms(f, hw), (lower_bound_ms(f, hw) + 0.01) * slowdown, 1e-9);
+    EXPECT_NEAR(p.kernel_ms(b, hw), (lower_bound_ms(b, hw) + 0.01) * slowdown, 1e-9);
+    EXPECT_GT(b.flops, f.flops);
+    EXPECT_NEAR(b.flops, 2.5 * f.flops, 1e-3 * f.flops);
+}

@@ -169,9 +169,9 @@ def prepare_xla(shared, out):
     return n
 
 
-# aiconfigurator's systems, mapped to hardware/ ids. Hopper systems (h100, h200, h20, ...) are not in the shared
-# copy: they are held back to judge predictions on a part the fitted models never saw.
-AICONFIGURATOR_DEVICES = {
+# aiconfigurator's system names as hardware/ ids. Hopper systems (h100, h200, h20, h800) are left out on purpose:
+# their rows are held back to check predictions on a part the fitted models never saw (../shared/data/README.md).
+AICONFIGURATOR_SYSTEMS = {
     "a100_sxm": "a100-sxm4-80gb",
     "b200_sxm": "b200",
     "b300_sxm": "b300",
@@ -181,33 +181,63 @@ AICONFIGURATOR_DEVICES = {
     "rtx_pro_6000_server": "rtx-pro-6000-server",
     "b60": "arc-pro-b60",
 }
-AICONFIGURATOR_PRECISION = {"bfloat16": "bf16", "fp8": "fp8"}
+HOPPER_SYSTEMS = ("h100", "h200", "h20", "h800")
 
 
 def read_aiconfigurator(shared, name):
-    """Rows of one aiconfigurator table and the upstream commit its first `#` line names."""
+    """The rows of one aiconfigurator table and the commit its `#` first line names."""
     with gzip.open(os.path.join(shared, "aiconfigurator", name), "rt") as f:
         first = f.readline()
-        commit = first.lstrip("# ").strip() if first.startswith("#") else ""
-        lines = f if commit else [first] + list(f)
-        return list(csv.DictReader(lines)), commit
+        if not first.startswith("#"):
+            raise SystemExit("aiconfigurator/%s: expected a '#' line naming the upstream commit" % name)
+        return first[1:].strip(), list(csv.DictReader(f))
+
+
+def prepare_aiconfigurator_attention(shared, out):
+    """aiconfigurator's fused causal attention forward (context/prefill attention, bf16) as flash_attention rows.
+    All ~20,000 rows are kept (about 1 MB): no subsampling. Sorted, so that reruns write the same bytes."""
+    _, rows = read_aiconfigurator(shared, "context_attention.csv.gz")
+    target = os.path.join(out, "aiconfigurator", "ops")
+    os.makedirs(target, exist_ok=True)
+    kept = []
+    for r in rows:
+        system = r["system"]
+        if system.startswith(HOPPER_SYSTEMS):
+            continue
+        if system not in AICONFIGURATOR_SYSTEMS:
+            raise SystemExit("aiconfigurator: no hardware id for system '%s'" % system)
+        dims = [int(r[c]) for c in ("batch", "seq", "heads", "kv_heads", "head_dim")]
+        kept.append((AICONFIGURATOR_SYSTEMS[system], dims, float(r["latency_ms"])))
+    kept.sort()
+    with open(os.path.join(target, "flash_attention.csv"), "w", newline="") as g:
+        w = csv.writer(g, lineterminator="\n")
+        w.writerow(["source", "device", "op", "precision", "phase", "b", "seq", "heads", "kv_heads", "head_dim",
+                    "causal", "latency_ms"])
+        for device, dims, ms in kept:
+            w.writerow(["aiconfigurator", device, "flash_attention", "bf16", "forward"] + dims + [1, "%.6g" % ms])
+    shutil.copyfile(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
+    return len(kept)
+
+
+AICONFIGURATOR_PRECISION = {"bfloat16": "bf16", "fp8": "fp8"}
 
 
 def prepare_aiconfigurator_gemm(shared, out):
     """NVIDIA aiconfigurator's measured GEMMs (one (m x k)(k x n) product, BF16 and per-tensor-scaled FP8 through
     TensorRT-LLM's torch flow, locked clocks, CUDA graphs) on A100 SXM (BF16), B200, B300, GB200, GB300, L40S, RTX PRO
     6000 Server and Intel Arc Pro B60, as `gemm` rows, every shape kept."""
-    rows, commit = read_aiconfigurator(shared, "gemm.csv.gz")
+    commit, rows = read_aiconfigurator(shared, "gemm.csv.gz")
     target = os.path.join(out, "aiconfigurator", "ops")
     os.makedirs(target, exist_ok=True)
     shutil.copy(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
     n = 0
+    rows = [r for r in rows if not r["system"].startswith(HOPPER_SYSTEMS)]
     with open(os.path.join(target, "gemm.csv"), "w", newline="") as g:
         w = csv.writer(g)
         w.writerow(["source", "device", "op", "precision", "m", "n", "k", "latency_ms"])
-        for r in sorted(rows, key=lambda r: (AICONFIGURATOR_DEVICES[r["system"]], r["dtype"], int(r["m"]),
+        for r in sorted(rows, key=lambda r: (AICONFIGURATOR_SYSTEMS[r["system"]], r["dtype"], int(r["m"]),
                                              int(r["n"]), int(r["k"]))):
-            w.writerow(["aiconfigurator", AICONFIGURATOR_DEVICES[r["system"]], "gemm",
+            w.writerow(["aiconfigurator", AICONFIGURATOR_SYSTEMS[r["system"]], "gemm",
                         AICONFIGURATOR_PRECISION[r["dtype"]], r["m"], r["n"], r["k"],
                         "%.6g" % float(r["latency_ms"])])
             n += 1
@@ -229,6 +259,7 @@ def main():
     print("deepbench rows:", prepare_deepbench(a.shared, a.out))
     print("xla matmul rows:", prepare_xla(a.shared, a.out))
     print("aiconfigurator gemm rows:", prepare_aiconfigurator_gemm(a.shared, a.out))
+    print("aiconfigurator attention rows:", prepare_aiconfigurator_attention(a.shared, a.out))
 
 
 if __name__ == "__main__":

@@ -47,8 +47,11 @@ const std::vector<CommandDef>& command_table() {
         {"kernels", kKernels, false, "predict kernel times for rows of a CSV (NeuSight layout)",
          "--csv IN --hardware <id | spec file> [options]",
          "Reads kernel rows in the layout of NeuSight's ops tables (column `op` plus its dims: linear/bmm b,m,n,k;\n"
-         "conv b,in_channels,out_channels,kernel_size,input_size,stride,padding; ln, softmax and elementwise ops\n"
-         "b,h; an optional `precision` column) and writes them back with a `predicted_ms` column appended.\n"},
+         "gemm m,n,k; conv b,in_channels,out_channels,kernel_size,input_size,stride,padding; conv2d,\n"
+         "conv2d_grad_input, conv2d_grad_weight n,c,h,w,k,filter_h,filter_w[,pad_h,pad_w,stride_h,stride_w];\n"
+         "flash_attention b,seq,heads,kv_heads,head_dim,causal (0|1)[,kv_seq] with an optional `phase` column\n"
+         "forward|backward (FlashAttention-2's backward); ln, softmax and elementwise ops b,h; an optional\n"
+         "`precision` column) and writes them back with a `predicted_ms` column appended.\n"},
         {"fit", kFit, false, "fit the kernel models on data/ and write models/ and docs/accuracy.md", "[options]",
          "Fits the per-family kernel models on the measurements in --data, validates them leaving one accelerator\n"
          "out at a time, and writes the models, the accuracy report and plots. Deterministic: the same data gives\n"
@@ -200,9 +203,10 @@ std::vector<OptionDef> build_table() {
             .echoed().on_page("training", "mixed").advanced(),
         Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"}, {{"eager", "eager: scores materialised"},
                                           {"flash", "flash: one fused kernel (FlashAttention, SDPA)"}})
-            .defaults("eager", "eager")
-            .help("eager (scores materialised, as Hugging Face's eager attention) or flash (one fused kernel, "
-                  "FlashAttention / PyTorch SDPA)")
+            .defaults("flash", "flash")
+            .help("flash (one fused kernel, FlashAttention / PyTorch SDPA: what PyTorch and Hugging Face "
+                  "transformers run by default) or eager (scores materialised, as Hugging Face's eager attention); "
+                  "a config's attn_implementation or a layer's `flash` wins over the default")
             .echoed().on_page("training", "attn").advanced(),
         Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices(), {{"adamw", "AdamW"},
                                             {"adam", "Adam"},

@@ -54,6 +54,7 @@ Settings read_settings(const RequestOptions& o) {
     s.inputs.seq = o.count("seq");      // 0: the model's own
     s.inputs.image = o.count("image");  // 0: the model's own
     s.inputs.flash_attention = o.text("attention") == "flash";
+    s.inputs.attention_given = o.has("attention");  // asked for: wins over a config's attn_implementation
     s.precision = parse_precision(o.text("precision"));
     // fp8 runs as a bf16 model (Transformer Engine); fp16 and bf16 default to PyTorch's autocast.
     s.mixed = s.precision == Precision::fp8 ? MixedRecipe::half_model : MixedRecipe::autocast;
@@ -104,6 +105,21 @@ void resolve_budget(Settings& s, const Model& model) {
                     ErrorCode::conflict, "tokens");
 }
 
+namespace {
+// The attention kernel the model runs: the requested one, unless the config or a layer named its own (an
+// attention layer's `flash`); "mixed" when its attention layers differ.
+std::string attention_run(const Model& m, bool requested_flash) {
+    bool flash = false, eager = false;
+    for (const auto& block : m.blocks)
+        for (const auto& layer : block.layers)
+            if (layer.kind == "attention" || layer.kind == "mla_attention")
+                (layer.attrs.value("flash", false) ? flash : eager) = true;
+    if (flash && eager) return "mixed";
+    if (flash || eager) return flash ? "flash" : "eager";
+    return requested_flash ? "flash" : "eager";
+}
+}  // namespace
+
 json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
     auto given = [](double x) { return x > 0 ? json(x) : json(nullptr); };
     json resolved = {
@@ -112,7 +128,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"image", m.tokens_per_sample ? json(nullptr) : (s.inputs.image ? json(s.inputs.image) : json(nullptr))},
         {"precision", to_string(s.precision)},
         {"mixed", precision_recipe(s.precision, s.mixed).mixed ? json(to_string(s.mixed)) : json(nullptr)},
-        {"attention", s.inputs.flash_attention ? "flash" : "eager"},
+        {"attention", attention_run(m, s.inputs.flash_attention)},
         {"optimizer", s.optimizer},
         {"optimizer_impl", to_string(s.optimizer_impl)},
         {"grad_accum", s.grad_accum},

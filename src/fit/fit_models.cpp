@@ -370,6 +370,8 @@ public:
     double kernel_ms(const Kernel& k, const HardwareSpec& hw) const override {
         if (k.flops <= 0 && k.bytes <= 0) return 0;
         auto it = families.find(to_string(model_family(k)));
+        // As LearnedPredictor: fused attention falls back to the gemm model, the rest to the elementwise one.
+        if (it == families.end() && k.family == Family::attention) it = families.find("gemm");
         if (it == families.end()) it = families.find("elementwise");
         return std::pow(10.0, it->second.model->predict(prenet_features(kernel_features(k, hw))));
     }
@@ -446,7 +448,11 @@ E2eReport evaluate_e2e(const std::string& data_dir, const std::map<std::string, 
         std::ifstream in(data_dir + "/neusight/model_configs/" + e.model + ".json");
         json config = json::parse(in, nullptr, false);
         if (config.is_discarded()) throw Error("cannot read the config of e2e model '" + e.model + "'");
-        ModelFeatures features = compute_features(resolve_model(config, {e.batch, e.seq, 0}), Precision::fp32);
+        // NeuSight measured Hugging Face's eager attention (PyTorch 2.1, scores materialised): built eager, whatever
+        // the default kernel is.
+        ModelInputs inputs{e.batch, e.seq, 0};
+        inputs.flash_attention = false, inputs.attention_given = true;
+        ModelFeatures features = compute_features(resolve_model(config, inputs), Precision::fp32);
         for (const auto& lf : features.layers) e.kernels += double(lf.repeat) * double(lf.cost.kernels.size());
         const HardwareSpec& hw = find_hardware(e.device);
         const std::pair<const char*, const KernelPredictor*> predictors_used[] = {

@@ -323,11 +323,12 @@ TransformerSpec mpt(const Config& c) {
     else if (attn_type == "grouped_query_attention") s.kv_heads = attn.integer("kv_n_heads", s.heads);
     else attn.fail("unsupported attn_type '" + attn_type + "'");
     // attn_impl names the kernel llm-foundry ran (flash and triton are both fused FlashAttention kernels, torch
-    // materialises the scores). As for every other config, prenet's --attention option chooses the kernel that is
-    // predicted, so that the settings echoed with a result say what was predicted; the value is only checked here.
+    // materialises the scores). It wins over the default attention kernel, not over an explicit --attention
+    // (build_transformer); the settings echoed with a result say which kernel the model ran.
     std::string impl = attn.text("attn_impl", "flash");
     if (impl != "flash" && impl != "triton" && impl != "torch")
         attn.fail("unsupported attn_impl '" + impl + "' (supported: flash, triton, torch)");
+    s.config_flash = impl != "torch";
     if (attn.boolean("alibi", false)) s.position = "alibi";
     else if (attn.boolean("rope", false)) s.position = "rotary";
     else if (c.boolean("learned_pos_emb", true)) s.position = "learned", s.max_positions = max_seq;
@@ -375,6 +376,19 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
     }
     TransformerSpec spec = it->second(c);
+    // The attention kernel transformers was told to run (from_pretrained's attn_implementation, kept in a saved
+    // config as _attn_implementation): eager materialises the scores; sdpa, flash_attention_2/3 and flex
+    // attention are fused kernels. It wins over the default, not over an explicit --attention.
+    for (const char* key : {"attn_implementation", "_attn_implementation"}) {
+        if (!c.has(key) || config[key].is_null()) continue;
+        std::string impl = c.text(key, "");
+        if (impl == "eager") spec.config_flash = false;
+        else if (impl == "sdpa" || impl == "flash_attention_2" || impl == "flash_attention_3" || impl == "flex_attention")
+            spec.config_flash = true;
+        else
+            c.fail("unsupported " + std::string(key) + " '" + impl +
+                   "' (supported: eager, sdpa, flash_attention_2, flash_attention_3, flex_attention)");
+    }
     if (spec.arch == "vit" && spec.classes == 0) spec.classes = static_cast<std::int64_t>(config["id2label"].size());
     if (type == "gemma") spec.activation = "gelu_tanh";
     spec.name = name;

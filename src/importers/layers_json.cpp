@@ -106,7 +106,14 @@ Model model_from_layers_json(const json& doc, const ModelInputs& in) {
     ModelBuilder b(name, input, infer_shape);
     add_layers(b, doc["layers"], "layers", false);
     std::string domain = doc.value("domain", "custom");
-    return b.finish(domain, doc["input"].contains("tokens") ? input[1] : 0);
+    Model model = b.finish(domain, doc["input"].contains("tokens") ? input[1] : 0);
+    // An attention layer that names its kernel (`flash`) keeps it; the others run the requested one (--attention,
+    // flash by default: PyTorch's SDPA).
+    for (auto& block : model.blocks)
+        for (auto& layer : block.layers)
+            if ((layer.kind == "attention" || layer.kind == "mla_attention") && !layer.attrs.contains("flash"))
+                layer.attrs["flash"] = in.flash_attention;
+    return model;
 }
 
 }  // namespace prenet

@@ -209,7 +209,8 @@ Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
 
 Model build_transformer(const TransformerSpec& base, const ModelInputs& inputs) {
     TransformerSpec spec = base;
-    spec.flash = spec.flash || inputs.flash_attention;
+    // The kernel asked for explicitly wins; otherwise the one the config names; otherwise the default.
+    spec.flash = inputs.attention_given || !spec.config_flash ? inputs.flash_attention : *spec.config_flash;
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");
     if (spec.arch == "vit") return build_vit(spec, inputs);

@@ -3,6 +3,7 @@
 // encoder-decoders, ViT, MoE and MLA variants): the zoo and the Hugging Face importer both fill it in,
 // and one builder lowers it to layers.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "graph/model.hpp"
@@ -47,6 +48,9 @@ struct TransformerSpec {
     // ViT.
     std::int64_t image = 224, patch = 16, channels = 3, classes = 1000;
     bool flash = false;
+    // The attention kernel the config names (Hugging Face attn_implementation, llm-foundry attn_impl): true for a
+    // fused kernel, false for eager; none if it names none. It wins over the default, not over an explicit ask.
+    std::optional<bool> config_flash;
     std::int64_t default_seq = 1024;
 };
 

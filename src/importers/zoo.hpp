@@ -15,6 +15,9 @@ struct ModelInputs {
     std::int64_t seq = 0;    // tokens per sample (language, speech)
     std::int64_t image = 0;  // image side in pixels (vision)
     bool flash_attention = false;  // transformers use one fused attention kernel (FlashAttention / SDPA)
+    // Whether flash_attention was asked for explicitly (`--attention`): then it wins over a config's own
+    // attn_implementation; otherwise it is the default, and a config or a layer that names its kernel wins.
+    bool attention_given = false;
 };
 
 struct ZooEntry {

@@ -47,40 +47,25 @@ void infer_attention(Layer& layer) {
 
 // The score / softmax / context part shared by every attention variant.
 void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::int64_t batch, std::int64_t q_len,
-                        std::int64_t kv_len, std::int64_t heads, std::int64_t qk_dim, std::int64_t v_dim) {
+                        std::int64_t kv_len, std::int64_t heads, std::int64_t kv_heads, std::int64_t qk_dim,
+                        std::int64_t v_dim) {
     bool causal = ops::bool_attr(layer, "causal", false);
     bool flash = ops::bool_attr(layer, "flash", false);
     double dropout = ops::number_attr(layer, "dropout", 0.0);
     double bh = double(batch) * double(heads), scores = bh * double(q_len) * double(kv_len);
     double eb = activation_bytes(p);
     if (flash) {
-        // One fused kernel; causal masking skips about half of the tiles.
-        double useful = causal ? 0.5 : 1.0;
-        Kernel k;
-        k.family = Family::attention;
-        k.op = "flash_attention";
-        k.precision = p == Precision::fp8 ? Precision::bf16 : p;
-        k.batch = batch * heads;
-        k.m = q_len;
-        k.n = kv_len;
-        k.k = qk_dim;
-        k.flops = 2.0 * scores * double(qk_dim + v_dim) * useful;
-        k.bytes = bh * (double(q_len) * (qk_dim + 2.0 * v_dim) + double(kv_len) * (qk_dim + v_dim)) * eb;
-        cost.forward_flops += k.flops;
-        cost.forward_bytes_read += bh * (double(q_len) * qk_dim + double(kv_len) * (qk_dim + v_dim)) * eb;
-        cost.forward_bytes_written += bh * double(q_len) * v_dim * eb;
-        cost.kernels.push_back(k);
-        // FlashAttention-2's backward recomputes the scores: 5 matmuls against the forward's 2.
-        Kernel b = k;
-        b.phase = Phase::backward_input;
-        b.op = "flash_attention_backward";
-        b.flops = k.flops * 2.5;
-        b.bytes = k.bytes * 2.0;
-        cost.backward_input_flops += b.flops;
-        cost.kernels.push_back(b);
-        // Kept for the backward: q, k, v, the output and the fp32 log-sum-exp per row; never the scores.
-        cost.saved_activation_bytes += bh * double(q_len) * (qk_dim + v_dim) * eb +
-                                       bh * double(kv_len) * (qk_dim + v_dim) * eb + bh * double(q_len) * 4.0;
+        AttentionShape shape;
+        shape.batch = batch, shape.heads = heads, shape.kv_heads = kv_heads, shape.q_len = q_len;
+        shape.kv_len = kv_len, shape.qk_dim = qk_dim, shape.v_dim = v_dim, shape.causal = causal;
+        FlashAttentionKernels fa = flash_attention_kernels(shape, p);
+        cost.forward_flops += fa.forward.flops;
+        cost.forward_bytes_read += fa.forward_bytes_read;
+        cost.forward_bytes_written += fa.forward_bytes_written;
+        cost.backward_input_flops += fa.backward.flops;
+        cost.kernels.push_back(fa.forward);
+        cost.kernels.push_back(fa.backward);
+        cost.saved_activation_bytes += fa.saved_bytes;
         return;
     }
     ops::add_gemm(cost, layer, p, "attention_scores", batch * heads, q_len, kv_len, qk_dim, false, true);
@@ -108,6 +93,54 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
     cost.saved_activation_bytes += scores * activation_bytes(sp) + context_input +
                                    bh * (double(q_len) * qk_dim + double(kv_len) * (qk_dim + v_dim)) * eb;  // q,k,v
 }
+
+}  // namespace
+
+FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision p) {
+    double b = double(s.batch), bh = b * double(s.heads), bkv = b * double(s.kv_heads);
+    double q = double(s.q_len), kv = double(s.kv_len), dqk = double(s.qk_dim), dv = double(s.v_dim);
+    double eb = activation_bytes(p);
+    // Causal masking: the kernel skips the tiles above the diagonal. Counted exactly, as the unmasked score
+    // elements (the mask aligned to the last key, as SDPA's and FlashAttention-2's is): query i of q sees
+    // kv - q + i keys, q x kv - q (q - 1) / 2 in all, (seq + 1) / (2 seq) of the full product in self-attention.
+    // Not 0.5: at short sequences the diagonal is a large share (0.53 at 16 tokens). Tiles on the diagonal
+    // are computed whole; that granularity is left to the fitted efficiency.
+    double useful = 1.0;
+    if (s.causal && q > 0 && kv > 0)
+        useful = q <= kv ? 1.0 - (q - 1.0) / (2.0 * kv) : (kv + 1.0) / (2.0 * q);
+    double scores = bh * q * kv * useful;
+    FlashAttentionKernels out;
+    Kernel& f = out.forward;
+    f.family = Family::attention;
+    f.op = "flash_attention";
+    f.precision = p == Precision::fp8 ? Precision::bf16 : p;  // no fp8 attention in SDPA: it runs in bf16
+    f.attention = s;
+    // The work decomposition of FlashAttention-2: one thread block per (batch x head, 128-query tile), each
+    // producing a q-tile x v_dim output by streaming all kv_len keys: a GEMM view with m = queries, n = the
+    // value head dim, k = keys (the features' tiles and waves count those blocks).
+    f.batch = s.batch * s.heads;
+    f.m = s.q_len;
+    f.n = s.v_dim;
+    f.k = s.kv_len;
+    f.flops = 2.0 * scores * (dqk + dv);  // q k^T and p v
+    // K and V are read once per key/value head (GQA/MQA share them across the query heads of a group).
+    out.forward_bytes_read = (bh * q * dqk + bkv * kv * (dqk + dv)) * eb;
+    out.forward_bytes_written = bh * q * dv * eb + bh * q * 4.0;  // the output and the fp32 log-sum-exp
+    f.bytes = out.forward_bytes_read + out.forward_bytes_written;
+    // FlashAttention-2's backward recomputes the scores: 5 matmuls (q k^T again, dV, dP, dQ, dK) against the
+    // forward's 2, so 2.5x the FLOPs. It reads q, k, v, the output, its gradient and the log-sum-exp and writes
+    // dq, dk, dv.
+    Kernel& g = out.backward;
+    g = f;
+    g.phase = Phase::backward_input;
+    g.op = "flash_attention_backward";
+    g.flops = 2.5 * f.flops;
+    g.bytes = (2.0 * bh * q * (dqk + dv) + 2.0 * bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
+    out.saved_bytes = (bh * q * (dqk + dv) + bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
+    return out;
+}
+
+namespace {
 
 void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     Heads h = read_heads(layer);
@@ -150,7 +183,8 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     if (ops::string_attr(layer, "position", "none") == "rotary")
         ops::add_vector(cost, layer, p, Family::elementwise, "rotary", double(rows) * (q_out + h.kv_heads * h.qk_dim),
                         1.0, 1.0, 6.0);
-    add_attention_core(cost, layer, p, batch, q_len, kv_len * context_shards(layer), h.heads, h.qk_dim, h.v_dim);
+    add_attention_core(cost, layer, p, batch, q_len, kv_len * context_shards(layer), h.heads, h.kv_heads, h.qk_dim,
+                       h.v_dim);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
     if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.hidden));
     cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
@@ -185,7 +219,8 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
         cost.macs += double(rows) * proj.in * proj.out;
     }
     ops::add_vector(cost, layer, p, Family::norm, "bottleneck_rmsnorm", double(rows) * (q_rank + kv_rank), 1, 1, 4);
-    add_attention_core(cost, layer, p, batch, tokens, tokens * context_shards(layer), heads, nope + rope, v_dim);
+    // kv_b_proj expands the latent into keys and values for every head: as many key/value heads as query heads.
+    add_attention_core(cost, layer, p, batch, tokens, tokens * context_shards(layer), heads, heads, nope + rope, v_dim);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, hidden, heads * v_dim, true, true);
     cost.macs += double(rows) * heads * v_dim * hidden;
     cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
@@ -225,7 +260,7 @@ void register_attention_ops(OpCatalogue& c) {
                                   .split_by(TensorSplit::heads);
     c.add({"attention",
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
-           "head_dim (hidden / heads), causal (false), flash (false), bias (true), out_bias (= bias), position "
+           "head_dim (hidden / heads), causal (false), flash (absent: the requested --attention, flash by default), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
            "parallelism, the sequence shards whose keys and values this shard attends to)",

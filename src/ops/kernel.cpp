@@ -55,12 +55,14 @@ const char* to_string(Phase p) {
 bool same_timing(const Kernel& a, const Kernel& b) {
     return a.family == b.family && a.phase == b.phase && a.precision == b.precision && a.flops == b.flops &&
            a.bytes == b.bytes && a.batch == b.batch && a.m == b.m && a.n == b.n && a.k == b.k &&
-           a.elements == b.elements && a.conv == b.conv && a.op == b.op;
+           a.elements == b.elements && a.conv == b.conv && a.attention == b.attention && a.op == b.op;
 }
 
 size_t timing_hash(const Kernel& k) {
     size_t h = std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
     h ^= std::hash<std::int64_t>()(k.batch * 131 + k.m * 31 + k.n * 17 + k.k + k.elements) << 2;
+    // A fused attention's shape: its FLOPs and bytes already tell most apart; causal and GQA settle the rest.
+    if (k.attention) h ^= std::hash<std::int64_t>()(k.attention->kv_heads * 2 + (k.attention->causal ? 1 : 0)) << 4;
     return h ^ (size_t(k.phase) << 3) ^ (size_t(k.family) << 7);
 }
 

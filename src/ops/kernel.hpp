@@ -31,6 +31,18 @@ struct ConvShape {
     bool operator!=(const ConvShape& o) const { return !(*this == o); }
 };
 
+// A fused attention kernel's problem (FlashAttention-2, PyTorch SDPA): `heads` query heads over `kv_heads` key and
+// value heads (fewer is GQA, 1 is MQA), queries of `q_len` tokens against `kv_len` keys, per-head dims.
+struct AttentionShape {
+    std::int64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, qk_dim = 1, v_dim = 1;
+    bool causal = false;
+    bool operator==(const AttentionShape& o) const {
+        return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && q_len == o.q_len &&
+               kv_len == o.kv_len && qk_dim == o.qk_dim && v_dim == o.v_dim && causal == o.causal;
+    }
+    bool operator!=(const AttentionShape& o) const { return !(*this == o); }
+};
+
 struct Kernel {
     Family family = Family::elementwise;
     Phase phase = Phase::forward;
@@ -41,6 +53,7 @@ struct Kernel {
     // GEMM-like dims: count independent (m x k)(k x n) products.
     std::int64_t batch = 1, m = 0, n = 0, k = 0;
     std::optional<ConvShape> conv;  // a convolution's shape (its forward and both gradients); none otherwise
+    std::optional<AttentionShape> attention;  // a fused attention kernel's problem; none otherwise
     std::int64_t elements = 0;  // elements touched, for vector kernels
 };
 
@@ -48,6 +61,15 @@ struct Kernel {
 // no matmul dims, just its arithmetic and the bytes it moves.
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
                         double flops, double bytes);
+
+// The fused attention kernels of one attention call, as the attention layer runs them and as a
+// `flash_attention` row describes them (one function, so that a measured row and a layer's kernel are the same).
+struct FlashAttentionKernels {
+    Kernel forward, backward;
+    double forward_bytes_read = 0, forward_bytes_written = 0;
+    double saved_bytes = 0;  // kept for the backward: q, k, v, the output and the fp32 log-sum-exp per row
+};
+FlashAttentionKernels flash_attention_kernels(const AttentionShape& shape, Precision precision);
 
 // Two kernels that take the same time on any accelerator: every field a predictor reads is equal. With its hash,
 // the key of the kernel-time caches (run/step.cpp per step, predict/cached_predictor.hpp per plan search).

@@ -37,8 +37,11 @@ bool tensor_core_aligned(const Kernel& k, const GemmView& g) {
 Family model_family(Family f) {
     switch (f) {
         case Family::gemm:
-        case Family::attention:
         case Family::rnn: return Family::gemm;
+        // Fused (flash) attention is fitted on its own measurements (aiconfigurator's context attention): a
+        // softmax between two products in one kernel runs at other efficiencies than a GEMM of the same FLOPs.
+        // A models file without this family times it with the gemm model (LearnedPredictor::family_of).
+        case Family::attention: return Family::attention;
         case Family::conv: return Family::conv;
         case Family::norm: return Family::norm;
         case Family::softmax: return Family::softmax;
@@ -68,6 +71,9 @@ GemmView gemm_view(const Kernel& k) {
         g.n = k.n > 0 ? double(k.n) : 1;
         return g;
     }
+    // Matrix-unit kernels as (m x k)(k x n) products. A fused attention kernel (ops/attention.cpp) carries
+    // batch = batch x heads, m = queries, n = the value head dim, k = keys: FlashAttention-2's decomposition
+    // (one thread block per batch x head and 128-query tile, streaming every key), so its tiles are its blocks.
     if (k.m > 0) {
         g.batch = std::max<double>(1, k.batch);
         g.m = double(k.m), g.n = std::max<double>(1, k.n), g.k = std::max<double>(1, k.k);

@@ -11,7 +11,7 @@
 namespace prenet {
 
 // Kernel families that get their own fitted model.
-Family model_family(Family family);  // gemm | conv | elementwise | norm | softmax
+Family model_family(Family family);  // gemm | conv | elementwise | norm | softmax | attention
 // The fitted model that times `kernel`: its family's, except batch norm's passes. Those stream a whole
 // activation tensor (per-channel sums over batch x space, 10^7-10^8 elements in a CNN); the measured norms
 // are layer norms over rows of at most a few thousand features, so the streaming elementwise model, measured

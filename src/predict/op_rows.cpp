@@ -31,7 +31,8 @@ double unary_flops(const std::string& op) {
 
 const char* kDimColumns[] = {"b",        "m",        "n",     "k",     "h",     "c",        "w",
                              "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding",
-                             "filter_h", "filter_w", "pad_h", "pad_w", "stride_h", "stride_w"};
+                             "filter_h", "filter_w", "pad_h", "pad_w", "stride_h", "stride_w",
+                             "seq",      "kv_seq",   "heads", "kv_heads", "head_dim", "causal"};
 
 double dim_or(const DimMap& dims, const char* key, double fallback) {
     auto it = dims.find(key);
@@ -72,7 +73,35 @@ Kernel conv2d_row(const std::string& op, const DimMap& dims, Precision p) {
     return kr;
 }
 
+// A fused attention call (`flash_attention`: b, seq, heads, kv_heads, head_dim, causal, optional kv_seq = seq),
+// built by the function the attention layer uses. `backward` selects its FlashAttention-2 backward kernel.
+Kernel flash_attention_row(const DimMap& dims, Precision p, bool backward) {
+    const std::string op = "flash_attention";
+    AttentionShape s;
+    s.batch = std::int64_t(dim(dims, op, "b"));
+    s.q_len = std::int64_t(dim(dims, op, "seq"));
+    s.kv_len = std::int64_t(dims.count("kv_seq") ? dim(dims, op, "kv_seq") : double(s.q_len));
+    s.heads = std::int64_t(dim(dims, op, "heads"));
+    s.kv_heads = std::int64_t(dim(dims, op, "kv_heads"));
+    s.qk_dim = s.v_dim = std::int64_t(dim(dims, op, "head_dim"));
+    double causal = dim(dims, op, "causal");
+    if (causal > 1) throw Error("op 'flash_attention': column 'causal' must be 0 or 1");
+    s.causal = causal == 1;
+    if (s.kv_heads == 0 || s.heads % s.kv_heads)
+        throw Error("op 'flash_attention': kv_heads " + std::to_string(s.kv_heads) + " must divide heads " +
+                    std::to_string(s.heads));
+    FlashAttentionKernels k = flash_attention_kernels(s, p);
+    return backward ? k.backward : k.forward;
+}
+
 }  // namespace
+
+Phase parse_row_phase(const std::string& op, const std::string& text) {
+    if (op != "flash_attention") throw Error("column 'phase' applies to op 'flash_attention' only");
+    if (text == "forward") return Phase::forward;
+    if (text == "backward") return Phase::backward_input;
+    throw Error("column 'phase': '" + text + "' is not forward or backward");
+}
 
 double parse_number(const std::string& s, const std::string& where) {
     try {
@@ -86,15 +115,19 @@ double parse_number(const std::string& s, const std::string& where) {
 }
 
 bool is_known_row_op(const std::string& op) {
-    return op == "linear" || op == "bmm" || op == "gemm" || op == "conv" || op == "conv2d" ||
+    return op == "linear" || op == "bmm" || op == "gemm" || op == "conv" || op == "conv2d" || op == "flash_attention" ||
            op == "conv2d_grad_input" || op == "conv2d_grad_weight" || op == "ln" || op == "softmax" ||
            kBinary.count(op) || kUnary.count(op);
 }
 
-Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
+Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p, Phase phase) {
     if (!is_known_row_op(op))
         throw Error("unknown op '" + op + "' (known: linear, bmm, gemm, conv, conv2d, conv2d_grad_input, "
-                    "conv2d_grad_weight, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, gelu, relu, tanh)");
+                    "conv2d_grad_weight, flash_attention, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, "
+                    "gelu, relu, tanh)");
+    if (phase != Phase::forward && op != "flash_attention")
+        throw Error("op '" + op + "': only flash_attention rows take a phase");
+    if (op == "flash_attention") return flash_attention_row(dims, p, phase != Phase::forward);
     Kernel k;
     k.op = op;
     k.precision = p;
@@ -166,7 +199,7 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
 
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin,
                                        const std::function<bool(const std::string& op)>& skip) {
-    int op_col = t.column("op"), prec_col = t.column("precision");
+    int op_col = t.column("op"), prec_col = t.column("precision"), phase_col = t.column("phase");
     if (op_col < 0) throw Error(origin + ": no 'op' column");
     std::vector<std::pair<std::string, int>> dims;
     for (const char* d : kDimColumns)
@@ -185,7 +218,11 @@ std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, c
             if (!row[col].empty()) values[name] = parse_number(row[col], where);
         Precision p = prec_col >= 0 && !row[prec_col].empty() ? parse_precision(row[prec_col]) : precision;
         try {
-            out.push_back(kernel_from_row(row[op_col], values, p));
+            // Only flash_attention rows read a phase (the other ops name their backward kernels as ops).
+            Phase phase = phase_col >= 0 && row[op_col] == "flash_attention" && !row[phase_col].empty()
+                              ? parse_row_phase(row[op_col], row[phase_col])
+                              : Phase::forward;
+            out.push_back(kernel_from_row(row[op_col], values, p, phase));
         } catch (const Error& e) {
             throw Error(where + ": " + e.what());
         }

@@ -1,4 +1,5 @@
-// --attention eager|flash: the fused kernel keeps less memory and the choice is echoed in settings.
+// --attention flash|eager (flash by default, as PyTorch's SDPA): the fused kernel keeps less memory and the
+// choice is echoed in settings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,12 +14,13 @@ const predict = (...args) => {
   return JSON.parse(r.stdout);
 };
 
-test('flash attention lowers activation memory and is echoed', () => {
+test('flash attention is the default, lowers activation memory and is echoed', () => {
   const common = ['--model', 'llama2-7b', '--seq', '4096', '--batch', '2', '--precision', 'bf16', '--hardware', 'h100-sxm5-80gb'];
-  const eager = predict(...common);
-  const flash = predict(...common, '--attention', 'flash');
+  const eager = predict(...common, '--attention', 'eager');
+  const flash = predict(...common);
   assert.equal(eager.settings.attention, 'eager');
   assert.equal(flash.settings.attention, 'flash');
+  assert.deepEqual(predict(...common, '--attention', 'flash').results[0].step, flash.results[0].step);
   assert.ok(flash.results[0].memory.activation_bytes < eager.results[0].memory.activation_bytes / 2);
   assert.equal(flash.model.params, eager.model.params);
 });

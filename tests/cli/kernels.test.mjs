@@ -16,6 +16,28 @@ function parseCsv(text) {
   return { header, rows };
 }
 
+// Fused attention rows: the forward kernel, FlashAttention-2's backward (2.5x the work: slower), a bad phase.
+test('kernels times flash_attention rows forward and backward', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const input = join(dir, 'flash.csv');
+  writeFileSync(input, [
+    'op,phase,b,seq,heads,kv_heads,head_dim,causal,precision',
+    'flash_attention,forward,2,4096,32,8,128,1,bf16',
+    'flash_attention,backward,2,4096,32,8,128,1,bf16',
+  ].join('\n') + '\n');
+  const r = run('kernels', '--csv', input, '--hardware', 'b200');
+  assert.equal(r.status, 0, r.stderr);
+  const { header, rows } = parseCsv(r.stdout);
+  assert.equal(header.at(-1), 'predicted_ms');
+  const [forward, backward] = rows.map((row) => Number(row.at(-1)));
+  assert.ok(Number.isFinite(forward) && forward > 0, `forward ${forward}`);
+  assert.ok(backward > forward, `backward ${backward} vs forward ${forward}`);
+  writeFileSync(input, 'op,phase,b,seq,heads,kv_heads,head_dim,causal\nflash_attention,sideways,1,16,4,4,64,1\n');
+  const bad = run('kernels', '--csv', input, '--hardware', 'b200');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /row 2: column 'phase': 'sideways' is not forward or backward/);
+});
+
 test('kernels appends predicted_ms to every row and keeps the others', () => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
   const input = join(dir, 'in.csv');

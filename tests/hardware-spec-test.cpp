@@ -28,7 +28,7 @@ const std::vector<std::string> kRequiredIds = {
     "rtx-3090",     "rtx-4090",       "rtx-a4000",      "rtx-a6000",      "rtx-6000-ada",   "quadro-rtx-8000",
     "mi100",        "mi210",          "mi250",          "mi300x",         "tpu-v3",         "tpu-v4",
     "tpu-v5e",      "tpu-v5p",        "gaudi2",         "b300",           "gb200",          "gb300",
-    "rtx-pro-6000-server"};
+    "rtx-pro-6000-server", "arc-pro-b60"};
 
 struct Sheet {
     std::string path, stem;

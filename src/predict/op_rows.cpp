@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
+#include "predict/predictor.hpp"
 
 namespace prenet {
 namespace {
@@ -165,7 +167,8 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p) {
 }
 
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin,
-                                       const std::function<bool(const std::string& op)>& skip) {
+                                       const std::function<bool(const std::string& op)>& skip,
+                                       const HardwareSpec* runs_on) {
     int op_col = t.column("op"), prec_col = t.column("precision");
     if (op_col < 0) throw Error(origin + ": no 'op' column");
     std::vector<std::pair<std::string, int>> dims;
@@ -185,7 +188,12 @@ std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, c
             if (!row[col].empty()) values[name] = parse_number(row[col], where);
         Precision p = prec_col >= 0 && !row[prec_col].empty() ? parse_precision(row[prec_col]) : precision;
         try {
-            out.push_back(kernel_from_row(row[op_col], values, p));
+            Kernel k = kernel_from_row(row[op_col], values, p);
+            if (runs_on && uses_matrix_units(k.family)) {
+                Precision used = precision_support(*runs_on, p).used;
+                if (used != p) k = kernel_from_row(row[op_col], values, used);
+            }
+            out.push_back(std::move(k));
         } catch (const Error& e) {
             throw Error(where + ": " + e.what());
         }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "api/options.hpp"
 #include "predict/learned.hpp"
 
@@ -136,8 +138,13 @@ TEST(ApiContract, ThePeakIsTheSameOnEveryAcceleratorAndComparedWithEach) {
     const json& results = reply["results"];
     ASSERT_GT(results.size(), 10u);
     bool some_fit = false, some_not = false;
+    // The same on every accelerator that runs the step at bf16; those without bf16 units (V100, T4, Pascal)
+    // are predicted at fp32 (hardware/precision_support.hpp), with fp32's memory.
+    std::map<std::string, json> peak_at;
     for (const auto& r : results) {
-        EXPECT_EQ(r["memory"]["peak_bytes_per_device"], results[0]["memory"]["peak_bytes_per_device"]);
+        json& peak = peak_at[r["matmul_precision_used"].get<std::string>()];
+        if (peak.is_null()) peak = r["memory"]["peak_bytes_per_device"];
+        EXPECT_EQ(r["memory"]["peak_bytes_per_device"], peak) << r["hardware"];
         bool fits = r["memory"]["peak_bytes_per_device"].get<double>() <= r["memory"]["capacity_bytes"].get<double>();
         EXPECT_EQ(r["memory"]["fits"], fits);
         EXPECT_EQ(r["memory"]["advice"].is_null(), fits);
@@ -239,6 +246,75 @@ TEST(ApiContract, AnAcceleratorThatCannotFormTheClusterAnswersWithItsOwnError) {
     EXPECT_FALSE(refused.contains("step"));
     // Alone, the same refusal is the request's error.
     expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", "tpu-v3"}}), "invalid_hardware", "hardware");
+}
+
+// Precision support per device (hardware/precision_support.hpp), applied once per device in predict: a device
+// without units for the asked precision is predicted at the precision it runs as, time and memory alike, and
+// the result says so.
+TEST(ApiContract, APrecisionWithoutUnitsIsPredictedAsItsFallbackAndSaysSo) {
+    json base = {{"model", "gpt2"}, {"batch", 4}, {"seq", 512}, {"hardware", json::array({"a100-sxm4-80gb", "h100-sxm5-80gb"})}};
+    json fp8 = base, bf16 = base;
+    fp8["precision"] = "fp8";
+    bf16["precision"] = "bf16";  // with bf16's default recipe, as the fp8 request gives none
+    json a = predict(fp8), b = predict(bf16);
+    ASSERT_FALSE(a.contains("error")) << a.dump().substr(0, 300);
+    ASSERT_FALSE(b.contains("error")) << b.dump().substr(0, 300);
+    const json& a100 = a["results"][0];
+    EXPECT_EQ(a100["hardware"], "a100-sxm4-80gb");
+    EXPECT_EQ(a100["matmul_precision_used"], "bf16");
+    ASSERT_TRUE(a100["precision_fallback"].is_object());
+    EXPECT_EQ(a100["precision_fallback"]["requested"], "fp8");
+    EXPECT_EQ(a100["precision_fallback"]["used"], "bf16");
+    EXPECT_NE(a100["precision_fallback"]["reason"].get<std::string>().find("FP8"), std::string::npos);
+    ASSERT_EQ(a100["warnings"].size(), 1u);
+    EXPECT_NE(a100["warnings"][0].get<std::string>().find("a100-sxm4-80gb: no FP8 units, predicted as bf16"),
+              std::string::npos);
+    // Exactly bf16's prediction: never faster, and the same memory.
+    EXPECT_DOUBLE_EQ(a100["step"]["total_ms"].get<double>(), b["results"][0]["step"]["total_ms"].get<double>());
+    EXPECT_DOUBLE_EQ(a100["memory"]["peak_bytes_per_device"].get<double>(),
+                     b["results"][0]["memory"]["peak_bytes_per_device"].get<double>());
+    EXPECT_EQ(a100["matmul_peak_used"], "bf16");
+    // An explicit recipe is kept: fp8 with --mixed half is bf16 with --mixed half.
+    fp8["mixed"] = "half";
+    bf16["mixed"] = "half";
+    EXPECT_DOUBLE_EQ(predict(fp8)["results"][0]["step"]["total_ms"].get<double>(),
+                     predict(bf16)["results"][0]["step"]["total_ms"].get<double>());
+    // H100 has FP8 units: fp8, no fallback, faster than its bf16.
+    const json& h100 = a["results"][1];
+    EXPECT_EQ(h100["matmul_precision_used"], "fp8");
+    EXPECT_TRUE(h100["precision_fallback"].is_null());
+    EXPECT_TRUE(h100["warnings"].empty());
+    EXPECT_LT(h100["step"]["total_ms"].get<double>(), b["results"][1]["step"]["total_ms"].get<double>());
+    // The settings echo what was asked.
+    EXPECT_EQ(a["settings"]["precision"], "fp8");
+}
+
+TEST(ApiContract, Bf16OnAV100IsPredictedAsFp32AndFp32NeverFallsBack) {
+    json bf16 = {{"model", "gpt2"}, {"batch", 2}, {"seq", 256}, {"hardware", "v100-sxm2-16gb"}, {"precision", "bf16"}};
+    json fp32 = bf16;
+    fp32["precision"] = "fp32";
+    json a = predict(bf16), b = predict(fp32);
+    EXPECT_EQ(a["results"][0]["matmul_precision_used"], "fp32");
+    EXPECT_EQ(a["results"][0]["precision_fallback"]["used"], "fp32");
+    EXPECT_DOUBLE_EQ(a["results"][0]["step"]["total_ms"].get<double>(), b["results"][0]["step"]["total_ms"].get<double>());
+    for (const char* id : {"v100-sxm2-16gb", "tpu-v4", "mi250", "gaudi2", "a100-sxm4-80gb"}) {
+        json r = predict({{"model", "gpt2"}, {"batch", 2}, {"seq", 256}, {"hardware", id}})["results"][0];
+        EXPECT_EQ(r["matmul_precision_used"], "fp32") << id;
+        EXPECT_TRUE(r["precision_fallback"].is_null()) << id;
+    }
+}
+
+TEST(ApiContract, ParallelPredictionsFallBackTheSameWay) {
+    json req = {{"model", "gpt2"}, {"batch", 4}, {"seq", 512}, {"gpus", 8}, {"hardware", "a100-sxm4-80gb"}};
+    json fp8 = req, bf16 = req;
+    fp8["precision"] = "fp8";
+    bf16["precision"] = "bf16";
+    json a = predict(fp8)["results"][0], b = predict(bf16)["results"][0];
+    ASSERT_TRUE(a.contains("plan")) << a.dump().substr(0, 300);
+    EXPECT_EQ(a["matmul_precision_used"], "bf16");
+    EXPECT_EQ(a["precision_fallback"]["requested"], "fp8");
+    EXPECT_DOUBLE_EQ(a["step"]["total_ms"].get<double>(), b["step"]["total_ms"].get<double>());
+    EXPECT_DOUBLE_EQ(a["throughput"]["mfu"].get<double>(), b["throughput"]["mfu"].get<double>());
 }
 
 }  // namespace

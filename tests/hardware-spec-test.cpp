@@ -247,6 +247,50 @@ TEST(MatmulFlops, H100UsesItsOwnPeaks) {
     EXPECT_GT(h.matmul_flops(Precision::tf32), h.matmul_flops(Precision::fp32));
 }
 
+TEST(MatmulFlops, CdnaFp32MatmulsRunOnTheMatrixCores) {
+    // MI250: MFMA FP32 at 90.5 TFLOPS, vector FP32 at 45.3 (AMD's datasheet). Ignoring fp32_matrix would halve
+    // every FP32 matmul.
+    const HardwareSpec& mi250 = find_hardware("mi250");
+    std::string used;
+    EXPECT_DOUBLE_EQ(mi250.matmul_flops(Precision::fp32, &used), 90.5e12);
+    EXPECT_EQ(used, "fp32_matrix");
+    EXPECT_DOUBLE_EQ(mi250.vector_flops(), 45.3e12);
+    EXPECT_DOUBLE_EQ(mi250.peak_tflops.at("fp64_matrix"), 90.5);
+    // No TF32 on CDNA 2: tf32 runs as fp32, on the matrix cores.
+    EXPECT_DOUBLE_EQ(mi250.matmul_flops(Precision::tf32), 90.5e12);
+    EXPECT_DOUBLE_EQ(find_hardware("mi100").matmul_flops(Precision::fp32), 46.1e12);
+    EXPECT_DOUBLE_EQ(find_hardware("mi100").vector_flops(), 23.1e12);
+    EXPECT_DOUBLE_EQ(find_hardware("mi210").matmul_flops(Precision::fp32), 45.3e12);
+    EXPECT_DOUBLE_EQ(find_hardware("mi210").vector_flops(), 22.6e12);
+    EXPECT_DOUBLE_EQ(find_hardware("mi300x").matmul_flops(Precision::fp32), 163.4e12);
+    // NVIDIA has no FP32 matrix mode: FP32 matmuls stay at the vector rate.
+    const HardwareSpec& a100 = find_hardware("a100-sxm4-80gb");
+    EXPECT_FALSE(a100.has_peak("fp32_matrix"));
+    EXPECT_DOUBLE_EQ(a100.matmul_flops(Precision::fp32), a100.vector_flops());
+}
+
+TEST(ParseHardware, ClocksAreRead) {
+    const HardwareSpec& b60 = find_hardware("arc-pro-b60");
+    EXPECT_DOUBLE_EQ(b60.base_clock_mhz, 2000);
+    EXPECT_DOUBLE_EQ(b60.boost_clock_mhz, 2400);
+    EXPECT_DOUBLE_EQ(b60.tdp_w, 200);
+    json j = to_json(b60);
+    EXPECT_EQ(j["base_clock_mhz"], 2000);
+    EXPECT_EQ(j["boost_clock_mhz"], 2400);
+    // Unpublished: 0.
+    EXPECT_DOUBLE_EQ(find_hardware("b200").base_clock_mhz, 0);
+    json sheet = minimal_sheet();
+    sheet["compute"] = {{"base_clock_mhz", 1100}, {"boost_clock_mhz", 1700}};
+    EXPECT_DOUBLE_EQ(parse_hardware(sheet, "user sheet").base_clock_mhz, 1100);
+}
+
+TEST(MatmulFlops, ArcProB60MatrixPeaksAreXmx) {
+    const HardwareSpec& h = find_hardware("arc-pro-b60");
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::bf16), 98.3e12);
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp32), h.vector_flops());
+    EXPECT_DOUBLE_EQ(h.matmul_flops(Precision::fp8), 98.3e12);  // no FP8 units: bf16
+}
+
 TEST(MatmulFlops, TpuFp32IsEmulatedAsThreeBf16Passes) {
     for (const char* id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
         const HardwareSpec& h = find_hardware(id);

@@ -1,5 +1,7 @@
 #include "api/api.hpp"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "api/settings.hpp"
 #include "api/step_plan.hpp"
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
 #include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
 #include "ops/catalogue.hpp"
@@ -29,20 +32,55 @@ const json& model_argument(const RequestOptions& o) {
 }
 
 // settings -> plan of the step -> one result per accelerator -> the reply.
+// The one place a device's precision support is applied: a device without units for the asked precision gets
+// the whole step (time and memory, single-device or parallel) planned at the precision it runs as
+// (hardware/precision_support.hpp), so it is exactly that precision's prediction and never faster.
+json precision_fields(json result, const PrecisionSupport& support, const std::string& hardware_id) {
+    result["matmul_precision_used"] = to_string(support.used);
+    result["precision_fallback"] = support.fallback() ? json{{"requested", to_string(support.requested)},
+                                                              {"used", to_string(support.used)},
+                                                              {"reason", support.reason}}
+                                                        : json(nullptr);
+    json warnings = json::array();
+    if (support.fallback()) warnings.push_back(support.note(hardware_id) + " (" + support.reason + ")");
+    result["warnings"] = warnings;
+    return result;
+}
+
 json predict(const json& request) {
     RequestOptions o(request, kPredict);
-    StepPlan plan = plan_step(model_argument(o), o.value("kernel_models"), read_settings(o));
+    const Settings asked = read_settings(o);
+    const json& model = model_argument(o);
+    const json& kernel_models = o.value("kernel_models");
+    StepPlan plan = plan_step(model, kernel_models, asked);
+    // Plans at fallback precisions, made once per precision for the devices that need one.
+    std::map<Precision, std::unique_ptr<StepPlan>> fallback_plans;
+    auto plan_for = [&](const PrecisionSupport& support) -> const StepPlan& {
+        if (!support.fallback()) return plan;
+        auto& p = fallback_plans[support.used];
+        if (!p) {
+            // The request with the precision replaced: an explicit --mixed is kept, else the fallback's default
+            // recipe (autocast; fp8's own default, a half model, is fp8's, not bf16's).
+            Settings s = asked;
+            s.precision = support.used;
+            if (!o.has("mixed")) s.mixed = MixedRecipe::autocast;
+            p = std::make_unique<StepPlan>(plan_step(model, kernel_models, s));
+        }
+        return *p;
+    };
     json results = json::array();
     std::vector<HardwareSpec> selection = select_hardware(o);
     std::optional<Error> first_refusal;
     size_t refused = 0;
     for (const auto& hw : selection) {
+        PrecisionSupport support = precision_support(hw, asked.precision);
+        const StepPlan& device_plan = plan_for(support);
         if (!plan.settings.parallel) {
-            results.push_back(device_result(plan, hw));
+            results.push_back(precision_fields(device_result(device_plan, hw), support, hw.id));
             continue;
         }
         try {
-            results.push_back(parallel_device_result(plan, hw));
+            results.push_back(precision_fields(parallel_device_result(device_plan, hw), support, hw.id));
         } catch (const Error& e) {
             // Among several accelerators, one whose sheet cannot form this cluster (no published link bandwidth,
             // nodes of another size) answers with its own error; the others still answer. Alone, or when every

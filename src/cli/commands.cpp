@@ -153,7 +153,8 @@ int kernels_command(const Args& a, std::ostream& out) {
     CsvTable table = read_csv_file(a.get("csv"));
     // Collective rows are timed by the shipped collective model on a cluster of this accelerator; every other
     // row is a kernel.
-    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"), is_collective_row_op);
+    // A matrix row at a precision this device has no units for is timed as the row at the precision it runs as.
+    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"), is_collective_row_op, &hw);
     int op_col = table.column("op");
     std::vector<double> predicted(table.rows.size());
     for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -171,12 +172,15 @@ int kernels_command(const Args& a, std::ostream& out) {
     }
     std::ostream& dest = a.has("out") ? file : out;
     for (size_t i = 0; i < table.header.size(); ++i) dest << (i ? "," : "") << csv_field(table.header[i]);
-    dest << ",predicted_ms\n";
+    // predicted_ms stays the last column; matmul_precision_used (the precision a matrix row was timed at: the
+    // row's, or its fallback on this device) comes before it, empty for vector and collective rows.
+    dest << ",matmul_precision_used,predicted_ms\n";
     char buf[32];
     for (size_t r = 0; r < table.rows.size(); ++r) {
         for (size_t i = 0; i < table.rows[r].size(); ++i) dest << (i ? "," : "") << csv_field(table.rows[r][i]);
         std::snprintf(buf, sizeof buf, "%.6g", predicted[r]);
-        dest << "," << buf << "\n";
+        bool matrix = !is_collective_row_op(table.rows[r][op_col]) && uses_matrix_units(kernels[r].family);
+        dest << "," << (matrix ? to_string(kernels[r].precision) : "") << "," << buf << "\n";
     }
     return 0;
 }

@@ -128,8 +128,12 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         const json& mem = r["memory"];
         bool bound = st.value("input_bound", false);
         input_bound |= bound;
+        // A device predicted at a fallback precision says so beside its name (and in the notes below).
+        std::string name = r["hardware"].get<std::string>();
+        if (r.contains("precision_fallback") && r["precision_fallback"].is_object())
+            name += " (as " + r["precision_fallback"]["used"].get<std::string>() + ")";
         std::vector<std::string> row = {
-            r["hardware"].get<std::string>(), fmt("%.3f", st["total_ms"].get<double>()) + (bound ? "*" : ""),
+            name, fmt("%.3f", st["total_ms"].get<double>()) + (bound ? "*" : ""),
             fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
             fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
             fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
@@ -160,6 +164,16 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     }
     if (input_bound)
         out << "\n* input-bound: the input pipeline (--input-samples-per-s) sets the step time, not the accelerator\n";
+    bool precision_done = false;
+    for (const auto& r : doc["results"]) {
+        if (r.contains("error") || !r.contains("precision_fallback") || !r["precision_fallback"].is_object()) continue;
+        if (!precision_done) out << "\nPrecision:\n";
+        precision_done = true;
+        const json& f = r["precision_fallback"];
+        out << "  " << r["hardware"].get<std::string>() << ": no " << f["requested"].get<std::string>()
+            << " units, predicted as " << f["used"].get<std::string>() << " (" << f["reason"].get<std::string>()
+            << ")\n";
+    }
     bool header_done = false;
     for (const auto& r : doc["results"]) {
         if (r.contains("error")) continue;

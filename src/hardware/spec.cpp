@@ -5,6 +5,7 @@
 
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
 #include "parallel/cluster.hpp"
 
 namespace prenet {
@@ -90,6 +91,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     const json& compute = section(sheet, "compute", origin, false);
     h.compute_units = or_zero(sheet_number(compute, "compute_units", origin));
     h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin));
+    h.base_clock_mhz = or_zero(sheet_number(compute, "base_clock_mhz", origin));
     h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin));
     h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin));
     const json& links = section(sheet, "interconnect", origin, false);
@@ -122,14 +124,14 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
 }
 
 double HardwareSpec::matmul_flops(Precision p, std::string* used) const {
-    static const std::map<Precision, std::vector<const char*>> fallbacks = {
-        {Precision::fp32, {"fp32"}},
-        {Precision::tf32, {"tf32", "fp32"}},
-        {Precision::fp16, {"fp16", "bf16", "fp32"}},
-        {Precision::bf16, {"bf16", "fp32"}},  // no bf16 tensor cores (V100, T4): runs at the fp32 rate
-        {Precision::fp8, {"fp8", "bf16", "fp16", "fp32"}},
-    };
-    for (const char* key : fallbacks.at(p)) {
+    // The precision the kernel runs as is decided in one place (precision_support); here only its peak is read.
+    Precision runs_as = precision_support(*this, p).used;
+    if (runs_as != Precision::fp32) {
+        const char* key = to_string(runs_as);
+        if (used) *used = key;
+        return peak_tflops.at(key) * 1e12;
+    }
+    for (const char* key : {"fp32_matrix", "fp32"}) {
         auto it = peak_tflops.find(key);
         if (it != peak_tflops.end()) {
             if (used) *used = key;
@@ -202,6 +204,7 @@ json to_json(const HardwareSpec& h) {
             {"memory_gb", h.memory_gb},
             {"bandwidth_gbps", h.bandwidth_gbps},
             {"compute_units", h.compute_units},
+            {"base_clock_mhz", h.base_clock_mhz},
             {"boost_clock_mhz", h.boost_clock_mhz},
             {"l2_cache_mb", h.l2_cache_mb},
             {"tdp_w", h.tdp_w},

@@ -20,9 +20,11 @@ struct CloudPrice {
 
 struct HardwareSpec {
     std::string id, name, vendor, kind, architecture;
-    std::map<std::string, double> peak_tflops;  // dense peaks present on the sheet (fp32, tf32, fp16, bf16, fp8, ...)
+    // Dense peaks present on the sheet (fp32, tf32, fp16, bf16, fp8, ...). fp32 is the vector rate; fp32_matrix and
+    // fp64_matrix, where a datasheet gives them (AMD CDNA's MFMA), the matrix-unit rates.
+    std::map<std::string, double> peak_tflops;
     double memory_gb = 0, bandwidth_gbps = 0, l2_cache_mb = 0;
-    double compute_units = 0, cores_per_unit = 0, boost_clock_mhz = 0;
+    double compute_units = 0, cores_per_unit = 0, base_clock_mhz = 0, boost_clock_mhz = 0;  // 0 = not published
     double tdp_w = 0;
     // interconnect (hardware/README.md). intra_node_gbps is both directions added, as vendors quote it; 0 = not
     // published. The sheet's scale-out network is per node; inter_node_gbps is its share per device, one
@@ -35,10 +37,14 @@ struct HardwareSpec {
     std::vector<CloudPrice> cloud_prices;
     std::string launch_date;
 
-    // Dense matrix-unit FLOP/s used for matmuls at `p`, falling back to the nearest slower supported mode
-    // (e.g. bf16 on a V100 runs at its fp32 rate). `used` receives the peak's key.
+    // Dense FLOP/s of matrix-unit kernels (GEMM, convolution, attention, RNN) at `p`, or at the precision `p` runs
+    // as on this device where it has no units for `p` (precision_support, hardware/precision_support.hpp): bf16
+    // on a V100 runs at its fp32 rate. fp32 runs on the matrix units where the sheet gives fp32_matrix (CDNA
+    // MFMA), else at the vector rate. `used` receives the peak's key.
     double matmul_flops(Precision p, std::string* used = nullptr) const;
-    double vector_flops() const;           // plain fp32 FLOP/s, for elementwise work
+    // Whether the sheet publishes a peak for `key` (a precision with no peak has no units).
+    bool has_peak(const std::string& key) const { return peak_tflops.count(key) > 0; }
+    double vector_flops() const;           // plain fp32 vector FLOP/s, for elementwise work
     double emulated_fp32_flops(std::string* used) const;
     double bandwidth_bytes_per_s() const;  // memory bandwidth in bytes/s
     // GB/s per device over the scale-up link in one direction: half the both-directions figure vendors quote

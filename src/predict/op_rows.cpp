@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
+#include "predict/predictor.hpp"
 
 namespace prenet {
 namespace {
@@ -198,7 +200,8 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p, P
 }
 
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin,
-                                       const std::function<bool(const std::string& op)>& skip) {
+                                       const std::function<bool(const std::string& op)>& skip,
+                                       const HardwareSpec* runs_on) {
     int op_col = t.column("op"), prec_col = t.column("precision"), phase_col = t.column("phase");
     if (op_col < 0) throw Error(origin + ": no 'op' column");
     std::vector<std::pair<std::string, int>> dims;
@@ -222,7 +225,12 @@ std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, c
             Phase phase = phase_col >= 0 && row[op_col] == "flash_attention" && !row[phase_col].empty()
                               ? parse_row_phase(row[op_col], row[phase_col])
                               : Phase::forward;
-            out.push_back(kernel_from_row(row[op_col], values, p, phase));
+            Kernel k = kernel_from_row(row[op_col], values, p, phase);
+            if (runs_on && uses_matrix_units(k.family)) {
+                Precision used = precision_support(*runs_on, p).used;
+                if (used != p) k = kernel_from_row(row[op_col], values, used, phase);
+            }
+            out.push_back(std::move(k));
         } catch (const Error& e) {
             throw Error(where + ": " + e.what());
         }

@@ -10,6 +10,8 @@
 
 namespace prenet {
 
+struct HardwareSpec;
+
 using DimMap = std::map<std::string, double>;
 
 // op: linear, bmm (b, m, n, k); gemm (m, n, k); conv (b, in_channels, out_channels, kernel_size, input_size,
@@ -30,8 +32,12 @@ Phase parse_row_phase(const std::string& op, const std::string& text);
 // flash_attention rows only); other columns are ignored. `precision` is the default for rows without one.
 // Rows whose op `skip` accepts (collectives, which `prenet kernels` times with the collective model) are left
 // to the caller: their entry is a default Kernel, not read.
+// With `runs_on`, a matrix-unit row (GEMM, convolution, attention, RNN) at a precision that device has no units
+// for is the same row at the precision it runs as there (hardware/precision_support.hpp): its Kernel's
+// precision says which.
 std::vector<Kernel> kernels_from_table(const CsvTable& table, Precision precision, const std::string& origin,
-                                       const std::function<bool(const std::string& op)>& skip = {});
+                                       const std::function<bool(const std::string& op)>& skip = {},
+                                       const HardwareSpec* runs_on = nullptr);
 double parse_number(const std::string& text, const std::string& where);
 
 }  // namespace prenet

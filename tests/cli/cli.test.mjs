@@ -803,3 +803,25 @@ describe('errors', () => {
   ];
   for (const [name, args, pattern] of cases) test(name, () => assertFails(args(), pattern));
 });
+
+test('a device without units for the asked precision is predicted as its fallback, in the JSON and the table', () => {
+  const args = ['--model', 'gpt2', '--batch', '2', '--seq', '256', '--precision', 'fp8', '--hardware', 'a100-sxm4-80gb,h100-sxm5-80gb'];
+  const doc = predict(...args);
+  const r = byId(doc);
+  assert.equal(r['a100-sxm4-80gb'].matmul_precision_used, 'bf16');
+  assert.deepEqual(
+    { requested: r['a100-sxm4-80gb'].precision_fallback.requested, used: r['a100-sxm4-80gb'].precision_fallback.used },
+    { requested: 'fp8', used: 'bf16' },
+  );
+  assert.match(r['a100-sxm4-80gb'].warnings[0], /a100-sxm4-80gb: no FP8 units, predicted as bf16/);
+  assert.equal(r['h100-sxm5-80gb'].matmul_precision_used, 'fp8');
+  assert.equal(r['h100-sxm5-80gb'].precision_fallback, null);
+  assert.deepEqual(r['h100-sxm5-80gb'].warnings, []);
+  const bf16 = byId(predict('--model', 'gpt2', '--batch', '2', '--seq', '256', '--precision', 'bf16', '--hardware', 'a100-sxm4-80gb'));
+  assert.equal(r['a100-sxm4-80gb'].step.total_ms, bf16['a100-sxm4-80gb'].step.total_ms, 'exactly bf16: never faster');
+  const table = prenet('predict', ...args);
+  assert.equal(table.status, 0, table.stderr);
+  assert.match(table.stdout, /a100-sxm4-80gb \(as bf16\)/);
+  assert.match(table.stdout, /Precision:\n {2}a100-sxm4-80gb: no fp8 units, predicted as bf16/);
+  assert.doesNotMatch(table.stdout, /h100-sxm5-80gb \(as/);
+});

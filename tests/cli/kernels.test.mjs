@@ -51,7 +51,9 @@ test('kernels appends predicted_ms to every row and keeps the others', () => {
   const r = run('kernels', '--csv', input, '--hardware', 'a100-sxm4-80gb');
   assert.equal(r.status, 0, r.stderr);
   const { header, rows } = parseCsv(r.stdout);
-  assert.deepEqual(header, ['op', 'latency_ms', 'b', 'm', 'n', 'k', 'h', 'precision', 'predicted_ms']);
+  assert.deepEqual(header, ['op', 'latency_ms', 'b', 'm', 'n', 'k', 'h', 'precision', 'matmul_precision_used', 'predicted_ms']);
+  // Matrix rows say the precision they were timed at (the table's default fp32, or the row's); vector rows none.
+  assert.deepEqual(rows.map((row) => row.at(-2)), ['fp32', 'bf16', '', '']);
   assert.equal(rows.length, 4);
   for (const row of rows) {
     const ms = Number(row.at(-1));
@@ -171,4 +173,24 @@ test('fit --without holds every variant of a chip out, and kernels --models uses
   const ms = (out) => Number(parseCsv(out.stdout).rows[0].at(-1));
   assert.ok(ms(held) > 0 && ms(held) < 10, held.stdout);
   assert.notEqual(ms(held), ms(shipped), 'kernels --models must use the given models');
+});
+
+test('a matrix row at a precision the device has no units for is timed as its fallback, and says so', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-kernels-'));
+  const input = join(dir, 'fp8.csv');
+  writeFileSync(input, [
+    'op,b,m,n,k,h,precision',
+    'linear,1,4096,4096,4096,,fp8',
+    'linear,1,4096,4096,4096,,bf16',
+    'add,64,,,,4096,fp8',
+  ].join('\n') + '\n');
+  const a100 = parseCsv(run('kernels', '--csv', input, '--hardware', 'a100-sxm4-80gb').stdout).rows;
+  assert.equal(a100[0].at(-2), 'bf16', 'no FP8 units on an A100: the fp8 GEMM runs as bf16');
+  assert.equal(Number(a100[0].at(-1)), Number(a100[1].at(-1)), 'exactly the bf16 row: never faster');
+  assert.equal(a100[2].at(-2), '', 'a vector row has no matmul precision');
+  const h100 = parseCsv(run('kernels', '--csv', input, '--hardware', 'h100-sxm5-80gb').stdout).rows;
+  assert.equal(h100[0].at(-2), 'fp8');
+  assert.ok(Number(h100[0].at(-1)) < Number(h100[1].at(-1)), 'fp8 units: faster than bf16');
+  const v100 = parseCsv(run('kernels', '--csv', input, '--hardware', 'v100-sxm2-16gb').stdout).rows;
+  assert.equal(v100[1].at(-2), 'fp32', 'no BF16 units on a V100: bf16 runs as fp32');
 });

@@ -2,7 +2,7 @@
 // estimate when a reply has no `run`, the page's price edits), sorting and the best choice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { budgetOf, buildRows, pickBest, sortRows } from '../../web/js/results.js';
+import { budgetOf, buildRows, pickBest, precisionBadge, sortRows, toCsv } from '../../web/js/results.js';
 
 const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {}) => ({
   hardware,
@@ -56,4 +56,29 @@ test('best choice: the cheapest that fits, else the fastest; missing values sort
   assert.deepEqual(sortRows(rows, 'step', 1).map((r) => r.id), ['c', 'b', 'a']);
   assert.deepEqual(sortRows(rows, 'step', -1).map((r) => r.id), ['a', 'b', 'c']);
   assert.deepEqual(sortRows(unpriced, 'cost', 1).map((r) => r.cost), [null, null, null]);
+});
+
+test('a device predicted at a fallback precision is marked, with the reason as its tooltip', () => {
+  const fallback = { requested: 'fp8', used: 'bf16', reason: 'no FP8 units on a (no fp8 peak on its sheet)' };
+  const reply = {
+    settings: { batch: 8, precision: 'fp8' },
+    model: {},
+    results: [
+      { ...result('a', 10), matmul_precision_used: 'bf16', precision_fallback: fallback },
+      { ...result('b', 5), matmul_precision_used: 'fp8', precision_fallback: null },
+    ],
+  };
+  const [a, b] = buildRows(reply, { hardware, request: {} });
+  assert.deepEqual(a.fallback, fallback);
+  assert.equal(a.precisionUsed, 'bf16');
+  assert.equal(b.fallback, null);
+  const badge = precisionBadge(a);
+  assert.match(badge, /class="badge fallback"/);
+  assert.match(badge, />as bf16</);
+  assert.match(badge, /title="a: no FP8 units, predicted as bf16 \(no FP8 units on a/);
+  assert.equal(precisionBadge(b), '');
+  const csv = toCsv([a, b], reply).trim().split('\n');
+  assert.ok(csv[0].endsWith(',matmul_precision_used'));
+  assert.ok(csv[1].endsWith(',bf16'));
+  assert.ok(csv[2].endsWith(',fp8'));
 });

@@ -89,6 +89,10 @@ export function buildRows(reply, { hardware, customs = [], prices = {}, request 
       capacity: r.memory?.capacity_bytes,
       fits: r.memory?.fits !== false,
       advice: r.memory?.advice,
+      // The precision matmuls run at on this device; `fallback` is set where it has no units for the one asked
+      // (the API predicted the whole step at `used`).
+      precisionUsed: r.matmul_precision_used ?? null,
+      fallback: r.precision_fallback && typeof r.precision_fallback === 'object' ? r.precision_fallback : null,
     };
   });
 }
@@ -127,6 +131,14 @@ export function pickBest(rows) {
   return { best: cheapest ?? fastest, fastest, cheapest, fitting: fitting.length };
 }
 
+/** The marker of a row predicted at a fallback precision ('' otherwise): "as bf16", the reason in its tooltip. */
+export function precisionBadge(row) {
+  const f = row.fallback;
+  if (!f) return '';
+  const text = `${row.id}: no ${String(f.requested).toUpperCase()} units, predicted as ${f.used}${f.reason ? ` (${f.reason})` : ''}`;
+  return `<span class="badge fallback" title="${esc(text)}" aria-label="${esc(text)}">as ${esc(f.used)}</span>`;
+}
+
 export function renderTable(table, rows, { sort, dir, selected, best, fastest, language }) {
   const head = COLUMNS.map((c) => {
     const label = c.key === 'throughput' ? `Throughput<span class="unit">${language ? 'tokens/s' : 'samples/s'}</span>` : `${c.label}${c.unit ? `<span class="unit">${c.unit}</span>` : ''}`;
@@ -140,6 +152,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
         r.id === best?.id ? '<span class="badge best">best choice</span>' : '',
         r.id === fastest?.id && fastest?.id !== best?.id ? '<span class="badge fast">fastest</span>' : '',
         r.custom ? '<span class="badge custom">custom</span>' : '',
+        precisionBadge(r),
       ].join('');
       const range = isNum(r.low) && isNum(r.high) ? `<span class="range">${F.ms(r.low)} – ${F.ms(r.high)}</span>` : '';
       const tput = language && isNum(r.tokensPerS) ? F.si(r.tokensPerS) : F.si(r.samplesPerS);
@@ -369,6 +382,7 @@ export function toCsv(rows, reply) {
     'hardware', 'name', 'model', 'batch', 'seq', 'image', 'precision', 'optimizer', 'step_ms', 'low_ms', 'high_ms',
     'forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'samples_per_s', 'tokens_per_s', 'steps', 'hours',
     'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
+    'matmul_precision_used',
   ];
   const cell = (v) => {
     if (v == null) return '';
@@ -380,6 +394,7 @@ export function toCsv(rows, reply) {
       r.id, r.name, reply.model?.name, s.batch, s.seq, s.image, s.precision, s.optimizer, r.step, r.low, r.high,
       r.result.step?.forward_ms, r.result.step?.backward_ms, r.result.step?.optimizer_ms, r.result.step?.communication_ms,
       r.samplesPerS, r.tokensPerS, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak, r.capacity, r.fits,
+      r.precisionUsed,
     ]
       .map(cell)
       .join(','),

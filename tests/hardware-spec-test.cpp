@@ -368,3 +368,21 @@ TEST(ParseHardware, OtherBadSheets) {
     sheet["memory"] = 24;
     EXPECT_TRUE(mentions(parse_error(sheet), "memory"));
 }
+
+// The clock a sheet's peaks are quoted at: published where it is, implied by the FP32 peak where NVIDIA publishes
+// none (B200), and the implication agrees with the published clocks it can be checked against.
+TEST(HardwareSpec, ClockIsPublishedOrImpliedByTheFp32Peak) {
+    EXPECT_DOUBLE_EQ(find_hardware("l40s").clock_mhz(), 2520);  // published boost
+    const HardwareSpec& b200 = find_hardware("b200");
+    ASSERT_EQ(b200.boost_clock_mhz, 0);
+    EXPECT_NEAR(b200.clock_mhz(), 75e6 / (2.0 * 148 * 128), 1e-9);  // ~1980 MHz
+    for (const char* id : {"l40s", "arc-pro-b60", "a100-sxm4-80gb", "rtx-4090"}) {
+        HardwareSpec h = find_hardware(id);
+        double published = h.boost_clock_mhz;
+        h.boost_clock_mhz = 0;
+        EXPECT_NEAR(h.clock_mhz(), published, 0.01 * published) << id;
+    }
+    HardwareSpec unknown = find_hardware("tpu-v5e");
+    unknown.boost_clock_mhz = 0, unknown.cores_per_unit = 0;
+    EXPECT_EQ(unknown.clock_mhz(), 0);
+}

@@ -15,6 +15,12 @@ const prenet = resolve(root, opt('--prenet', process.env.PRENET ?? 'build/prenet
 const csvPath = resolve(root, opt('--csv', 'data/published/throughput.csv'));
 const outPath = resolve(root, opt('--out', 'docs/published-throughput.md'));
 
+// "NVIDIA Volta", "AMD CDNA 3": the vendor and the first word(s) of the sheet's architecture, before any die name.
+export function deviceFamily(id) {
+  const sheet = JSON.parse(readFileSync(resolve(root, 'hardware', `${id}.json`), 'utf8'));
+  return `${sheet.vendor} ${String(sheet.architecture).split(' (')[0]}`;
+}
+
 // RFC 4180-ish CSV parser: quoted fields, doubled quotes, commas inside quotes.
 export function parseCsv(text) {
   const rows = []; let row = []; let field = ''; let quoted = false;
@@ -171,6 +177,11 @@ function main() {
   const groups = (key) => { const g = new Map(); for (const r of results) { const k = key(r); if (!g.has(k)) g.set(k, []); g.get(k).push(r); } return g; };
   for (const [m, rs] of groups((r) => r.model)) lines.push(`- ${m}: ${stats(rs.map((r) => r.ape))}.`);
   for (const [h, rs] of groups((r) => r.hardware)) lines.push(`- on ${h}: ${stats(rs.map((r) => r.ape))}.`);
+  // Issue #12's target: no device family (vendor x generation, from the sheet's architecture) above 20% median.
+  for (const [f, rs] of groups((r) => deviceFamily(r.hardware))) {
+    const median = quantile(rs.map((r) => r.ape), 0.5);
+    lines.push(`- device family ${f}: ${stats(rs.map((r) => r.ape))}; ${median <= 20 ? 'within' : 'above'} the 20% family target.`);
+  }
   for (const [f, rs] of groups((r) => r.framework.split(/[ (]/)[0])) lines.push(`- ${f}: ${stats(rs.map((r) => r.ape))}.`);
   for (const [k, rs] of groups((r) => `${r.model} ${r.precision === 'fp16' || r.precision === 'bf16' ? 'mixed precision' : 'fp32/tf32'}`)) lines.push(`- ${k}: ${stats(rs.map((r) => r.ape))}.`);
 

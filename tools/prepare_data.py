@@ -232,14 +232,26 @@ def prepare_aiconfigurator_gemm(shared, out):
     shutil.copy(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
     n = 0
     rows = [r for r in rows if not r["system"].startswith(HOPPER_SYSTEMS)]
-    with open(os.path.join(target, "gemm.csv"), "w", newline="") as g:
-        w = csv.writer(g)
-        w.writerow(["source", "device", "op", "precision", "m", "n", "k", "latency_ms"])
-        for r in sorted(rows, key=lambda r: (AICONFIGURATOR_SYSTEMS[r["system"]], r["dtype"], int(r["m"]),
-                                             int(r["n"]), int(r["k"]))):
-            w.writerow(["aiconfigurator", AICONFIGURATOR_SYSTEMS[r["system"]], "gemm",
-                        AICONFIGURATOR_PRECISION[r["dtype"]], r["m"], r["n"], r["k"],
-                        "%.6g" % float(r["latency_ms"])])
+    rows.sort(key=lambda r: (AICONFIGURATOR_SYSTEMS[r["system"]], r["dtype"], int(r["m"]), int(r["n"]), int(r["k"])))
+    header = ["source", "device", "op", "precision", "m", "n", "k", "latency_ms"]
+    excluded_dir = os.path.join(out, "aiconfigurator", "excluded")
+    os.makedirs(excluded_dir, exist_ok=True)
+    n = 0
+    with open(os.path.join(target, "gemm.csv"), "w", newline="") as g, \
+            open(os.path.join(excluded_dir, "gemm.csv"), "w", newline="") as x:
+        w, wx = csv.writer(g), csv.writer(x)
+        w.writerow(header)
+        wx.writerow(header)
+        for r in rows:
+            row = ["aiconfigurator", AICONFIGURATOR_SYSTEMS[r["system"]], "gemm", AICONFIGURATOR_PRECISION[r["dtype"]],
+                   r["m"], r["n"], r["k"], "%.6g" % float(r["latency_ms"])]
+            # The Arc Pro B60's GEMM calls cost ~27 us each however small (CUDA's: 2 us) and its large ones reach
+            # its whole XMX peak: a software stack unlike every other device's. Fitted, it moved B200's held-out
+            # BF16 error from 6% to 35%; so it is kept aside and predicted by the shipped model (the report).
+            if r["system"] == "b60":
+                wx.writerow(row)
+                continue
+            w.writerow(row)
             n += 1
     print("aiconfigurator gemm: upstream", commit)
     return n

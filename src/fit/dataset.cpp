@@ -27,18 +27,26 @@ std::vector<Sample> load_samples(const std::string& path) {
     return out;
 }
 
-std::vector<std::string> data_files(const std::string& data_dir) {
+namespace {
+std::vector<std::string> csv_files_in(const std::string& data_dir, const char* folder) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
     if (!fs::is_directory(data_dir)) throw Error("no data folder '" + data_dir + "'");
     for (const auto& source : fs::directory_iterator(data_dir)) {
-        fs::path ops = source.path() / "ops";
+        fs::path ops = source.path() / folder;
         if (!fs::is_directory(ops)) continue;
         for (const auto& f : fs::directory_iterator(ops))
             if (f.path().extension() == ".csv") files.push_back(f.path().string());
     }
     std::sort(files.begin(), files.end());
     return files;
+}
+
+}  // namespace
+
+std::vector<std::string> data_files(const std::string& data_dir) { return csv_files_in(data_dir, "ops"); }
+std::vector<std::string> excluded_data_files(const std::string& data_dir) {
+    return csv_files_in(data_dir, "excluded");
 }
 
 std::vector<Sample> load_data_folder(const std::string& data_dir) {

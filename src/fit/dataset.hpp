@@ -23,6 +23,9 @@ struct Sample {
 std::vector<Sample> load_samples(const std::string& csv_path);
 std::vector<std::string> data_files(const std::string& data_dir);  // every data/*/ops/*.csv, sorted
 std::vector<Sample> load_data_folder(const std::string& data_dir);  // the samples of data_files(), in order
+// Measurements kept out of every fit, every data/*/excluded/*.csv, sorted (data/README.md says why for each):
+// the report predicts them with the shipped models, which never saw them.
+std::vector<std::string> excluded_data_files(const std::string& data_dir);
 
 // What a report was computed from, so that it can say so: a file's data rows and a hash of its bytes.
 struct DataFileStamp {

@@ -155,6 +155,13 @@ double HardwareSpec::emulated_fp32_flops(std::string* used) const {
     return peak_tflops.at("fp32") * 1e12;
 }
 
+double HardwareSpec::clock_mhz() const {
+    if (boost_clock_mhz > 0) return boost_clock_mhz;
+    auto fp32 = peak_tflops.find("fp32");
+    if (fp32 == peak_tflops.end() || compute_units <= 0 || cores_per_unit <= 0) return 0;
+    return fp32->second * 1e12 / (2.0 * compute_units * cores_per_unit) / 1e6;
+}
+
 double HardwareSpec::vector_flops() const {
     auto it = peak_tflops.find("fp32");
     return it != peak_tflops.end() ? it->second * 1e12 : emulated_fp32_flops(nullptr);

@@ -44,6 +44,10 @@ struct HardwareSpec {
     double matmul_flops(Precision p, std::string* used = nullptr) const;
     // Whether the sheet publishes a peak for `key` (a precision with no peak has no units).
     bool has_peak(const std::string& key) const { return peak_tflops.count(key) > 0; }
+    // The core clock the sheet's peaks are quoted at: the published boost clock, or, where the vendor publishes
+    // none (NVIDIA's Blackwell data-centre parts), the one the FP32 vector peak implies (peak / (2 FLOPs x units x
+    // lanes per unit)), which reproduces every published boost clock it can be checked against; 0 if unknown.
+    double clock_mhz() const;
     double vector_flops() const;           // plain fp32 vector FLOP/s, for elementwise work
     double emulated_fp32_flops(std::string* used) const;
     double bandwidth_bytes_per_s() const;  // memory bandwidth in bytes/s

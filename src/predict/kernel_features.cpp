@@ -105,7 +105,7 @@ const std::vector<std::string>& kernel_feature_names() {
         "log_clock_mhz",    "log_l2_mb",       "log_bytes_over_l2", "wave_efficiency",       "log_blocks_per_unit",
         "log_m",            "log_n",           "log_k",          "log_batch",                "element_bytes",
         "log_watts_per_tflop", "log_bandwidth_per_unit", "wave_efficiency_64", "wave_efficiency_256x128", "conv_phase",
-        "vendor_amd",       "winograd",        "tensor_core_aligned", "log_peak_per_unit", "log_tile_us"};
+        "vendor_amd",       "winograd",        "tensor_core_aligned", "log_peak_per_unit", "log_tile_us", "vendor_intel"};
     return names;
 }
 
@@ -130,7 +130,7 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             lg(peak),
             lg(bw),
             lg(units),
-            lg(std::max(hw.boost_clock_mhz, 100.0)),
+            lg(std::max(hw.clock_mhz(), 100.0)),
             lg(l2_bytes / 1e6),
             lg(bytes / l2_bytes),
             blocks / (waves * units),
@@ -153,7 +153,10 @@ std::vector<double> kernel_features(const Kernel& k, const HardwareSpec& hw) {
             // weigh more on a part whose units are fast (B200: 15 dense BF16 TFLOP/s per SM; A100, L40S and
             // RTX PRO 6000: 2.5-3), so medium GEMMs reach a lower share of the peak there.
             lg(peak / units / 1e12),
-            lg(1e6 * 2.0 * kTile * kTile * g.k / (peak / units))};
+            lg(1e6 * 2.0 * kTile * kTile * g.k / (peak / units)),
+            // Like vendor_amd: another vendor's software stack (oneAPI/oneDNN on the Arc Pro B60 pays ~27 us per
+            // GEMM call where CUDA's pay 2) is a fact of its own, kept apart from the size features.
+            hw.vendor == "Intel" ? 1.0 : 0.0};
 }
 
 }  // namespace prenet

@@ -249,6 +249,24 @@ describe('web calculator', () => {
     assert.ok((await third.locator('.le-layer').count()) > 3);
   });
 
+  test('a precision a device has no units for is predicted as its fallback, and the row says so', async () => {
+    const page = await h.page();
+    await settled(page);
+    await page.selectOption('#precision', 'fp8');
+    await page.click('#hw-clear-shown');
+    await page.check('[data-hw="a100-sxm4-80gb"]');
+    await page.check('[data-hw="b200"]');
+    await settled(page);
+    const badge = page.locator('tr[data-id="a100-sxm4-80gb"] .badge.fallback');
+    assert.equal((await badge.textContent()).trim(), 'as bf16');
+    assert.match(await badge.getAttribute('title'), /fp8/i);
+    assert.equal(await page.locator('tr[data-id="b200"] .badge.fallback').count(), 0);
+    const results = (await reply(page)).results;
+    const a100 = results.find((r) => r.hardware === 'a100-sxm4-80gb');
+    assert.equal(a100.matmul_precision_used, 'bf16');
+    assert.equal(results.find((r) => r.hardware === 'b200').matmul_precision_used, 'fp8');
+  });
+
   test('a custom accelerator from its spec sheet, saved in the browser', async () => {
     const page = await h.page();
     await settled(page);

@@ -13,6 +13,7 @@
 #include "api/settings.hpp"
 #include "api/step_plan.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "hardware/precision_support.hpp"
 #include "hardware/spec.hpp"
 #include "importers/zoo.hpp"
@@ -171,9 +172,18 @@ json error_reply(const std::string& message, ErrorCode code, const std::string& 
 
 json handle_request(const json& request) {
     try {
+        // A value built in C++ (the CLI, tests) has not been through parse_json_document.
+        check_json_depth(request, "request");
         return dispatch(request);
     } catch (const Error& e) {
         return error_reply(e.what(), e.code(), e.field(), e.path(), e.attr());
+    } catch (const std::bad_alloc&) {
+        // A size no limit caught: an answer that says so, not a crash (and, in wasm, not an aborted module).
+        return error_reply("out of memory: the model or option values are too large to evaluate (limits: "
+                           "docs/limits.md)",
+                           ErrorCode::invalid_value, "");
+    } catch (const std::length_error& e) {
+        return error_reply(std::string("too large to evaluate: ") + e.what(), ErrorCode::invalid_value, "");
     } catch (const std::exception& e) {
         // Not raised as an Error: an input no check caught, or a bug; still an answer, never a crash.
         return error_reply(e.what(), ErrorCode::internal, "");
@@ -181,8 +191,12 @@ json handle_request(const json& request) {
 }
 
 std::string handle_request_text(const std::string& request) {
-    auto parsed = json::parse(request, nullptr, false);
-    if (parsed.is_discarded()) return error_reply("request is not valid JSON", ErrorCode::bad_request, "").dump();
+    json parsed;
+    try {
+        parsed = parse_json_document(request, "request");
+    } catch (const Error& e) {
+        return error_reply(e.what(), e.code(), e.field()).dump();
+    }
     return handle_request(parsed).dump();
 }
 

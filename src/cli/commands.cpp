@@ -11,6 +11,7 @@
 #include "cli/help.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "fit/dataset.hpp"
 #include "fit/fit_models.hpp"
 #include "hardware/spec.hpp"
@@ -25,14 +26,9 @@ namespace {
 
 using nlohmann::json;
 
-json read_json_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot read '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json j = json::parse(ss.str(), nullptr, false);
-    if (j.is_discarded()) throw Error("'" + path + "' is not valid JSON");
-    return j;
+// A user's JSON file: a regular file within the size and nesting limits (core/limits.hpp).
+json read_json_file(const std::string& path, ErrorCode code, const std::string& field) {
+    return parse_json_document(read_text_file(path, code, field), "'" + path + "'", code, field);
 }
 
 bool is_zoo_id(const std::string& s) {
@@ -45,14 +41,14 @@ json model_argument(const Args& a) {
     if (!a.has("model")) throw Error("missing --model (a zoo id or a JSON file); see `prenet predict --help`");
     std::string m = a.get("model");
     if (is_zoo_id(m)) return m;
-    if (std::ifstream(m).good()) return read_json_file(m);
+    if (path_exists(m)) return read_json_file(m, ErrorCode::invalid_model, "model");
     if (m.find(".json") != std::string::npos) throw Error("cannot read model file '" + m + "'");
     return m;  // reported by the API as an unknown zoo id, with suggestions
 }
 
 // One --hardware item: a spec file (read here) or a catalogue id / "all" (resolved by the API).
 json hardware_item(const std::string& h) {
-    if (std::ifstream(h).good()) return read_json_file(h);
+    if (path_exists(h)) return read_json_file(h, ErrorCode::invalid_hardware, "hardware");
     if (h.find(".json") != std::string::npos) throw Error("cannot read hardware spec file '" + h + "'");
     return h;
 }
@@ -67,7 +63,7 @@ std::vector<std::string> comma_list(const std::string& text) {
 
 json hardware_argument(const std::string& h) {
     if (h == "all") return h;
-    if (std::ifstream(h).good()) return read_json_file(h);
+    if (path_exists(h)) return read_json_file(h, ErrorCode::invalid_hardware, "hardware");
     // A comma-separated list of ids and spec files.
     json items = json::array();
     for (const auto& item : comma_list(h)) items.push_back(hardware_item(item));
@@ -95,7 +91,7 @@ json flag_value(const OptionDef& row, const Args& a) {
         case OptionType::flag: return a.options.count(row.flag) ? json(text) : json(true);
         case OptionType::model: return model_argument(a);
         case OptionType::hardware: return hardware_argument(text);
-        case OptionType::document: return read_json_file(text);
+        case OptionType::document: return read_json_file(text, ErrorCode::invalid_value, row.name);
         case OptionType::sheets:
         case OptionType::text:
         case OptionType::path:
@@ -128,8 +124,13 @@ json call(const json& request) {
 }
 
 int print(std::ostream& out, const json& doc, bool as_json, void (*table)(std::ostream&, const json&)) {
-    if (as_json) out << doc.dump(2) << "\n";
-    else table(out, doc);
+    if (as_json) {
+        out << doc.dump(2) << "\n";  // JSON escapes control characters itself
+    } else {
+        std::ostringstream text;
+        table(text, doc);
+        out << terminal_safe(text.str());  // user strings (layer names) can hold control characters
+    }
     return 0;
 }
 
@@ -148,7 +149,7 @@ int kernels_command(const Args& a, std::ostream& out) {
     Precision precision = parse_precision(a.has("precision") ? flag_value(precision_row, a).get<std::string>()
                                                              : precision_row.default_value.get<std::string>());
     std::unique_ptr<KernelPredictor> predictor;
-    if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models")));
+    if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models"), ErrorCode::invalid_value, "models"));
     else predictor = make_predictor(a.get("predictor", default_predictor_name()));
     CsvTable table = read_csv_file(a.get("csv"));
     // Collective rows are timed by the shipped collective model on a cluster of this accelerator; every other

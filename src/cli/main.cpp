@@ -8,6 +8,7 @@
 #include "api/api.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/table.hpp"
 #include "core/error.hpp"
 
 using nlohmann::json;
@@ -17,8 +18,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return cli::run(args, std::cout);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "prenet: error: out of memory: the input is too large to evaluate (limits: docs/limits.md)\n";
+        return 2;
     } catch (const std::exception& e) {
-        std::cerr << "prenet: error: " << e.what() << "\n";
+        std::cerr << "prenet: error: " << cli::terminal_safe(e.what()) << "\n";
         return 2;
     }
 }

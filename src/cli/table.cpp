@@ -253,4 +253,24 @@ void print_options_table(std::ostream& out, const nlohmann::json& doc) {
     print_rows(out, rows);
 }
 
+std::string terminal_safe(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        char buf[8];
+        if ((c < 0x20 && c != '\n') || c == 0x7f) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[++i]));
+            out += buf;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
 }  // namespace prenet::cli

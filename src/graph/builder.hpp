@@ -16,7 +16,8 @@ class ModelBuilder {
 public:
     ModelBuilder(std::string name, Shape input, ShapeInference infer);
 
-    // Appends a layer fed by the current shape; the current shape becomes its output. Throws Error on bad attrs.
+    // Appends a layer fed by the current shape; the current shape becomes its output. Throws Error on bad attrs,
+    // on an integer attribute or a dimension over limits::dimension, and past limits::layers layers.
     Layer& add(const std::string& kind, const std::string& name, json attrs = json::object());
     // Later layers go into a new block executed `repeat` times (identical repeated layers stored once).
     void begin_block(const std::string& name, std::int64_t repeat = 1);
@@ -33,6 +34,7 @@ private:
     ShapeInference infer_;
     bool first_layer_ = true;
     bool in_block_ = false;
+    std::int64_t layer_count_ = 0;
 };
 
 }  // namespace prenet

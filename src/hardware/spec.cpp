@@ -13,9 +13,14 @@ namespace {
 
 using nlohmann::json;
 
+// Peak rates: 10^7 TFLOPS is 10^19 FLOP/s, a thousand times today's largest chips; 10^-6 TFLOPS is 1 MFLOP/s.
+constexpr double kMaxTflops = 1e7, kMinTflops = 1e-6;
+
 // A number on a sheet is {"value": x, "source": key} or, in user sheets, a plain number. Null means "not
 // supported"; returns NaN for absent or null.
-double sheet_number(const json& parent, const char* key, const std::string& origin) {
+// `hi` is the physically plausible maximum (docs/limits.md): a sheet past it is a typo or hostile, and would
+// give infinite or zero times rather than an error.
+double sheet_number(const json& parent, const char* key, const std::string& origin, double hi) {
     auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return NAN;
     const json& v = it->is_object() ? it->value("value", json()) : *it;
@@ -23,12 +28,18 @@ double sheet_number(const json& parent, const char* key, const std::string& orig
     if (!v.is_number()) throw Error(origin + ": field '" + key + "' must be a number, got " + v.dump());
     double x = v.get<double>();
     if (!std::isfinite(x) || x < 0) throw Error(origin + ": field '" + key + "' must be a non-negative number");
+    if (x > hi)
+        throw Error(origin + ": field '" + key + "' is " + v.dump() + ", over the plausible maximum of " + json(hi).dump() +
+                    " (docs/limits.md)");
     return x;
 }
 
-double require_positive(const json& parent, const char* key, const std::string& origin) {
-    double x = sheet_number(parent, key, origin);
+double require_positive(const json& parent, const char* key, const std::string& origin, double lo, double hi) {
+    double x = sheet_number(parent, key, origin, hi);
     if (std::isnan(x) || x <= 0) throw Error(origin + ": missing or non-positive field '" + key + "'");
+    if (x < lo)
+        throw Error(origin + ": field '" + key + "' is " + json(x).dump() + ", under the plausible minimum of " +
+                    json(lo).dump() + " (docs/limits.md)");
     return x;
 }
 
@@ -36,7 +47,7 @@ double or_zero(double x) { return std::isnan(x) ? 0.0 : x; }
 
 // A count of devices: a whole number >= 1, or absent/null (0).
 std::int64_t whole_count(const json& parent, const char* key, const std::string& origin) {
-    double x = sheet_number(parent, key, origin);
+    double x = sheet_number(parent, key, origin, 1e9);
     if (std::isnan(x)) return 0;
     if (x < 1 || x != std::floor(x) || x > 1e9)
         throw Error(origin + ": field '" + std::string(key) + "' must be a whole number of devices >= 1");
@@ -80,22 +91,25 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.launch_date = text(sheet, "launch_date", "");
     const json& peaks = section(sheet, "peak_tflops", origin, true);
     for (auto it = peaks.begin(); it != peaks.end(); ++it) {
-        double x = sheet_number(peaks, it.key().c_str(), origin);
+        double x = sheet_number(peaks, it.key().c_str(), origin, kMaxTflops);
+        if (!std::isnan(x) && x > 0 && x < kMinTflops)
+            throw Error(origin + ": field '" + it.key() + "' is " + json(x).dump() + ", under the plausible minimum of " +
+                        json(kMinTflops).dump() + " TFLOPS (docs/limits.md)");
         if (!std::isnan(x) && x > 0) h.peak_tflops[it.key()] = x;
     }
     if (!h.peak_tflops.count("fp32") && !h.peak_tflops.count("bf16") && !h.peak_tflops.count("fp16"))
         throw Error(origin + ": 'peak_tflops' needs at least one of fp32, bf16 or fp16");
     const json& memory = section(sheet, "memory", origin, true);
-    h.memory_gb = require_positive(memory, "capacity_gb", origin);
-    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin);
+    h.memory_gb = require_positive(memory, "capacity_gb", origin, 1e-6, 1e6);
+    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, 1e-3, 1e5);
     const json& compute = section(sheet, "compute", origin, false);
-    h.compute_units = or_zero(sheet_number(compute, "compute_units", origin));
-    h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin));
-    h.base_clock_mhz = or_zero(sheet_number(compute, "base_clock_mhz", origin));
-    h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin));
-    h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin));
+    h.compute_units = or_zero(sheet_number(compute, "compute_units", origin, 1e7));
+    h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin, 1e6));
+    h.base_clock_mhz = or_zero(sheet_number(compute, "base_clock_mhz", origin, 1e5));
+    h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin, 1e5));
+    h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin, 1e6));
     const json& links = section(sheet, "interconnect", origin, false);
-    h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin));
+    h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, 1e5));
     h.scale_up_link = text(links, "scale_up_link", "pcie");
     if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
         throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +
@@ -112,11 +126,15 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
             throw Error(origin + ": 'interconnect.scale_out_network': " + e.what());
         }
     }
-    h.tdp_w = or_zero(sheet_number(section(sheet, "power", origin, false), "tdp_w", origin));
+    h.tdp_w = or_zero(sheet_number(section(sheet, "power", origin, false), "tdp_w", origin, 1e6));
     const json& prices = section(sheet, "prices", origin, false);
     if (prices.contains("cloud") && prices["cloud"].is_array())
         for (const auto& p : prices["cloud"]) {
             if (!p.is_object() || !p.contains("usd_per_hour") || !p["usd_per_hour"].is_number()) continue;
+            double usd = p["usd_per_hour"].get<double>();
+            if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
+                throw Error(origin + ": 'prices.cloud[].usd_per_hour' must be between 0 and 1e6, got " +
+                            p["usd_per_hour"].dump());
             h.cloud_prices.push_back(
                 {p["usd_per_hour"].get<double>(), p.value("provider", ""), p.value("date", "")});
         }

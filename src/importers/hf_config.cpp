@@ -1,9 +1,11 @@
 #include "importers/hf_config.hpp"
 
+#include <cmath>
 #include <functional>
 #include <map>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace prenet {
 namespace {
@@ -40,7 +42,11 @@ public:
         const json* v = find(key);
         if (!v) return fallback;
         if (!v->is_number()) fail(std::string("field '") + key + "' must be a number");
-        return v->get<double>();
+        double x = v->get<double>();
+        if (!std::isfinite(x) || std::fabs(x) > double(limits::dimension))
+            fail(std::string("field '") + key + "' is " + v->dump() + ", out of the range +-" +
+                 std::to_string(limits::dimension));
+        return x;
     }
     std::string text(const char* key, const std::string& fallback) const {
         const json* v = find(key);
@@ -60,9 +66,15 @@ private:
         return (it == j_.end() || it->is_null()) ? nullptr : &*it;
     }
     std::int64_t to_int(const char* key, const json& v) const {
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(limits::dimension))
+            fail(std::string("field '") + key + "' is " + v.dump() + ", over the limit of " +
+                 std::to_string(limits::dimension) + " on any dimension");
         if (v.is_number_integer()) {
             std::int64_t x = v.get<std::int64_t>();
             if (x < 0) fail(std::string("field '") + key + "' must not be negative");
+            if (x > limits::dimension)
+                fail(std::string("field '") + key + "' is " + std::to_string(x) + ", over the limit of " +
+                     std::to_string(limits::dimension) + " on any dimension");
             return x;
         }
         fail(std::string("field '") + key + "' must be an integer, got " + v.dump());

@@ -1,11 +1,18 @@
 #include "importers/layers_json.hpp"
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
 
 namespace prenet {
 namespace {
+
+// An integer past limits::dimension (non-negative integers parse as unsigned: compared as such).
+bool over_dimension(const json& v) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>() > std::uint64_t(limits::dimension);
+    return v.is_number_integer() && v.get<std::int64_t>() > limits::dimension;
+}
 
 Shape input_shape(const json& doc, const ModelInputs& in) {
     if (!doc.contains("input") || !doc["input"].is_object())
@@ -14,6 +21,9 @@ Shape input_shape(const json& doc, const ModelInputs& in) {
     if (input.contains("tokens")) {
         if (!input["tokens"].is_number_integer() || input["tokens"].get<std::int64_t>() <= 0)
             throw Error("layers JSON: 'input.tokens' must be a positive integer");
+        if (over_dimension(input["tokens"]))
+            throw Error("layers JSON: 'input.tokens' is over the limit of " + std::to_string(limits::dimension) +
+                        " on any dimension");
         return {in.batch, in.seq ? in.seq : input["tokens"].get<std::int64_t>()};
     }
     if (!input.contains("shape") || !input["shape"].is_array() || input["shape"].empty())
@@ -22,6 +32,9 @@ Shape input_shape(const json& doc, const ModelInputs& in) {
     for (const auto& d : input["shape"]) {
         if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
             throw Error("layers JSON: 'input.shape' must hold positive integers, got " + input["shape"].dump());
+        if (over_dimension(d))
+            throw Error("layers JSON: 'input.shape' holds " + d.dump() + ", over the limit of " +
+                        std::to_string(limits::dimension) + " on any dimension");
         s.push_back(d.get<std::int64_t>());
     }
     // --image resizes the spatial dims of an image input [C, H, W].
@@ -39,12 +52,18 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
         throw Error("layers JSON: " + path + ": 'name' must be a string, got " + spec["name"].dump()).at_path(path);
     const std::string name = spec.value("name", path);
     if (type == "repeat" || type == "residual") {
-        if (!spec.contains("layers") || !spec["layers"].is_array())
-            throw Error("layers JSON: " + path + " (" + type + ") needs a 'layers' list").at_path(path);
+        // Non-empty, so that unrolling a nested repeat adds layers and meets the layer limit rather than looping.
+        if (!spec.contains("layers") || !spec["layers"].is_array() || spec["layers"].empty())
+            throw Error("layers JSON: " + path + " (" + type + ") needs a non-empty 'layers' list").at_path(path);
     }
     if (type == "repeat") {
         if (!spec.contains("count") || !spec["count"].is_number_integer() || spec["count"].get<std::int64_t>() <= 0)
             throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'").at_path(path);
+        if (over_dimension(spec["count"]))
+            throw Error("layers JSON: " + path + " (repeat): 'count' " + spec["count"].dump() + " is over the limit of " +
+                        std::to_string(limits::dimension))
+                .at_path(path)
+                .at_attr("count");
         std::int64_t count = spec["count"];
         if (in_block) {  // nested repeats are unrolled inside the enclosing block
             for (std::int64_t i = 0; i < count; ++i) add_layers(b, spec["layers"], name + "." + std::to_string(i), true);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
 
@@ -14,7 +15,41 @@ void require_positive(const TransformerSpec& s, std::int64_t v, const char* fiel
     if (v <= 0) throw Error("model '" + s.name + "': " + field + " must be positive, got " + std::to_string(v));
 }
 
+// Every count of the spec within the limits (core/limits.hpp) before anything multiplies or loops over it.
+void check_bounds(const TransformerSpec& s) {
+    auto bound = [&](std::int64_t v, std::int64_t hi, const char* field) {
+        if (v < 0 || v > hi)
+            throw Error("model '" + s.name + "': " + field + " is " + std::to_string(v) + ", out of the range 0 to " +
+                        std::to_string(hi) + (hi == limits::layers ? " (the limit on layers)" : " (the limit on any dimension)"));
+    };
+    const std::int64_t dim = limits::dimension;
+    bound(s.layers, limits::layers, "number of layers");
+    bound(s.decoder_layers, limits::layers, "number of decoder layers");
+    bound(s.moe_every, limits::layers, "sparse layer step");
+    if (s.moe_every < 1) throw Error("model '" + s.name + "': sparse layer step must be positive");
+    for (auto [v, field] : std::initializer_list<std::pair<std::int64_t, const char*>>{
+             {s.vocab, "vocabulary size"}, {s.hidden, "hidden size"}, {s.heads, "number of attention heads"},
+             {s.kv_heads, "key/value heads"}, {s.head_dim, "head dimension"}, {s.intermediate, "intermediate size"},
+             {s.max_positions, "max position embeddings"}, {s.type_vocab, "token type vocabulary"},
+             {s.word_embed_proj_dim, "word embedding projection"}, {s.experts, "number of experts"},
+             {s.top_k, "experts per token"}, {s.moe_intermediate, "expert intermediate size"},
+             {s.shared_experts, "shared experts"}, {s.shared_intermediate, "shared expert intermediate size"},
+             {s.q_lora_rank, "q_lora_rank"}, {s.kv_lora_rank, "kv_lora_rank"}, {s.qk_nope_head_dim, "qk_nope_head_dim"},
+             {s.qk_rope_head_dim, "qk_rope_head_dim"}, {s.v_head_dim, "v_head_dim"},
+             {s.relative_buckets, "relative attention buckets"}, {s.image, "image size"}, {s.patch, "patch size"},
+             {s.channels, "channels"}, {s.classes, "classes"}, {s.default_seq, "default sequence length"}})
+        bound(v, dim, field);
+    if (s.moe_first_dense < -limits::layers || s.moe_first_dense > limits::layers)
+        throw Error("model '" + s.name + "': first sparse layer " + std::to_string(s.moe_first_dense) +
+                    " is out of the range +-" + std::to_string(limits::layers));
+    if (!std::isfinite(s.dropout) || s.dropout < 0 || s.dropout >= 1)
+        throw Error("model '" + s.name + "': dropout must be in [0, 1)");
+    if (!std::isfinite(s.capacity_factor) || s.capacity_factor <= 0 || s.capacity_factor > 1e6)
+        throw Error("model '" + s.name + "': capacity factor must be positive and at most 1e6");
+}
+
 void validate(const TransformerSpec& s) {
+    check_bounds(s);
     require_positive(s, s.hidden, "hidden size");
     require_positive(s, s.layers, "number of layers");
     require_positive(s, s.heads, "number of attention heads");
@@ -187,6 +222,10 @@ void add_lm_head(ModelBuilder& b, const TransformerSpec& s) {
 
 Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
     std::int64_t image = in.image ? in.image : s.image;
+    require_positive(s, s.patch, "patch size");
+    require_positive(s, image, "image size");
+    require_positive(s, s.channels, "number of channels");
+    check_range(image, 1, limits::dimension, "image size");
     if (image % s.patch)
         throw Error("model '" + s.name + "': image size " + std::to_string(image) + " is not a multiple of the patch size " +
                     std::to_string(s.patch));

@@ -1,6 +1,7 @@
 // Recurrent layers (vanilla RNN, LSTM, GRU), batch first [batch, time, features], stacked and optionally
 // bidirectional, with PyTorch's two bias vectors per gate set.
 #include "core/checked.hpp"
+#include "core/limits.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
 
@@ -12,7 +13,12 @@ std::int64_t gates(const Layer& layer) { return layer.kind == "lstm" ? 4 : layer
 void infer_rnn(Layer& layer) {
     ops::require_rank(layer, 3, 3);
     std::int64_t hidden = ops::int_attr(layer, "hidden");
-    ops::int_attr(layer, "layers", 1);
+    std::int64_t stacked = ops::int_attr(layer, "layers", 1);
+    // Each stacked layer is costed on its own: the stack counts against the model's layer limit.
+    if (stacked < 1 || stacked > limits::layers)
+        throw Error("layer '" + layer.name + "': 'layers' must be between 1 and " + std::to_string(limits::layers) +
+                    " (the limit on layers), got " + std::to_string(stacked))
+            .at_attr("layers");
     bool bidirectional = ops::bool_attr(layer, "bidirectional", false);
     layer.output = {layer.input[0], layer.input[1], hidden * (bidirectional ? 2 : 1)};
 }

@@ -2,6 +2,8 @@
 // top-level API as the page sends it (request text in, reply text out) and must give its error, never a crash,
 // a hang or an abort; afterwards a good request still answers. The big cases are generated here, not committed.
 // No POSIX calls beyond reading the manifest: the suite also runs as wasm under Node (NODERAWFS).
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -39,9 +41,9 @@ const std::string kLayersHead = R"({"command": "features", "model": {"input": {"
 std::string generate(const std::string& kind) {
     const int deep = 1000000;
     if (kind == "deep_request") return nested(deep);
-    if (kind == "deep_layer_name") return kLayersHead + R"({"type": "relu", "name": )" + nested(deep) + "}]}}";
+    if (kind == "deep_layer_name") return kLayersHead + R"({"type": "activation", "function": "relu", "name": )" + nested(deep) + "}]}}";
     if (kind == "deep_shape")
-        return R"({"command": "features", "model": {"input": {"shape": )" + nested(deep) + R"(}, "layers": [{"type": "relu"}]}})";
+        return R"({"command": "features", "model": {"input": {"shape": )" + nested(deep) + R"(}, "layers": [{"type": "activation", "function": "relu"}]}})";
     if (kind == "deep_attribute") return kLayersHead + R"({"type": "linear", "out_features": )" + nested(deep) + "}]}}";
     if (kind == "deep_hf_architectures")
         return R"({"command": "features", "model": {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, )"
@@ -52,12 +54,12 @@ std::string generate(const std::string& kind) {
     if (kind == "depth_65") return nested(limits::json_depth + 1);
     if (kind == "residual_chain_100000") {
         const int n = 100000;
-        return kLayersHead + repeat(R"({"type": "residual", "layers": [)", n) + R"({"type": "relu"})" +
+        return kLayersHead + repeat(R"({"type": "residual", "layers": [)", n) + R"({"type": "activation", "function": "relu"})" +
                repeat("]}", n) + "]}}";
     }
     if (kind == "layers_150000") {
-        std::string layers = R"({"type": "relu"})";
-        for (int i = 1; i < 150000; ++i) layers += R"(, {"type": "relu"})";
+        std::string layers = R"({"type": "activation", "function": "relu"})";
+        for (int i = 1; i < 150000; ++i) layers += R"(, {"type": "activation", "function": "relu"})";
         return kLayersHead + layers + "]}}";
     }
     if (kind == "huge_upload")
@@ -102,6 +104,10 @@ TEST(ApiBadInputs, EveryCaseGivesItsError) {
         if (c.contains("contains"))
             EXPECT_NE(message.find(c["contains"].get<std::string>()), std::string::npos) << message;
         EXPECT_LT(message.size(), 2000u) << "a message should not echo a whole document";
+        // A case must fail for its own reason, not for a typo in the corpus.
+        if (c["class"] != "unknown kind" && c["class"] != "hostile string")
+            EXPECT_EQ(message.find("unknown layer type"), std::string::npos) << message;
+        if (std::getenv("PRENET_PRINT_CORPUS")) std::printf("%s\t%s\n", c["name"].get<std::string>().c_str(), message.c_str());
     }
     // The API still answers a good request afterwards (in wasm: the module did not abort).
     json good = json::parse(handle_request_text(R"({"command": "features", "model": "gpt2", "batch": 2})"));

@@ -148,8 +148,11 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t kv_len = ops::int_attr(layer, "kv_tokens", q_len);
     bool bias = ops::bool_attr(layer, "bias", true);
     bool out_bias = ops::bool_attr(layer, "out_bias", bias);
-    std::int64_t q_out = h.heads * h.qk_dim, kv_out = h.kv_heads * (h.qk_dim + h.v_dim);
-    std::int64_t rows = batch * q_len, kv_rows = batch * kv_len;
+    // Each factor is within limits::dimension (ModelBuilder); the sums of products can still pass 2^63.
+    std::int64_t q_out = checked_mul(h.heads, h.qk_dim, "attention projection size"),
+                 kv_out = checked_mul(h.kv_heads, checked_add(h.qk_dim, h.v_dim), "attention projection size");
+    checked_add(q_out, kv_out, "attention projection size");
+    std::int64_t rows = checked_mul(batch, q_len, "attention rows"), kv_rows = checked_mul(batch, kv_len, "attention rows");
     auto params = [&](std::int64_t in, std::int64_t out, bool b) {
         return checked_add(checked_mul(in, out, "parameter count"), b ? out : 0, "parameter count");
     };

@@ -141,7 +141,7 @@ export function precisionBadge(row) {
 
 /**
  * Bar widths and colours are data-width / data-color attributes in the HTML strings, set here through the
- * CSSOM once the HTML is on the page: the Content-Security-Policy (style-src 'self') blocks style="" attributes.
+ * CSSOM once the HTML is on the page: the Content-Security-Policy (style-src 'self') blocks inline style attributes.
  */
 export function applyStyles(root) {
   if (typeof root?.querySelectorAll !== 'function') return;

@@ -380,7 +380,11 @@ describe('web calculator', () => {
     const page = await h.page();
     await settled(page);
     const served = await page.evaluate(async () => {
-      const get = async (path) => (await fetch(path, { method: 'HEAD' })).headers.get('content-security-policy');
+      const get = async (path) => {
+        const response = await fetch(path);
+        await response.text();
+        return response.headers.get('content-security-policy');
+      };
       return { index: await get('index.html'), root: await get('./'), worker: await get('js/worker.js'), widget: await get('widget.html') };
     });
     assert.ok(served.worker.startsWith(policy), 'the worker runs under the policy too');
@@ -391,6 +395,10 @@ describe('web calculator', () => {
     await page.locator('#layer-table-box summary').click();
     await page.waitForSelector('#layer-table tbody tr');
     await page.waitForSelector('#chart canvas');
+    // The bars' widths, set through the CSSOM (no style attribute).
+    await page.waitForSelector('#layer-breakdown .bars li');
+    const widths = await page.evaluate(() => [...document.querySelectorAll('.membar span, .stack span, .bars .bar span')].map((el) => el.style.width));
+    assert.ok(widths.length > 10 && widths.every((w) => /^\d+(\.\d+)?%$/.test(w)), widths.slice(0, 5).join(' '));
     const widget = await h.page('widget.html?model=gpt2&hardware=t4');
     await widget.waitForSelector('#w-table tbody tr');
     await page.waitForTimeout(300); // reports are posted asynchronously
@@ -472,7 +480,9 @@ describe('web calculator', () => {
     const page = await h.page();
     await settled(page);
     await page.waitForSelector('#chart canvas');
-    await page.addScriptTag({ path: join(root, 'node_modules/axe-core/axe.min.js') });
+    // From the page's own origin: the Content-Security-Policy allows no inline script, so no injected one either.
+    await page.route('**/__axe.min.js', (route) => route.fulfill({ path: join(root, 'node_modules/axe-core/axe.min.js'), contentType: 'text/javascript' }));
+    await page.addScriptTag({ url: `${h.url}__axe.min.js` });
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       const violations = await page.evaluate(async () =>

@@ -464,6 +464,26 @@ describe('web calculator', () => {
     assert.equal(doc.request.model, 'gpt2');
   });
 
+  test('hostile names from a link are shown as text, and the CSV does not run them as formulas', async () => {
+    const S = await import('../../web/js/state.js');
+    const markup = '<img src=x id=pwned onerror="window.pwned=1">';
+    const model = { name: markup, input: { shape: [8] }, layers: [{ type: 'linear', name: '<b id=layer-b>l</b>', out_features: 8 }, { type: 'cross_entropy' }] };
+    const sheet = { id: 'custom-evil', name: '=HYPERLINK("http://x")<i id=sheet-i>', vendor: 'custom', kind: 'gpu', peak_tflops: { fp32: 40 }, memory: { capacity_gb: 64, bandwidth_gbps: 2000 } };
+    const page = await h.page(`index.html#src=layers&doc=${await S.pack(model)}&hw=t4&custom=${await S.pack([sheet])}&sel=custom-evil`);
+    await settled(page);
+    assert.equal(await rows(page).count(), 2);
+    assert.ok((await page.locator('#model-in-use').textContent()).includes(markup));
+    assert.ok((await page.locator('#results-table').textContent()).includes(sheet.name));
+    await page.locator('#layer-table-box summary').click();
+    await page.waitForSelector('#layer-table tbody tr');
+    assert.ok((await page.locator('#layer-table').textContent()).includes('<b id=layer-b>l</b>'));
+    assert.equal(await page.locator('#pwned, #layer-b, #sheet-i').count(), 0, 'no element made from a name');
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
+    const text = readFileSync(await csv.path(), 'utf8');
+    assert.ok(text.includes(`"'=HYPERLINK(""http://x"")<i id=sheet-i>"`), text);
+  });
+
   test('the embeddable widget', async () => {
     const page = await h.page('widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb,rtx-4090&batch=8&precision=bf16');
     await page.waitForSelector('html[data-ready=true]');

@@ -5,6 +5,8 @@
 #                                             (-sSINGLE_FILE=1) because Node 20 defines fetch(), so the normal
 #                                             loader fails to fetch a file path there; and wasm/node-esm-shim.mjs
 #                                             supplies the require()/__dirname the 3.1.6 glue expects
+# -sDYNAMIC_EXECUTION=0: Embind's glue otherwise builds its function wrappers with `new Function`, which the
+# page's Content-Security-Policy (script-src without 'unsafe-eval', docs/web.md) forbids in the worker.
 set(PRENET_WASM_COMPILE_OPTIONS -fexceptions)
 set(PRENET_WASM_LINK_OPTIONS
     --bind
@@ -14,6 +16,7 @@ set(PRENET_WASM_LINK_OPTIONS
     -sEXPORT_NAME=createPrenet
     -sALLOW_MEMORY_GROWTH=1
     -sENVIRONMENT=web,worker,node
+    -sDYNAMIC_EXECUTION=0
     $<$<CONFIG:Release>:-O3>)
 
 function(prenet_add_wasm_module target output_name)

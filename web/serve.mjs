@@ -1,9 +1,11 @@
 // A small static file server for dist/ (npm start, the browser tests and the benchmarks). Node's http only,
 // with the MIME types a static host must send (.wasm as application/wasm, .mjs as JavaScript). It serves
-// files under its root and nothing else: no directory listings, no paths outside the root.
+// files under its root and nothing else: no directory listings, no paths outside the root. It also sends the
+// headers of the root's `_headers` file (Netlify / Cloudflare Pages format, web/hosting/_headers), so that
+// local serving and the browser tests run under the same Content-Security-Policy as the published site.
 //   node web/serve.mjs [root=dist] [port=8080]     (port 0 picks a free one)
 import { createServer } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,13 +24,65 @@ export const MIME = {
   '.md': 'text/markdown; charset=utf-8',
 };
 
-/** Starts serving `root`; resolves to {server, port, url, close()}. `log(entry)` sees every request. */
-export function serve({ root = 'dist', port = 0, host = '127.0.0.1', log = null } = {}) {
+/**
+ * Parses a `_headers` file: a path pattern at the start of a line (`*` matches anything, `:name` one path
+ * segment), then indented `Name: value` lines. Returns [{pattern: RegExp, headers: [[name, value]]}].
+ */
+export function parseHeadersFile(text) {
+  const rules = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.trim() || line.trim().startsWith('#')) continue;
+    if (!/^\s/.test(line)) {
+      const source = line.trim().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/:\w+/g, '[^/]+');
+      rules.push({ path: line.trim(), pattern: new RegExp(`^${source}$`), headers: [] });
+    } else if (rules.length) {
+      const at = line.indexOf(':');
+      if (at > 0) rules.at(-1).headers.push([line.slice(0, at).trim().toLowerCase(), line.slice(at + 1).trim()]);
+    }
+  }
+  return rules;
+}
+
+/** The headers the rules give `pathname`: every matching rule, in order; a repeated name is joined with ", ". */
+export function headersFor(rules, pathname) {
+  const out = {};
+  for (const rule of rules) {
+    if (!rule.pattern.test(pathname)) continue;
+    for (const [name, value] of rule.headers) out[name] = out[name] ? `${out[name]}, ${value}` : value;
+  }
+  return out;
+}
+
+/**
+ * Starts serving `root`; resolves to {server, port, url, close()}. `log(entry)` sees every request.
+ * `cspReport(report)`, when given, gets every Content-Security-Policy violation the browser reports: each policy
+ * served gets `report-uri /__csp-report`, whose POSTs (from pages and workers alike) are parsed and passed on.
+ */
+export function serve({ root = 'dist', port = 0, host = '127.0.0.1', log = null, cspReport = null } = {}) {
   const base = resolve(root);
+  const headersFile = join(base, '_headers');
+  const rules = existsSync(headersFile) ? parseHeadersFile(readFileSync(headersFile, 'utf8')) : [];
   const server = createServer((req, res) => {
+    if (cspReport && req.method === 'POST' && req.url === '/__csp-report') {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        let report;
+        try {
+          report = JSON.parse(body);
+        } catch {
+          report = { unparsed: body };
+        }
+        cspReport(report['csp-report'] ?? report);
+        res.writeHead(204).end();
+      });
+      return;
+    }
     let pathname;
+    let requested;
     try {
-      pathname = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+      requested = new URL(req.url, 'http://x').pathname;
+      pathname = decodeURIComponent(requested);
     } catch {
       res.writeHead(400).end('bad request');
       return;
@@ -52,11 +106,18 @@ export function serve({ root = 'dist', port = 0, host = '127.0.0.1', log = null 
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${status}\n`);
       return;
     }
+    const extra = headersFor(rules, requested);
+    if (cspReport && extra['content-security-policy'])
+      extra['content-security-policy'] = extra['content-security-policy']
+        .split(', ')
+        .map((policy) => `${policy}; report-uri /__csp-report`)
+        .join(', ');
     res.writeHead(200, {
       'content-type': MIME[extname(file).toLowerCase()] ?? 'application/octet-stream',
       'content-length': stat.size,
       'cache-control': 'no-cache',
       'x-content-type-options': 'nosniff',
+      ...extra,
     });
     if (req.method === 'HEAD') res.end();
     else createReadStream(file).pipe(res);

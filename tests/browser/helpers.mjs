@@ -23,13 +23,23 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-/** Starts the server and a browser profile; returns a harness whose `problems` lists console errors and outside requests. */
-export async function start({ serviceWorkers = 'block', viewport = { width: 1440, height: 1000 } } = {}) {
+/**
+ * Starts the server and a browser profile; returns a harness whose `problems` lists console errors, outside
+ * requests and Content-Security-Policy violations (the server sends dist/_headers, the site's own policy, with a
+ * report-uri; pages also report `securitypolicyviolation` events). `testHooks` turns on the worker's test hooks.
+ */
+export async function start({ serviceWorkers = 'block', viewport = { width: 1440, height: 1000 }, testHooks = false } = {}) {
   assert.ok(existsSync(join(dist, 'index.html')), `${dist}/index.html not found; run: npm run build`);
   assert.ok(existsSync(chromiumPath), `Chromium not found at ${chromiumPath}; run: bash scripts/setup.sh --browser`);
   mkdirSync(shots, { recursive: true });
   const requests = [];
-  const server = await serve({ root: dist, log: (entry) => requests.push(entry) });
+  const problems = [];
+  const violations = [];
+  const violation = (v) => {
+    violations.push(v);
+    problems.push(`CSP violation: ${v['violated-directive'] ?? v.violatedDirective} blocked ${v['blocked-uri'] ?? v.blockedURI} in ${v['document-uri'] ?? v.documentURI}`);
+  };
+  const server = await serve({ root: dist, log: (entry) => requests.push(entry), cspReport: violation });
   const profile = mkdtempSync(join(tmpdir(), 'prenet-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
@@ -39,7 +49,13 @@ export async function start({ serviceWorkers = 'block', viewport = { width: 1440
     serviceWorkers,
     acceptDownloads: true,
   });
-  const problems = [];
+  await context.exposeFunction('prenetCspViolation', (v) => violation(v));
+  await context.addInitScript((hooks) => {
+    if (hooks) window.prenetTestHooks = true;
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.prenetCspViolation({ violatedDirective: e.violatedDirective, blockedURI: e.blockedURI, documentURI: e.documentURI, sample: e.sample }),
+    );
+  }, testHooks);
   const outside = [];
   const origin = new URL(server.url).origin;
   await context.route('**/*', (route) => {
@@ -70,6 +86,7 @@ export async function start({ serviceWorkers = 'block', viewport = { width: 1440
     requests,
     outside,
     problems,
+    violations,
     async page(path = 'index.html', options = {}) {
       const page = await context.newPage();
       if (options.viewport) await page.setViewportSize(options.viewport);

@@ -14,7 +14,7 @@ let h;
 const catalogue = cli(['hardware', '--json']).hardware;
 
 before(async () => {
-  h = await start();
+  h = await start({ testHooks: true });
 });
 after(async () => {
   await h?.close();
@@ -336,6 +336,98 @@ describe('web calculator', () => {
     }
   });
 
+  test('a request that traps the wasm module: its error is shown, the module restarts, the next request answers', async () => {
+    const page = await h.page();
+    await settled(page);
+    // Through the client: the broken request is an error reply (data), the next one answers.
+    const calls = await page.evaluate(async () => {
+      const { client } = window.prenet;
+      const request = { command: 'predict', model: 'gpt2', hardware: 't4', batch: 4 };
+      await client.remote.breakNext();
+      const broken = await client.call(request);
+      const next = await client.call(request);
+      return { broken: broken.error, next: next.doc.results?.length, restarts: await client.remote.restarts() };
+    });
+    assert.equal(calls.broken.code, 'internal');
+    assert.match(calls.broken.message, /engine failed on this request .*it has been restarted/);
+    assert.equal(calls.next, 1);
+    assert.equal(calls.restarts, 1);
+    // Through the page: the recompute that breaks the module shows the message; the next input recomputes.
+    await page.evaluate(() => window.prenet.client.remote.breakNext());
+    await page.fill('#batch', '16');
+    await page.waitForFunction(() => /engine failed on this request/.test(document.getElementById('error').textContent));
+    assert.equal(await page.locator('#error').isVisible(), true);
+    await page.fill('#batch', '32');
+    await settled(page);
+    assert.equal(await page.locator('#error').isHidden(), true);
+    assert.equal((await reply(page)).settings.batch, 32);
+    assert.equal(await rows(page).count(), catalogue.length);
+    assert.equal(await page.evaluate(() => window.prenet.client.remote.restarts()), 2);
+  });
+
+  test('the Content-Security-Policy: one policy in _headers and both pages\' <meta>, sent with every file, no violation', async () => {
+    const headers = readFileSync(join(dist, '_headers'), 'utf8');
+    const policy = headers.match(/^\/\*\n(?:\s+.*\n)*?\s+Content-Security-Policy: (.+)$/m)[1];
+    assert.match(policy, /default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self';/);
+    assert.doesNotMatch(policy, /'unsafe-inline'|'unsafe-eval'|\*|https?:/);
+    for (const file of ['index.html', 'widget.html']) {
+      const html = readFileSync(join(dist, file), 'utf8');
+      assert.equal(html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/)[1], policy, `${file}'s <meta>`);
+      // No inline script, no inline style, no event-handler attribute.
+      assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/, `${file}: inline script`);
+      assert.doesNotMatch(html, /\sstyle=|<style|\son[a-z]+=/i, `${file}: inline style or handler`);
+    }
+    const page = await h.page();
+    await settled(page);
+    const served = await page.evaluate(async () => {
+      const get = async (path) => {
+        const response = await fetch(path);
+        await response.text();
+        return response.headers.get('content-security-policy');
+      };
+      return { index: await get('index.html'), root: await get('./'), worker: await get('js/worker.js'), widget: await get('widget.html') };
+    });
+    assert.ok(served.worker.startsWith(policy), 'the worker runs under the policy too');
+    assert.ok(served.widget.startsWith(policy));
+    assert.doesNotMatch(served.widget, /frame-ancestors/, 'the widget may be embedded anywhere');
+    for (const where of ['index', 'root']) assert.match(served[where], /, frame-ancestors 'self'/, where);
+    // The page used every part of itself (chart, breakdown, layer table) without a violation.
+    await page.locator('#layer-table-box summary').click();
+    await page.waitForSelector('#layer-table tbody tr');
+    await page.waitForSelector('#chart canvas');
+    // The bars' widths, set through the CSSOM (no style attribute).
+    await page.waitForSelector('#layer-breakdown .bars li');
+    const widths = await page.evaluate(() => [...document.querySelectorAll('.membar span, .stack span, .bars .bar span')].map((el) => el.style.width));
+    assert.ok(widths.length > 10 && widths.every((w) => /^\d+(\.\d+)?%$/.test(w)), widths.slice(0, 5).join(' '));
+    const widget = await h.page('widget.html?model=gpt2&hardware=t4');
+    await widget.waitForSelector('#w-table tbody tr');
+    await page.waitForTimeout(300); // reports are posted asynchronously
+    assert.deepEqual(h.violations, []);
+  });
+
+  test("'wasm-unsafe-eval' is needed: Chromium refuses to compile WebAssembly under script-src 'self' alone", async () => {
+    // The smallest module: the 8-byte header.
+    const probe = async (policy) => {
+      const page = await h.context.newPage();
+      await page.route('**/csp-probe.html', (route) =>
+        route.fulfill({ status: 200, contentType: 'text/html', headers: { 'content-security-policy': policy }, body: '<!doctype html><title>probe</title>' }),
+      );
+      await page.goto(`${h.url}csp-probe.html`);
+      const outcome = await page.evaluate(() =>
+        WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])).then(() => 'compiled', (e) => `${e.name}: ${e.message}`),
+      );
+      await page.close();
+      return outcome;
+    };
+    assert.equal(await probe("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'"), 'compiled');
+    const refused = await probe("default-src 'self'; script-src 'self'");
+    assert.match(refused, /CompileError: .*(Content Security Policy|wasm-unsafe-eval)/, refused);
+    // That refusal is the one violation expected here.
+    const seen = h.problems.splice(0);
+    assert.ok(seen.every((p) => /csp-probe|wasm-eval|wasm-unsafe-eval|Content Security Policy/i.test(p)), seen.join('\n'));
+    h.violations.splice(0);
+  });
+
   test("the API's errors are data: the field they name is marked, and fixing it clears the mark", async () => {
     // A tokens budget for a model without tokens: code "conflict" on field "tokens".
     const page = await h.page('index.html#model=resnet50&budget=tokens');
@@ -372,6 +464,26 @@ describe('web calculator', () => {
     assert.equal(doc.request.model, 'gpt2');
   });
 
+  test('hostile names from a link are shown as text, and the CSV does not run them as formulas', async () => {
+    const S = await import('../../web/js/state.js');
+    const markup = '<img src=x id=pwned onerror="window.pwned=1">';
+    const model = { name: markup, input: { shape: [8] }, layers: [{ type: 'linear', name: '<b id=layer-b>l</b>', out_features: 8 }, { type: 'cross_entropy' }] };
+    const sheet = { id: 'custom-evil', name: '=HYPERLINK("http://x")<i id=sheet-i>', vendor: 'custom', kind: 'gpu', peak_tflops: { fp32: 40 }, memory: { capacity_gb: 64, bandwidth_gbps: 2000 } };
+    const page = await h.page(`index.html#src=layers&doc=${await S.pack(model)}&hw=t4&custom=${await S.pack([sheet])}&sel=custom-evil`);
+    await settled(page);
+    assert.equal(await rows(page).count(), 2);
+    assert.ok((await page.locator('#model-in-use').textContent()).includes(markup));
+    assert.ok((await page.locator('#results-table').textContent()).includes(sheet.name));
+    await page.locator('#layer-table-box summary').click();
+    await page.waitForSelector('#layer-table tbody tr');
+    assert.ok((await page.locator('#layer-table').textContent()).includes('<b id=layer-b>l</b>'));
+    assert.equal(await page.locator('#pwned, #layer-b, #sheet-i').count(), 0, 'no element made from a name');
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
+    const text = readFileSync(await csv.path(), 'utf8');
+    assert.ok(text.includes(`"'=HYPERLINK(""http://x"")<i id=sheet-i>"`), text);
+  });
+
   test('the embeddable widget', async () => {
     const page = await h.page('widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb,rtx-4090&batch=8&precision=bf16');
     await page.waitForSelector('html[data-ready=true]');
@@ -388,7 +500,9 @@ describe('web calculator', () => {
     const page = await h.page();
     await settled(page);
     await page.waitForSelector('#chart canvas');
-    await page.addScriptTag({ path: join(root, 'node_modules/axe-core/axe.min.js') });
+    // From the page's own origin: the Content-Security-Policy allows no inline script, so no injected one either.
+    await page.route('**/__axe.min.js', (route) => route.fulfill({ path: join(root, 'node_modules/axe-core/axe.min.js'), contentType: 'text/javascript' }));
+    await page.addScriptTag({ url: `${h.url}__axe.min.js` });
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       const violations = await page.evaluate(async () =>

@@ -2,7 +2,7 @@
 // estimate when a reply has no `run`, the page's price edits), sorting and the best choice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { budgetOf, buildRows, pickBest, precisionBadge, sortRows, toCsv } from '../../web/js/results.js';
+import { budgetOf, buildRows, csvCell, pickBest, precisionBadge, renderTable, sortRows, toCsv } from '../../web/js/results.js';
 
 const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {}) => ({
   hardware,
@@ -81,4 +81,33 @@ test('a device predicted at a fallback precision is marked, with the reason as i
   assert.ok(csv[0].endsWith(',matmul_precision_used'));
   assert.ok(csv[1].endsWith(',bf16'));
   assert.ok(csv[2].endsWith(',fp8'));
+});
+
+test('CSV cells that a spreadsheet would run as a formula get a leading apostrophe (OWASP CSV injection)', () => {
+  for (const hostile of ['=HYPERLINK("http://x","y")', '+1+2', '-2+3', '@SUM(A1)', '\tx', '\rx', '=cmd|\' /C calc\'!A0'])
+    assert.equal(csvCell(hostile), `"'${hostile.replace(/"/g, '""')}"`, JSON.stringify(hostile));
+  // Numbers stay numbers (negative ones too); ordinary text is as it was.
+  assert.equal(csvCell(-1.5), '-1.5');
+  assert.equal(csvCell(0), '0');
+  assert.equal(csvCell(true), 'true');
+  assert.equal(csvCell('a100-sxm4-80gb'), 'a100-sxm4-80gb');
+  assert.equal(csvCell('a, "b"'), '"a, ""b"""');
+  assert.equal(csvCell('line\nbreak'), '"line\nbreak"');
+  assert.equal(csvCell(null), '');
+  // Through toCsv: a custom accelerator and a model named like formulas.
+  const reply = { settings: { batch: 8, precision: 'bf16' }, model: { name: '@evil' }, results: [{ ...result('=1+1', 10), name: '-2+3' }] };
+  const rows = buildRows(reply, { hardware, request: {} });
+  const [, line] = toCsv(rows, reply).trim().split('\n');
+  assert.ok(line.startsWith(`"'=1+1","'-2+3","'@evil",8,`), line);
+});
+
+test('the results table escapes names and carries no style attribute (the CSP blocks them)', () => {
+  const reply = { settings: { batch: 8 }, model: {}, results: [{ ...result('x"><img src=x onerror=alert(1)>', 10), name: '<script>alert(1)</script>' }] };
+  const rows = buildRows(reply, { hardware, request: {} });
+  const table = { innerHTML: '' };
+  renderTable(table, rows, { sort: 'step', dir: 1, selected: null, best: null, fastest: null, language: false });
+  assert.doesNotMatch(table.innerHTML, /<script|<img/);
+  assert.match(table.innerHTML, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assert.doesNotMatch(table.innerHTML, /style=/);
+  assert.match(table.innerHTML, /data-width="\d+(\.\d+)?%"/);
 });

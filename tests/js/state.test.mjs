@@ -197,3 +197,53 @@ test("the CLI's own option table: every training row round-trips through the has
   const line = S.commandLine(s, real);
   for (const r of real.training) if (r.commands.includes('predict') && r.flag) assert.ok(line.includes(` ${r.flag}`), `${r.flag} in ${line}`);
 });
+
+test('hostile hashes: huge, markup, bad numbers and inflation bombs fall back to the defaults', async () => {
+  const defaults = await S.toHash(S.fresh(table), table);
+  // A hash past the limit is ignored as a whole.
+  const huge = await S.fromHash(`#batch=16&model=${'a'.repeat(S.LIMITS.hash)}`, table);
+  assert.equal(await S.toHash(huge, table), defaults);
+  // Markup and control characters in ids, names and keys are dropped.
+  const markup = await S.fromHash(
+    `#${new URLSearchParams({
+      model: '<img src=x onerror=alert(1)>',
+      hw: 'a100-sxm4-80gb,"><script>alert(1)</script>,t4,t4',
+      sel: '<b>x</b>',
+      sort: 'step;background:url(x)',
+      price: '<i>:1,t4:2,t4"onmouseover=x:3',
+      src: 'file',
+      doc: 'j' + Buffer.from(JSON.stringify(LAYERS)).toString('base64url'),
+      name: `evil\u0000\u001b[31m${'x'.repeat(300)}`,
+    })}`,
+    table,
+  );
+  assert.equal(markup.model, 'gpt2');
+  assert.deepEqual(markup.hw, ['a100-sxm4-80gb', 't4']);
+  assert.equal(markup.sel, null);
+  assert.equal(markup.sort, S.fresh(table).sort);
+  assert.deepEqual(markup.prices, { t4: 2 });
+  assert.equal(markup.docName, '', 'a name past the limit');
+  assert.equal((await S.fromHash(`#src=file&doc=${await S.pack(LAYERS)}&name=a%00b%1Bc.json`, table)).docName, 'abc.json');
+  // Bad numbers: each row's parser refuses them.
+  for (const bad of ['1e999', 'NaN', 'Infinity', '-Infinity', '0x10', '1e', '--1', '9'.repeat(400), '<b>8</b>'])
+    assert.equal((await S.fromHash(`#batch=${encodeURIComponent(bad)}`, table)).batch, null, bad);
+  // An inflation bomb (a few kB of deflate, 20 MB of JSON) is refused like a damaged document.
+  const bomb = await S.pack({ name: 'x'.repeat(20_000_000) });
+  assert.ok(bomb.length < 100_000, `${bomb.length}`);
+  const bombed = await S.fromHash(`#src=layers&doc=${bomb}&custom=${bomb}`, table);
+  assert.equal(bombed.source, 'zoo');
+  assert.equal(bombed.doc, null);
+  assert.deepEqual(bombed.custom, []);
+  await assert.rejects(S.unpack(bomb), /longer than/);
+  // A document must be an object; custom sheets need a well-formed id and a clean name; at most LIMITS.custom.
+  assert.equal((await S.fromHash(`#src=layers&doc=${await S.pack([1, 2])}`, table)).source, 'zoo');
+  const sheets = [SHEET, { ...SHEET, id: '<x>' }, { ...SHEET, id: 'custom-b', name: '\u0007bell' }, { ...SHEET, name: 7 }, null, 'x'];
+  assert.deepEqual((await S.fromHash(`#custom=${await S.pack(sheets)}`, table)).custom, [SHEET]);
+  const many = Array.from({ length: 100 }, (_, i) => ({ ...SHEET, id: `custom-${i}` }));
+  assert.equal((await S.fromHash(`#custom=${await S.pack(many)}`, table)).custom.length, S.LIMITS.custom);
+  // Invalid UTF-8 in a packed value and a bad packing tag.
+  assert.equal((await S.fromHash(`#src=layers&doc=j${Buffer.from([0x7b, 0xff, 0x7d]).toString('base64url')}`, table)).source, 'zoo');
+  assert.equal((await S.fromHash(`#src=layers&doc=q${Buffer.from(JSON.stringify(LAYERS)).toString('base64url')}`, table)).source, 'zoo');
+  // Many ids: at most LIMITS.ids.
+  assert.equal(S.hardwareIds(Array.from({ length: 5000 }, (_, i) => `hw${i}`).join(',')).length, S.LIMITS.ids);
+});

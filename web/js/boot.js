@@ -6,7 +6,10 @@
 (function () {
   if (!window.Worker || !window.WebAssembly || window.prenetWorker !== undefined) return;
   var base = document.currentScript ? new URL('..', document.currentScript.src) : new URL('.', location.href);
-  var worker = (window.prenetWorker = new Worker(new URL('js/worker.js?wasm=posted', base), { type: 'module' }));
+  // window.prenetTestHooks: set only by the browser tests (before any page script runs) to turn on the worker's
+  // test hooks (js/worker.js); nothing a link or an input can set.
+  var hooks = window.prenetTestHooks === true ? '&test-hooks=1' : '';
+  var worker = (window.prenetWorker = new Worker(new URL('js/worker.js?wasm=posted' + hooks, base), { type: 'module' }));
   fetch(new URL('wasm/prenet.wasm', base))
     .then(function (r) {
       if (!r.ok) throw new Error('cannot load wasm/prenet.wasm: HTTP ' + r.status);

@@ -139,6 +139,18 @@ export function precisionBadge(row) {
   return `<span class="badge fallback" title="${esc(text)}" aria-label="${esc(text)}">as ${esc(f.used)}</span>`;
 }
 
+/**
+ * Bar widths and colours are data-width / data-color attributes in the HTML strings, set here through the
+ * CSSOM once the HTML is on the page: the Content-Security-Policy (style-src 'self') blocks inline style attributes.
+ */
+export function applyStyles(root) {
+  if (typeof root?.querySelectorAll !== 'function') return;
+  for (const el of root.querySelectorAll('[data-width], [data-color]')) {
+    if (el.dataset.width && /^\d+(\.\d+)?%$/.test(el.dataset.width)) el.style.width = el.dataset.width;
+    if (el.dataset.color) el.style.background = el.dataset.color;
+  }
+}
+
 export function renderTable(table, rows, { sort, dir, selected, best, fastest, language }) {
   const head = COLUMNS.map((c) => {
     const label = c.key === 'throughput' ? `Throughput<span class="unit">${language ? 'tokens/s' : 'samples/s'}</span>` : `${c.label}${c.unit ? `<span class="unit">${c.unit}</span>` : ''}`;
@@ -159,7 +171,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
       const share = r.capacity ? Math.min(1, r.peak / r.capacity) : 0;
       const advice = adviceSummary(r.advice);
       const memory = `${F.num(r.peak / 1e9)} / ${F.gb(r.capacity)}<span class="range">${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(advice)}"` : ''}>✗ does not fit</span>`}</span>
-        <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span style="width:${(share * 100).toFixed(1)}%"></span></span>`;
+        <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span data-width="${(share * 100).toFixed(1)}%"></span></span>`;
       const est = r.run?.estimated ? ' title="estimated in the page from the step time"' : '';
       return `<tr class="${classes}" data-id="${esc(r.id)}">
         <th scope="row"><span class="vendor">${esc(r.vendor)}</span><button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}</th>
@@ -175,6 +187,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
     .join('');
   table.innerHTML = `<caption class="visually-hidden">Predicted training step time, throughput, time to train, cost, energy and memory per accelerator</caption>
     <thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
+  applyStyles(table);
 }
 
 export function verdictHtml(rows, pick) {
@@ -287,10 +300,10 @@ const MEMORY_PARTS = [
 function stackHtml(parts, total, fmt, label) {
   const segs = parts.filter((p) => p.value > 0);
   return `<div class="stack" role="img" aria-label="${esc(label)}">${segs
-    .map((p) => `<span style="width:${((p.value / total) * 100).toFixed(2)}%;background:${p.color}" title="${esc(p.label)}: ${esc(fmt(p.value))}"></span>`)
+    .map((p) => `<span data-width="${((p.value / total) * 100).toFixed(2)}%" data-color="${p.color}" title="${esc(p.label)}: ${esc(fmt(p.value))}"></span>`)
     .join('')}</div>
     <ul class="legend">${parts
-      .map((p) => `<li><span class="sw" style="background:${p.color}"></span><span>${esc(p.label)}</span><span>${fmt(p.value)}</span><span class="pct">${total > 0 ? `${((p.value / total) * 100).toFixed(1)}%` : ''}</span></li>`)
+      .map((p) => `<li><span class="sw" data-color="${p.color}"></span><span>${esc(p.label)}</span><span>${fmt(p.value)}</span><span class="pct">${total > 0 ? `${((p.value / total) * 100).toFixed(1)}%` : ''}</span></li>`)
       .join('')}</ul>`;
 }
 
@@ -300,7 +313,7 @@ function barsHtml(entries, total) {
   return `<ul class="bars">${entries
     .map(
       ([name, ms]) =>
-        `<li><span>${esc(name)}</span><span class="bar" aria-hidden="true"><span style="width:${((ms / max) * 100).toFixed(1)}%"></span></span><span class="val">${F.ms(ms)} <small>${total ? ((ms / total) * 100).toFixed(0) : 0}%</small></span></li>`,
+        `<li><span>${esc(name)}</span><span class="bar" aria-hidden="true"><span data-width="${((ms / max) * 100).toFixed(1)}%"></span></span><span class="val">${F.ms(ms)} <small>${total ? ((ms / total) * 100).toFixed(0) : 0}%</small></span></li>`,
     )
     .join('')}</ul>`;
 }
@@ -384,11 +397,6 @@ export function toCsv(rows, reply) {
     'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
     'matmul_precision_used',
   ];
-  const cell = (v) => {
-    if (v == null) return '';
-    const t = String(v);
-    return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
-  };
   const lines = rows.map((r) =>
     [
       r.id, r.name, reply.model?.name, s.batch, s.seq, s.image, s.precision, s.optimizer, r.step, r.low, r.high,
@@ -396,8 +404,22 @@ export function toCsv(rows, reply) {
       r.samplesPerS, r.tokensPerS, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak, r.capacity, r.fits,
       r.precisionUsed,
     ]
-      .map(cell)
+      .map(csvCell)
       .join(','),
   );
   return `${header.join(',')}\n${lines.join('\n')}\n`;
+}
+
+/**
+ * One CSV cell. Text that a spreadsheet would read as a formula (it starts with = + - @, a tab or a carriage
+ * return: a model or custom accelerator name is the user's own text, and a shared link is a stranger's) gets
+ * a leading apostrophe and quotes (OWASP, "CSV Injection"); numbers stay numbers, negative ones included.
+ */
+export function csvCell(v) {
+  if (v == null) return '';
+  if (typeof v === 'number') return String(v);
+  let t = String(v);
+  const formula = /^[=+\-@\t\r]/.test(t);
+  if (formula) t = `'${t}`;
+  return formula || /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 }

@@ -43,6 +43,8 @@ export const effective = (state, row) => state[row.name] ?? PAGE_DEFAULTS[row.na
  * Reads one value for a row from text (a form field, a URL): {value} when the row's type, range and
  * choices accept it (value null for blank), {error} (a short reason) otherwise.
  */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 export function parseValue(row, text) {
   const t = String(text ?? '').trim();
   if (row.type === 'flag') {
@@ -54,7 +56,8 @@ export function parseValue(row, text) {
   if (t === '') return { value: null };
   if (row.type === 'choice') return row.choices?.includes(t) ? { value: t } : { error: `one of ${row.choices?.join(', ')}` };
   if (row.type === 'count' || row.type === 'number') {
-    const v = Number(t);
+    // Decimal notation only: Number() would also read 0x10, 0b11 and 0o7.
+    const v = DECIMAL.test(t) ? Number(t) : NaN;
     if (!Number.isFinite(v)) return { error: 'a number' };
     if (row.integer && !Number.isInteger(v)) return { error: 'a whole number' };
     if (row.min != null && (row.min_exclusive ? v <= row.min : v < row.min)) return { error: `${row.min_exclusive ? 'more than' : 'at least'} ${row.min}` };
@@ -165,10 +168,46 @@ export async function pack(value) {
   return text;
 }
 
-export async function unpack(text) {
+// Limits on what a link may hold (a link is a stranger's input): the hash, a packed value once inflated (a few
+// kilobytes of deflate can inflate to gigabytes), the lists in it, and the shape of every id and name.
+export const LIMITS = { hash: 2_000_000, unpacked: 8_000_000, ids: 2000, custom: 64, name: 200 };
+/** A catalogue or custom accelerator id, a zoo model id, a sort key: letters, digits and . _ - + / : only. */
+const ID = /^[\w.+:/-]{1,128}$/;
+export const validId = (v) => typeof v === 'string' && ID.test(v);
+/** A display name from a link: a string without control characters, at most LIMITS.name long; else null. */
+export function cleanName(v) {
+  if (typeof v !== 'string') return null;
+  const t = v.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
+  return t && t.length <= LIMITS.name ? t : null;
+}
+
+// Inflates at most `limit` bytes; a longer result is an error (the stream is cancelled).
+async function inflate(bytes, limit) {
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel();
+      throw new Error(`a packed value longer than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) out.set(c, (at += c.length) - c.length);
+  return out;
+}
+
+export async function unpack(text, limit = LIMITS.unpacked) {
+  if (typeof text !== 'string' || (text[0] !== 'z' && text[0] !== 'j')) throw new Error('not a packed value');
   const bytes = fromBase64Url(text.slice(1));
-  const raw = text[0] === 'z' ? await pipe(bytes, new DecompressionStream('deflate-raw')) : bytes;
-  return JSON.parse(new TextDecoder().decode(raw));
+  const raw = text[0] === 'z' ? await inflate(bytes, limit) : bytes;
+  if (raw.length > limit) throw new Error(`a packed value longer than ${limit} bytes`);
+  return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
 }
 
 /** The state as a hash: only what differs from the defaults. Training rows under their row's `url` key. */
@@ -193,24 +232,37 @@ export async function toHash(state, table) {
   return text ? `#${text}` : '';
 }
 
+/** Accelerator ids from a comma-separated list (a link's `hw`, the widget's `hardware`): well-formed ones, deduplicated, at most LIMITS.ids. */
+export function hardwareIds(text) {
+  return [...new Set(String(text ?? '').split(',').filter(validId))].slice(0, LIMITS.ids);
+}
+
+// A custom sheet from a link: an object with a well-formed id and a clean name (the API checks the numbers).
+function validSheet(c) {
+  if (!c || typeof c !== 'object' || Array.isArray(c) || !validId(c.id) || cleanName(c.name) !== c.name) return false;
+  return true;
+}
+
 /** Parses a hash (with or without '#'); unknown or malformed parts fall back to the defaults. */
 export async function fromHash(hash, table) {
   const s = fresh(table);
+  // A hash past the limit is ignored as a whole: the defaults.
+  if (typeof hash !== 'string' || hash.length > LIMITS.hash) return s;
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   const src = p.get('src');
   if (src === 'layers' || src === 'file') s.source = src;
-  if (p.get('model')) s.model = p.get('model');
+  if (validId(p.get('model'))) s.model = p.get('model');
   if (s.source !== 'zoo') {
     try {
       s.doc = p.has('doc') ? await unpack(p.get('doc')) : null;
     } catch {
       s.doc = null;
     }
-    if (!s.doc || typeof s.doc !== 'object') {
+    if (!s.doc || typeof s.doc !== 'object' || Array.isArray(s.doc)) {
       s.source = 'zoo';
       s.doc = null;
     }
-    s.docName = p.get('name') ?? '';
+    s.docName = cleanName(p.get('name')) ?? '';
   }
   for (const row of table.training) {
     if (!row.url || !p.has(row.url)) continue;
@@ -221,25 +273,26 @@ export async function fromHash(hash, table) {
   if (budget === 'tokens' || budget === 'samples') s.budget = budget;
   // Links from before `budget`: samples without tokens meant the samples budget.
   else if (!p.has('budget') && s.tokens == null && (s.samples != null || s.epochs != null)) s.budget = 'samples';
-  if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : p.get('hw').split(',').filter(Boolean);
+  if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : hardwareIds(p.get('hw'));
   if (p.has('custom')) {
     try {
       const custom = await unpack(p.get('custom'));
-      if (Array.isArray(custom)) s.custom = custom.filter((c) => c && typeof c === 'object');
+      if (Array.isArray(custom)) s.custom = custom.filter(validSheet).slice(0, LIMITS.custom);
     } catch {
       /* ignore a damaged custom list */
     }
   }
-  for (const item of (p.get('price') ?? '').split(',')) {
+  for (const item of (p.get('price') ?? '').split(',').slice(0, LIMITS.ids)) {
     const at = item.lastIndexOf(':');
+    const id = item.slice(0, at);
     const v = Number(item.slice(at + 1));
-    if (at > 0 && item.slice(at + 1) !== '' && Number.isFinite(v) && v >= 0) s.prices[item.slice(0, at)] = v;
+    if (at > 0 && validId(id) && item.slice(at + 1) !== '' && Number.isFinite(v) && v >= 0) s.prices[id] = v;
   }
   const sort = p.get('sort');
-  if (sort) {
+  if (sort && /^-?[a-z_]{1,40}$/.test(sort)) {
     s.dir = sort.startsWith('-') ? -1 : 1;
     s.sort = sort.replace(/^-/, '');
   }
-  s.sel = p.get('sel') || null;
+  s.sel = validId(p.get('sel')) ? p.get('sel') : null;
   return s;
 }

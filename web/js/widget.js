@@ -17,7 +17,7 @@ async function stateFromQuery(table) {
   hash.delete('hardware');
   const s = await S.fromHash(hash.toString(), table);
   const hw = q.get('hardware');
-  if (hw && hw !== 'all') s.hw = hw.split(',').filter(Boolean);
+  if (hw && hw !== 'all') s.hw = S.hardwareIds(hw);
   return s;
 }
 
@@ -46,7 +46,7 @@ async function main() {
   const { best } = pickBest(rows);
   const s = reply.doc.settings;
   const what = s.seq != null ? `seq ${s.seq}` : s.image != null ? `${s.image} px` : '';
-  $('w-title').innerHTML = `<strong>${F.esc(reply.doc.model.name)}</strong> · ${F.count(reply.doc.model.params)} params · batch ${s.batch}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}`;
+  $('w-title').innerHTML = `<strong>${F.esc(reply.doc.model.name)}</strong> · ${F.count(reply.doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}`;
   $('w-table').innerHTML = `<caption class="visually-hidden">Predicted training step per accelerator</caption>
     <thead><tr><th scope="col">Accelerator</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Memory</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
     <tbody>${rows

@@ -2,6 +2,7 @@
 // The page calls request(jsonText) through comlink and gets the reply as a JSON string: handleRequest's
 // std::string is copied out of wasm memory at once, so nothing on the page points into the module's heap.
 import * as Comlink from '../vendor/comlink.mjs';
+import { breakModule, createEngine } from './engine.js';
 
 const wasmUrl = new URL('../wasm/prenet.wasm', import.meta.url);
 // Startup milestones (epoch ms), for bench/: worker started, wasm received, glue loaded, module ready.
@@ -33,50 +34,61 @@ const compiled = posted
       return WebAssembly.compile(await response.arrayBuffer());
     })();
 
+// Test hooks (js/worker.js?test-hooks=1, which js/boot.js asks for only when a test has set
+// window.prenetTestHooks before the page loaded; no link or input can): breakNext() makes the next request
+// trap inside the module, to test the recovery below.
+const testHooks = new URL(import.meta.url).searchParams.get('test-hooks') === '1';
+
+// Every instance is made from the same compiled module: the first when the glue has loaded, a fresh one after
+// a request that trapped or aborted the module (js/engine.js), in a few milliseconds.
 let failure = null;
-const loaded = new Promise((resolve, reject) => {
-  const fail = (error) => {
-    failure = error instanceof Error ? error : new Error(String(error));
-    reject(failure);
-  };
-  compiled.catch(fail);
-  import('../wasm/prenet.mjs')
-    .then(({ default: createPrenet }) => {
-      mark('glue');
-      return createPrenet({
-        locateFile: (path) => new URL(`../wasm/${path}`, import.meta.url).href,
-        instantiateWasm(imports, receive) {
-          compiled
-            .then((module) => WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module)))
-            .catch(fail);
-          return {};
-        },
-        print: (text) => console.log(text),
-        printErr: (text) => console.warn(text),
-      });
-    })
-    .then((module) => {
-      mark('ready');
-      resolve(module);
-    }, fail);
+const fail = (error) => {
+  failure = error instanceof Error ? error : new Error(String(error));
+  throw failure;
+};
+compiled.catch(() => {});
+const glue = import('../wasm/prenet.mjs').then(({ default: createPrenet }) => {
+  mark('glue');
+  return createPrenet;
 });
-loaded.catch(() => {}); // reported to the page by the first request
+glue.catch(() => {});
+let instances = 0;
+function instantiate() {
+  return new Promise((resolve, reject) => {
+    Promise.all([glue, compiled])
+      .then(([createPrenet, module]) =>
+        createPrenet({
+          locateFile: (path) => new URL(`../wasm/${path}`, import.meta.url).href,
+          instantiateWasm(imports, receive) {
+            WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module), reject);
+            return {};
+          },
+          print: (text) => console.log(text),
+          printErr: (text) => console.warn(text),
+        }),
+      )
+      .then(resolve, reject);
+  }).then((prenet) => {
+    if (!instances++) mark('ready');
+    return prenet;
+  }, fail);
+}
+const engine = createEngine(instantiate);
 
 // The module's one-time start-up (parsing the embedded hardware sheets and the learned kernel models) runs
 // on its first prediction. If the module is ready before the page's first request arrives, a tiny
 // prediction starts that work at once instead of waiting for it.
 let requests = 0;
+let breakNext = false;
 const WARM_UP = JSON.stringify({
   command: 'predict',
   model: { input: { shape: [8] }, layers: [{ type: 'linear', out_features: 8 }, { type: 'cross_entropy' }] },
   hardware: 'all',
 });
-loaded.then((prenet) =>
-  setTimeout(() => {
+engine.ready().then(() =>
+  setTimeout(async () => {
     if (requests) return;
-    const start = performance.now();
-    prenet.handleRequest(WARM_UP);
-    marks.warmUpMs = performance.now() - start;
+    marks.warmUpMs = (await engine.request(WARM_UP)).ms;
   }, 0),
 );
 
@@ -85,18 +97,26 @@ const api = {
   marks: () => marks,
   /** Resolves once the module is ready; returns its version. */
   async ready() {
-    const prenet = await loaded;
+    const prenet = await engine.ready();
     return prenet.version();
   },
-  /** One API request (a JSON string); returns {reply: JSON string, ms: time spent in the module}. */
+  /**
+   * One API request (a JSON string); returns {reply: JSON string, ms: time spent in the module, restarted}.
+   * A request that traps or aborts the module is answered with an error reply and the module is restarted.
+   */
   async request(text) {
     requests++;
     if (failure) throw failure;
-    const prenet = await loaded;
-    const start = performance.now();
-    const reply = prenet.handleRequest(text);
-    return { reply, ms: performance.now() - start };
+    const before = breakNext ? breakModule : undefined;
+    breakNext = false;
+    return engine.request(text, { before });
   },
+  /** How many times a request has broken the module (and it was restarted). */
+  restarts: () => engine.restarts,
 };
+if (testHooks)
+  api.breakNext = () => {
+    breakNext = true;
+  };
 
 Comlink.expose(api);

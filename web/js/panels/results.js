@@ -4,7 +4,7 @@
 // helpers in ../results.js; the API's errors are shown here and marked on the inputs they name.
 import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
-import { assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
+import { applyStyles, assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
 
 export const reads = ['sort', 'dir', 'sel', 'prices', '@meta', '@predict'];
 
@@ -78,6 +78,7 @@ export function render(state, ctx) {
 function renderBreakdown(rows, selected, ctx) {
   ctx.$('sel').innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');
   ctx.$('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected));
+  applyStyles(ctx.$('breakdown'));
   if (selected) loadLayers(selected, ctx);
 }
 
@@ -106,7 +107,10 @@ async function loadLayers(selected, ctx) {
     layersCache.set(key, doc.results?.[0]?.step);
   }
   const el = target();
-  if (el) el.innerHTML = layersHtml(layersCache.get(key));
+  if (el) {
+    el.innerHTML = layersHtml(layersCache.get(key));
+    applyStyles(el);
+  }
 }
 
 /** Loads the chart library (after the first result, so it never delays it) and draws the current rows. */

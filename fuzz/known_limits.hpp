@@ -39,10 +39,21 @@ inline bool too_deep(const std::uint8_t* data, std::size_t size) {
     return false;
 }
 
+// A key that counts layers, repeats, experts, steps or devices: one of its '_'-separated words names one
+// ("num_hidden_layers", "n_layer", "count", "decoder_sparse_step", "num_local_experts", "gpus", "grad_accum").
 inline bool count_like(const std::string& key) {
-    for (const char* word : {"layer", "repeat", "count", "experts", "blocks", "depth", "stack", "num_", "n_", "times",
-                             "steps", "step", "every", "gpus", "devices", "nodes", "stages", "micro"})
-        if (key.find(word) != std::string::npos) return true;
+    static const char* const words[] = {"layer", "layers", "repeat", "count", "experts", "blocks", "depth", "step",
+                                        "steps", "every", "gpus", "dp", "tp", "pp", "cp", "ep", "vp", "accum",
+                                        "nodes", "stages"};
+    std::size_t begin = 0;
+    while (begin <= key.size()) {
+        std::size_t end = key.find('_', begin);
+        if (end == std::string::npos) end = key.size();
+        std::string word = key.substr(begin, end - begin);
+        for (const char* w : words)
+            if (word == w) return true;
+        begin = end + 1;
+    }
     return false;
 }
 

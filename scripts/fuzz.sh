@@ -53,12 +53,15 @@ for t in "${targets[@]}"; do
   seeds "$t" | while read -r f; do cp "$f" "$corpus/seed-$(basename "$f")"; done
   log=$artifacts/$t.log   # libFuzzer's whole output, kept until the next run
   echo "fuzz: $t for ${seconds}s (corpus $corpus)"
+  found_before=$(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l)
   # The working directory is an empty folder: the CLI target must find no file to read.
+  # (In fork mode with -ignore_crashes libFuzzer exits 0 after findings: new artifacts count as failures too.)
   # shellcheck disable=SC2086
   if (cd "$tmp/run-$t" && "$root/$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
         -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
-        ${PRENET_FUZZ_FLAGS:-} "$corpus") >"$log" 2>&1; then
-    { grep -E 'cov: ' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /"
+        ${PRENET_FUZZ_FLAGS:-} "$corpus") >"$log" 2>&1 &&
+    (($(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l) == found_before)); then
+    { grep -E 'cov: ' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /" || true
   else
     failed+=("$t")
     tail -60 "$log" >&2

@@ -61,7 +61,7 @@ for t in "${targets[@]}"; do
         -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
         ${PRENET_FUZZ_FLAGS:-} "$corpus") >"$log" 2>&1 &&
     (($(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l) == found_before)); then
-    { grep -oE '#[0-9]+:? +(DONE +)?cov: .*' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /" || true
+    { grep -oE '#[0-9]+:?[[:space:]]+(DONE[[:space:]]+)?cov: .*' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /" || true
   else
     failed+=("$t")
     tail -60 "$log" >&2

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Usage: scripts/build.sh [native|wasm|web|all]   (default: all = native, wasm, then web)
-#   native -> build/       (prenet CLI, prenet_tests)
+# Usage: scripts/build.sh [native|wasm|web|all|sanitize]   (default: all = native, wasm, then web)
+#   native   -> build/          (prenet CLI, prenet_tests)
+#   sanitize -> build-sanitize/ (the same with clang, ASan + UBSan, plus the libFuzzer targets of fuzz/; not in
+#                                `all`: scripts/test.sh builds it; see docs/robustness.md)
 #   wasm   -> build-wasm/  (prenet.mjs + prenet.wasm, prenet_node.mjs, tests/prenet_tests.js)
 #   web    -> dist/        (the static web calculator: web/ + the wasm module + vendored npm packages;
 #                           needs build-wasm/ and node_modules/, see docs/web.md)
@@ -9,8 +11,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 what=${1:-all}
 case "$what" in
-  native | wasm | web | all) ;;
-  *) echo "usage: $0 [native|wasm|web|all]" >&2; exit 2 ;;
+  native | wasm | web | all | sanitize) ;;
+  *) echo "usage: $0 [native|wasm|web|all|sanitize]" >&2; exit 2 ;;
 esac
 
 run() { echo "+ $*"; "$@"; }
@@ -35,4 +37,13 @@ fi
 if [[ $what == web || $what == all ]]; then
   echo "build: web (dist/)"
   run node web/build.mjs
+fi
+
+if [[ $what == sanitize ]]; then
+  echo "build: native with ASan + UBSan and the fuzz targets (build-sanitize/)"
+  # -O1 with line tables: the quickest build whose tests still run fast, with file:line in the reports.
+  # scripts/fuzz.sh configures the same folder the same way.
+  run cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
+    -DCMAKE_CXX_COMPILER=clang++ -DPRENET_FUZZ=ON
+  run cmake --build build-sanitize
 fi

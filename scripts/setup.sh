@@ -23,6 +23,9 @@ need_file() { [[ -e "$2" ]] || missing+=("$1"); }
 need_cmd cmake cmake
 need_cmd g++ g++
 need_cmd ninja-build ninja
+need_cmd clang clang++   # the ASan + UBSan build and the fuzz targets (build-sanitize/, docs/robustness.md)
+compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' >/dev/null ||
+  missing+=(libclang-rt-14-dev)   # libFuzzer and the sanitizer runtimes for clang 14 (Debian bookworm)
 need_cmd emscripten em++
 need_file libeigen3-dev /usr/include/eigen3/Eigen/Core
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp

@@ -355,6 +355,23 @@ TEST(ParseHardware, StringWhereANumberBelongsNamesTheField) {
     EXPECT_TRUE(mentions(parse_error(sheet), "bandwidth_gbps"));
 }
 
+// Found by the hardware_spec fuzz target (tests/fixtures/fuzz/hardware_spec/): a text field holding a number
+// escaped as nlohmann's type_error instead of an Error naming the field.
+TEST(ParseHardware, NumberWhereTextBelongsNamesTheField) {
+    json sheet = minimal_sheet();
+    sheet["launch_date"] = {{"value", 989.4}, {"source", "me"}};
+    EXPECT_TRUE(mentions(parse_error(sheet), "launch_date"));
+    sheet = minimal_sheet();
+    sheet["vendor"] = 7;
+    EXPECT_TRUE(mentions(parse_error(sheet), "vendor"));
+    sheet = minimal_sheet();
+    sheet["prices"] = {{"cloud", {{{"usd_per_hour", 2.5}, {"provider", 1}}}}};
+    EXPECT_TRUE(mentions(parse_error(sheet), "provider"));
+    sheet = minimal_sheet();
+    sheet["launch_date"] = {{"value", nullptr}, {"source", "me"}};
+    EXPECT_EQ(parse_hardware(sheet, "test sheet").launch_date, "");
+}
+
 TEST(ParseHardware, OtherBadSheets) {
     EXPECT_FALSE(parse_error(json::array()).empty());
     EXPECT_FALSE(parse_error(json("t4")).empty());

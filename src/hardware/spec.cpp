@@ -70,11 +70,14 @@ const json& section(const json& sheet, const char* key, const std::string& origi
     return *it;
 }
 
-std::string text(const json& sheet, const char* key, const std::string& fallback) {
+// A text field: a string, or {"value": string, "source": key}; absent or null gives `fallback`.
+std::string text(const json& sheet, const char* key, const std::string& fallback, const std::string& origin) {
     auto it = sheet.find(key);
     if (it == sheet.end() || it->is_null()) return fallback;
-    if (it->is_object()) return it->value("value", fallback);
-    return it->is_string() ? it->get<std::string>() : fallback;
+    const json& v = it->is_object() ? it->value("value", json()) : *it;
+    if (v.is_null()) return fallback;
+    if (!v.is_string()) throw Error(origin + ": field '" + key + "' must be a string, got " + v.dump());
+    return v.get<std::string>();
 }
 
 }  // namespace
@@ -82,13 +85,13 @@ std::string text(const json& sheet, const char* key, const std::string& fallback
 HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     if (!sheet.is_object()) throw Error(origin + ": a hardware spec must be a JSON object");
     HardwareSpec h;
-    h.id = text(sheet, "id", "");
+    h.id = text(sheet, "id", "", origin);
     if (h.id.empty()) throw Error(origin + ": missing field 'id'");
-    h.name = text(sheet, "name", h.id);
-    h.vendor = text(sheet, "vendor", "");
-    h.kind = text(sheet, "kind", "gpu");
-    h.architecture = text(sheet, "architecture", "");
-    h.launch_date = text(sheet, "launch_date", "");
+    h.name = text(sheet, "name", h.id, origin);
+    h.vendor = text(sheet, "vendor", "", origin);
+    h.kind = text(sheet, "kind", "gpu", origin);
+    h.architecture = text(sheet, "architecture", "", origin);
+    h.launch_date = text(sheet, "launch_date", "", origin);
     const json& peaks = section(sheet, "peak_tflops", origin, true);
     for (auto it = peaks.begin(); it != peaks.end(); ++it) {
         double x = sheet_number(peaks, it.key().c_str(), origin, kMaxTflops);
@@ -110,13 +113,13 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin, 1e6));
     const json& links = section(sheet, "interconnect", origin, false);
     h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, 1e5));
-    h.scale_up_link = text(links, "scale_up_link", "pcie");
+    h.scale_up_link = text(links, "scale_up_link", "pcie", origin);
     if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
         throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +
                     h.scale_up_link + "'");
     h.scale_up_domain = whole_count(links, "scale_up_domain", origin);
     h.gpus_per_node = whole_count(links, "gpus_per_node", origin);
-    h.scale_out_network = text(links, "scale_out_network", "");
+    h.scale_out_network = text(links, "scale_out_network", "", origin);
     if (!h.scale_out_network.empty()) {
         try {
             Link network = parse_network(h.scale_out_network);
@@ -135,8 +138,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
             if (!std::isfinite(usd) || usd < 0 || usd > 1e6)
                 throw Error(origin + ": 'prices.cloud[].usd_per_hour' must be between 0 and 1e6, got " +
                             p["usd_per_hour"].dump());
-            h.cloud_prices.push_back(
-                {p["usd_per_hour"].get<double>(), p.value("provider", ""), p.value("date", "")});
+            h.cloud_prices.push_back({usd, text(p, "provider", "", origin), text(p, "date", "", origin)});
         }
     return h;
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Usage: scripts/fuzz.sh [seconds-per-target] [target...]     (default: 15 s each, every target)
+# Builds the libFuzzer targets (fuzz/, PRENET_FUZZ=ON with clang, in build-sanitize/, the same build as the
+# sanitizer test suite) and runs each for the given time on a working corpus seeded from the repository's
+# fixtures (hardware/*.json, tests/fixtures/hf/, examples/, fuzz/seeds/). `npm test` runs it with a short
+# budget; for long runs see docs/robustness.md.
+#   PRENET_FUZZ_CORPUS=DIR     keep the working corpus in DIR/<target> (default: a temporary folder, removed)
+#   PRENET_FUZZ_ARTIFACTS=DIR  where crashing inputs go (default: build-sanitize/fuzz-artifacts)
+#   PRENET_FUZZ_FLAGS="..."    more libFuzzer flags (e.g. -jobs=4 -workers=4)
+# Fails if any target finds a crash, a leak, a timeout or an out-of-memory input; its input is kept as
+# <artifacts>/<target>-crash-<sha1> (or -timeout-, -oom-, -leak-), and the report says how to replay it;
+# <artifacts>/<target>.log holds each target's last libFuzzer output.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+seconds=${1:-15}
+shift || true
+all_targets=(layers_json hf_config hardware_spec api_request cli_args)
+targets=("$@")
+((${#targets[@]})) || targets=("${all_targets[@]}")
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
+
+build=build-sanitize
+echo "+ cmake -S . -B $build (PRENET_FUZZ=ON, clang)"
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
+  -DCMAKE_CXX_COMPILER=clang++ -DPRENET_FUZZ=ON >/dev/null
+cmake --build $build --target "${targets[@]/%/_fuzz}"
+
+artifacts=${PRENET_FUZZ_ARTIFACTS:-$root/$build/fuzz-artifacts}
+mkdir -p "$artifacts"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Seeds per target: copied into the working corpus (libFuzzer adds what it finds there).
+seeds() {
+  case $1 in
+    layers_json) ls examples/*.json fuzz/seeds/layers_json/* ;;
+    hf_config) ls tests/fixtures/hf/*.json ;;
+    hardware_spec) ls hardware/*.json | grep -v 'schema\.json$' ;;
+    api_request) ls fuzz/seeds/api_request/* ;;
+    cli_args) ls fuzz/seeds/cli_args/* ;;
+  esac
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for t in "${targets[@]}"; do
+  corpus=${PRENET_FUZZ_CORPUS:+$PRENET_FUZZ_CORPUS/$t}
+  corpus=${corpus:-$tmp/corpus/$t}
+  mkdir -p "$corpus" "$tmp/run-$t"
+  seeds "$t" | while read -r f; do cp "$f" "$corpus/seed-$(basename "$f")"; done
+  log=$artifacts/$t.log   # libFuzzer's whole output, kept until the next run
+  echo "fuzz: $t for ${seconds}s (corpus $corpus)"
+  found_before=$(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l)
+  # The working directory is an empty folder: the CLI target must find no file to read.
+  # (In fork mode with -ignore_crashes libFuzzer exits 0 after findings: new artifacts count as failures too.)
+  # shellcheck disable=SC2086
+  if (cd "$tmp/run-$t" && "$root/$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
+        -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
+        ${PRENET_FUZZ_FLAGS:-} "$corpus") >"$log" 2>&1 &&
+    (($(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l) == found_before)); then
+    { grep -oE '#[0-9]+:?[[:space:]]+(DONE[[:space:]]+)?cov: .*' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /" || true
+  else
+    failed+=("$t")
+    tail -60 "$log" >&2
+    echo "fuzz: $t FAILED; replay: $build/fuzz/${t}_fuzz <the artifact named above>" >&2
+  fi
+done
+
+if ((${#failed[@]})); then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in $artifacts)" >&2
+  exit 1
+fi
+echo "fuzz: all targets ran ${seconds}s without a finding"

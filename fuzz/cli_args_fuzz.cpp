@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (line.find('/') != std::string::npos || line.find(".json") != std::string::npos ||
             (!line.empty() && line[0] == '.'))
             return -1;
-        // TODO(limits branch, issue #13): the same number limits as the JSON targets (known_limits.hpp).
+        // The same number limits as the JSON targets (known_limits.hpp).
         if (line.find_first_of("0123456789") != std::string::npos) {
             nlohmann::json number = nlohmann::json::parse(line.substr(line.find('=') + 1), nullptr, false);
             if (!number.is_discarded() && prenet::fuzz::out_of_range(number)) return -1;

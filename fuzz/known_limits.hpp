@@ -13,30 +13,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/limits.hpp"
+
 namespace prenet::fuzz {
 
-constexpr int kMaxDepth = 64;              // JSON nesting (the issue: SIGSEGV at 10^5 levels)
-constexpr double kMaxMagnitude = 2147483648.0;  // any number: 2^31, the dimension limit of core/limits.hpp
+constexpr int kMaxDepth = limits::json_depth;  // JSON nesting (the issue: SIGSEGV at 10^5 levels)
+constexpr double kMaxMagnitude = double(limits::dimension);  // any number: the dimension limit
 constexpr double kMaxCount = 256;          // layer counts, repeats, experts (the issue: 10^6..10^12 layers hang)
 
-// Bracket depth outside strings, on the raw bytes: deeper than kMaxDepth is skipped before parsing.
+// Deeper than the API's nesting limit: skipped before the harness parses it (the entry points refuse it anyway).
 inline bool too_deep(const std::uint8_t* data, std::size_t size) {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < size; ++i) {
-        std::uint8_t c = data[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxDepth) return true;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return false;
+    return json_text_depth(std::string_view(reinterpret_cast<const char*>(data), size)) > kMaxDepth;
 }
 
 // A key that counts layers, repeats, experts, steps or devices: one of its '_'-separated words names one

@@ -12,9 +12,9 @@ namespace {
 
 std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-// The deepest nesting of [ and { outside strings; stops early past `limit`. Invalid JSON gives some number; the
-// parser reports it afterwards.
-int scan_depth(const std::string& text, int limit) {
+}  // namespace
+
+int json_text_depth(std::string_view text, int limit) {
     int depth = 0, deepest = 0;
     bool in_string = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -35,15 +35,13 @@ int scan_depth(const std::string& text, int limit) {
     return deepest;
 }
 
-}  // namespace
-
 nlohmann::json parse_json_document(const std::string& text, const std::string& origin, ErrorCode code,
                                    const std::string& field) {
     if (text.size() > limits::document_bytes)
         throw Error(origin + " is " + std::to_string(text.size()) + " bytes, more than the limit of " +
                         mib(limits::document_bytes),
                     code, field);
-    if (scan_depth(text, limits::json_depth) > limits::json_depth)
+    if (json_text_depth(text, limits::json_depth) > limits::json_depth)
         throw Error(origin + " is nested more than " + std::to_string(limits::json_depth) +
                         " levels deep (the limit on JSON nesting)",
                     code, field);

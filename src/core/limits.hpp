@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,9 @@ namespace prenet {
 // ("request", "model file 'x.json'") in the message. Errors carry `code` and `field`.
 nlohmann::json parse_json_document(const std::string& text, const std::string& origin,
                                    ErrorCode code = ErrorCode::bad_request, const std::string& field = "");
+// The deepest nesting of [ and { outside strings in JSON text, on the raw characters (no parse); stops early
+// once past `limit`. Invalid JSON gives some number; the parser reports it afterwards.
+int json_text_depth(std::string_view text, int limit = limits::json_depth);
 // The nesting depth of a JSON value, computed without recursion (for values built in C++ and passed in).
 int json_depth(const nlohmann::json& value);
 // Throws when `value` is nested deeper than limits::json_depth.

@@ -119,25 +119,29 @@ double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw)
     return model_ms(kernel, hw, m);
 }
 
-double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const {
-    double bound = lower_bound_ms(kernel, hw);
+std::optional<Kernel> LearnedPredictor::measured_forward_of(const Kernel& kernel) const {
+    if (kernel.phase == Phase::forward) return std::nullopt;
     // The norm model was fitted on forward layer norms only (NeuSight's `ln` rows: 7 FLOPs and two passes an
     // element). A backward kernel, with other FLOPs per byte, lands among far smaller kernels in its trees (a
     // layer norm's weight gradient came out at 5.8x its bound beside the forward's 1.7x). Its passes stream
-    // the same rows, so it runs at the efficiency the model gives the measured forward over those rows.
-    if (m && !m->predicts_time && kernel.family == Family::norm && kernel.phase != Phase::forward && kernel.m > 0 &&
-        kernel.n > 0) {
-        Kernel rows = kernel_from_row("ln", {{"b", double(kernel.m)}, {"h", double(kernel.n)}}, kernel.precision);
-        return overhead_ms_ + (bound + m->floor_ms) * std::pow(10.0, log_slowdown(rows, hw, m));
-    }
-    // Only forward fused attention was measured. FlashAttention-2's backward (its 2.5x FLOPs and own bytes,
-    // ops/attention.cpp) runs at the efficiency the attention model gives the forward over the same shape,
-    // applied to its own bound, as the norm backward above. Under the gemm stand-in it is timed directly.
-    if (m && !m->predicts_time && kernel.family == Family::attention && kernel.phase != Phase::forward &&
-        kernel.attention && families_.count(Family::attention)) {
-        Kernel forward = flash_attention_kernels(*kernel.attention, kernel.precision).forward;
-        return overhead_ms_ + (bound + m->floor_ms) * std::pow(10.0, log_slowdown(forward, hw, m));
-    }
+    // the same rows.
+    if (kernel.family == Family::norm && kernel.m > 0 && kernel.n > 0)
+        return kernel_from_row("ln", {{"b", double(kernel.m)}, {"h", double(kernel.n)}}, kernel.precision);
+    // Only forward fused attention was measured: FlashAttention-2's backward (its 2.5x FLOPs and own bytes,
+    // ops/attention.cpp) borrows the forward's efficiency over the same shape. Under the gemm stand-in (a
+    // models file without an attention family) it is timed directly.
+    if (kernel.family == Family::attention && kernel.attention && families_.count(Family::attention))
+        return flash_attention_kernels(*kernel.attention, kernel.precision).forward;
+    return std::nullopt;
+}
+
+double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const {
+    double bound = lower_bound_ms(kernel, hw);
+    // A backward kernel whose family was measured forward only runs at the efficiency the model gives the
+    // measured forward kernel it stands for, applied to its own bound.
+    if (m && !m->predicts_time)
+        if (std::optional<Kernel> forward = measured_forward_of(kernel))
+            return overhead_ms_ + (bound + m->floor_ms) * std::pow(10.0, log_slowdown(*forward, hw, m));
     if (m && m->predicts_time)
         return overhead_ms_ +
                std::max(bound, std::pow(10.0, std::min(m->regressor->predict(model_inputs(kernel, hw, *m)), 6.0)));

@@ -4,6 +4,7 @@
 // the family's smallest measured time (launch and dispatch). It never predicts faster than the physical bound
 // of the device it is asked about.
 #include <map>
+#include <optional>
 #include <memory>
 
 #include "predict/predictor.hpp"
@@ -36,6 +37,9 @@ private:
     const FamilyModel* family_of(const Kernel& kernel) const;
     std::vector<double> model_inputs(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel& m) const;
     double log_slowdown(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
+    // The measured forward kernel whose efficiency a backward kernel of a forward-only family borrows (a layer
+    // norm's gradients, FlashAttention-2's backward); none for every other kernel.
+    std::optional<Kernel> measured_forward_of(const Kernel& kernel) const;
     double model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
     std::map<Family, FamilyModel> families_;  // by model_family()
     double overhead_ms_ = 0;  // dispatch overhead per kernel (PyTorch eager), fitted on whole iterations

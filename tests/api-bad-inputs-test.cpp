@@ -49,7 +49,7 @@ std::string generate(const std::string& kind) {
         return R"({"command": "features", "model": {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, )"
                R"("vocab_size": 100, "architectures": )" + nested(deep) + "}}";
     if (kind == "deep_sheet_key")
-        return R"({"command": "predict", "model": "gpt2", "hardware": {"id": "x", "peak_tflops": {"fp16": 100}, )"
+        return R"({"command": "predict", "model": "gpt2", "hardware": {"id": "x", "name": "X", "peak_tflops": {"fp16": 100}, )"
                R"("memory": {"capacity_gb": 16, "bandwidth_gbps": 300}, "unused": )" + nested(deep) + "}}";
     if (kind == "depth_65") return nested(limits::json_depth + 1);
     if (kind == "residual_chain_100000") {

@@ -217,6 +217,22 @@ TEST(LayersJson, DocumentErrors) {
     EXPECT_NE(import_error(doc16(layers), {0, 0, 0}).find("batch"), std::string::npos);
 }
 
+TEST(LayersJson, IntegersPastInt64AreOverTheLimitNotNegative) {
+    // What a browser sends for 9223372036854775807 (JS rounds it up past INT64_MAX): an unsigned integer that
+    // a signed read would wrap negative, and the message would wrongly say "not positive".
+    json huge = json::parse("9223372036854776000");
+    ASSERT_TRUE(huge.is_number_unsigned());
+    json layers = {{{"type", "linear"}, {"out_features", 4}}};
+    EXPECT_NE(import_error({{"input", {{"shape", {huge}}}}, {"layers", layers}}).find("over the limit"), std::string::npos);
+    EXPECT_NE(import_error({{"input", {{"tokens", huge}}}, {"layers", {{{"type", "embedding"}, {"vocab", 8}, {"dim", 4}}}}})
+                  .find("over the limit"),
+              std::string::npos);
+    EXPECT_NE(import_error(doc16({{{"type", "repeat"}, {"count", huge}, {"layers", layers}}})).find("over the limit"),
+              std::string::npos);
+    EXPECT_NE(import_error(doc16({{{"type", "repeat"}, {"count", -2}, {"layers", layers}}})).find("positive integer 'count'"),
+              std::string::npos);
+}
+
 TEST(LayersJson, ImageOverrideResizesAnImageInput) {
     // conv 3 -> 16, 3 x 3: 3 x 9 x 16 + 16 = 448; linear 16 -> 10: 170. The pooling makes any size work.
     json doc = {{"input", {{"shape", {3, 32, 32}}}},

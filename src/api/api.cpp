@@ -105,7 +105,7 @@ json features(const json& request) {
     RequestOptions o(request, kFeatures);
     Settings s = read_settings(o);
     Model model = build_model(model_argument(o), s.inputs);
-    json out = to_json(compute_features(model, s.precision, s.mixed));
+    json out = to_json(model_features(model, s.precision, s.mixed));
     out["model"] = model.name;
     out["settings"] = settings_json(s, model, kFeatures);
     return out;

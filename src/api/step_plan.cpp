@@ -14,6 +14,10 @@ Model build_model(const json& model_argument, const ModelInputs& inputs) {
     return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
 }
 
+ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed) {
+    return attribute_errors("model", ErrorCode::invalid_model, [&] { return compute_features(model, precision, mixed); });
+}
+
 StepPlan plan_step(const json& model_argument, const json& kernel_models, Settings s) {
     StepPlan p;
     p.model_argument = &model_argument;
@@ -24,7 +28,7 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
         if (in.size() == 4) s.inputs.image = in[3];
     }
     resolve_budget(s, p.model);
-    p.features = compute_features(p.model, s.precision, s.mixed);
+    p.features = model_features(p.model, s.precision, s.mixed);
     if (!kernel_models.is_null()) {
         p.predictor = attribute_errors("kernel_models", ErrorCode::invalid_value,
                                        [&] { return std::make_unique<LearnedPredictor>(kernel_models); });
@@ -69,7 +73,7 @@ double StepPlan::peak_at(std::int64_t batch, bool checkpointing) const {
     ModelInputs inputs = settings.inputs;
     inputs.batch = batch;
     Model m = build_model(*model_argument, inputs);  // outlives f, which points into it
-    ModelFeatures f = compute_features(m, settings.precision, settings.mixed);
+    ModelFeatures f = model_features(m, settings.precision, settings.mixed);
     MemoryOptions o = memory;
     o.checkpointing = checkpointing;
     o.grad_accum = (global_batch + batch - 1) / batch;  // the accumulation that keeps the global batch

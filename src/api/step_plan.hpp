@@ -43,5 +43,8 @@ StepPlan plan_step(const nlohmann::json& model_argument, const nlohmann::json& k
 
 // The model a request names, at the settings' sizes (errors carry the field "model").
 Model build_model(const nlohmann::json& model_argument, const ModelInputs& inputs);
+// Its features at a precision; a cost that no limit on a single value caught (a product past 2^63 or the
+// tensor limit) is the model's error too.
+ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed);
 
 }  // namespace prenet

@@ -306,8 +306,11 @@ TransformerSpec mpt(const Config& c) {
 
     // llm-foundry's resolve_ffn_hidden_size: ffn_hidden_size if given, else int(d_model x expansion_ratio).
     double ratio = c.number("expansion_ratio", ffn.number("expansion_ratio", 4.0));
-    s.intermediate = ffn.has("ffn_hidden_size") ? ffn.integer("ffn_hidden_size")
-                                                : static_cast<std::int64_t>(static_cast<double>(s.hidden) * ratio);
+    double expanded = static_cast<double>(s.hidden) * ratio;
+    if (!ffn.has("ffn_hidden_size") && !(expanded >= 1 && expanded <= double(limits::dimension)))
+        c.fail("d_model x expansion_ratio is " + json(expanded).dump() +
+               ", not between 1 and the limit of " + std::to_string(limits::dimension));
+    s.intermediate = ffn.has("ffn_hidden_size") ? ffn.integer("ffn_hidden_size") : static_cast<std::int64_t>(expanded);
     std::string ffn_type = ffn.text("ffn_type", "mptmlp");
     // te_ln_mlp is Transformer Engine's fused LayerNorm + MLP: the same weights and work as mptmlp.
     if (ffn_type != "mptmlp" && ffn_type != "mptglu" && ffn_type != "te_ln_mlp")

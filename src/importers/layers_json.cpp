@@ -14,27 +14,33 @@ bool over_dimension(const json& v) {
     return v.is_number_integer() && v.get<std::int64_t>() > limits::dimension;
 }
 
+// A positive integer, read as what it is (get<int64_t> would wrap an unsigned one past INT64_MAX negative, and
+// a huge count would then read as "not positive"): callers check over_dimension first.
+bool positive_integer(const json& v) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>() > 0;
+    return v.is_number_integer() && v.get<std::int64_t>() > 0;
+}
+
 Shape input_shape(const json& doc, const ModelInputs& in) {
     if (!doc.contains("input") || !doc["input"].is_object())
         throw Error("layers JSON: missing object 'input' ({\"shape\": [...]} per sample, or {\"tokens\": N})");
     const json& input = doc["input"];
     if (input.contains("tokens")) {
-        if (!input["tokens"].is_number_integer() || input["tokens"].get<std::int64_t>() <= 0)
-            throw Error("layers JSON: 'input.tokens' must be a positive integer");
         if (over_dimension(input["tokens"]))
             throw Error("layers JSON: 'input.tokens' is over the limit of " + std::to_string(limits::dimension) +
                         " on any dimension");
+        if (!positive_integer(input["tokens"])) throw Error("layers JSON: 'input.tokens' must be a positive integer");
         return {in.batch, in.seq ? in.seq : input["tokens"].get<std::int64_t>()};
     }
     if (!input.contains("shape") || !input["shape"].is_array() || input["shape"].empty())
         throw Error("layers JSON: 'input.shape' must be a non-empty list of per-sample dims");
     Shape s = {in.batch};
     for (const auto& d : input["shape"]) {
-        if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
-            throw Error("layers JSON: 'input.shape' must hold positive integers, got " + input["shape"].dump());
         if (over_dimension(d))
             throw Error("layers JSON: 'input.shape' holds " + d.dump() + ", over the limit of " +
                         std::to_string(limits::dimension) + " on any dimension");
+        if (!positive_integer(d))
+            throw Error("layers JSON: 'input.shape' must hold positive integers, got " + input["shape"].dump());
         s.push_back(d.get<std::int64_t>());
     }
     // --image resizes the spatial dims of an image input [C, H, W].
@@ -57,13 +63,13 @@ void add_layer(ModelBuilder& b, const json& spec, const std::string& path, bool 
             throw Error("layers JSON: " + path + " (" + type + ") needs a non-empty 'layers' list").at_path(path);
     }
     if (type == "repeat") {
-        if (!spec.contains("count") || !spec["count"].is_number_integer() || spec["count"].get<std::int64_t>() <= 0)
-            throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'").at_path(path);
-        if (over_dimension(spec["count"]))
+        if (spec.contains("count") && over_dimension(spec["count"]))
             throw Error("layers JSON: " + path + " (repeat): 'count' " + spec["count"].dump() + " is over the limit of " +
                         std::to_string(limits::dimension))
                 .at_path(path)
                 .at_attr("count");
+        if (!spec.contains("count") || !positive_integer(spec["count"]))
+            throw Error("layers JSON: " + path + " (repeat) needs a positive integer 'count'").at_path(path);
         std::int64_t count = spec["count"];
         if (in_block) {  // nested repeats are unrolled inside the enclosing block
             for (std::int64_t i = 0; i < count; ++i) add_layers(b, spec["layers"], name + "." + std::to_string(i), true);

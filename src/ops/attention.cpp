@@ -212,9 +212,9 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t batch = layer.input[0], tokens = layer.input[1], rows = batch * tokens;
     struct Proj { const char* name; std::int64_t in, out; };
     const Proj projections[] = {{"q_a_proj", hidden, q_rank},
-                                {"q_b_proj", q_rank, heads * (nope + rope)},
+                                {"q_b_proj", q_rank, checked_mul(heads, nope + rope, "attention projection size")},
                                 {"kv_a_proj", hidden, kv_rank + rope},
-                                {"kv_b_proj", kv_rank, heads * (nope + v_dim)}};
+                                {"kv_b_proj", kv_rank, checked_mul(heads, nope + v_dim, "attention projection size")}};
     std::int64_t params = q_rank + kv_rank;  // the two bottleneck RMSNorm weights
     for (const auto& proj : projections) {
         params = checked_add(params, checked_mul(proj.in, proj.out, "parameter count"), "parameter count");

@@ -28,7 +28,7 @@ ConvGeometry read_geometry(const Layer& layer, size_t rank) {
         g.padding = ops::ints_attr(layer, "padding", rank, 0);
     }
     g.groups = ops::int_attr(layer, "groups", 1);
-    if (g.groups == 0) ops::fail(layer, "field 'groups' must be positive");
+    if (g.groups <= 0) ops::fail(layer, "field 'groups' must be positive");
     return g;
 }
 
@@ -53,9 +53,13 @@ void infer_conv(Layer& layer) {
     Shape out = {layer.input[0], out_ch};
     auto output_padding = ops::ints_attr(layer, "output_padding", rank, 0);
     for (size_t i = 0; i < rank; ++i) {
-        std::int64_t in = layer.input[2 + i], k = g.dilation[i] * (g.kernel[i] - 1) + 1, o;
+        // Each factor is at most limits::dimension, but a product plus a product is past 2^63: checked.
+        std::int64_t in = layer.input[2 + i], o;
+        std::int64_t k = checked_add(checked_mul(g.dilation[i], g.kernel[i] - 1, "dilated kernel size"), 1,
+                                     "dilated kernel size");
         if (transposed) {
-            o = (in - 1) * g.stride[i] - 2 * g.padding[i] + k + output_padding[i];
+            o = checked_add(checked_add(checked_mul(in - 1, g.stride[i], "output size"), -2 * g.padding[i], "output size"),
+                            checked_add(k, output_padding[i], "output size"), "output size");
         } else {
             if (in + 2 * g.padding[i] < k)
                 ops::fail(layer, "kernel " + std::to_string(k) + " is larger than the padded input " +

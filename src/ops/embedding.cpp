@@ -22,7 +22,7 @@ void cost_embedding(const Layer& layer, Precision p, LayerCost& cost) {
     gather.family = Family::gather;
     gather.op = "embedding";
     gather.precision = p;
-    gather.elements = static_cast<std::int64_t>(tokens * dim);
+    gather.elements = element_count(tokens * dim, gather.op);
     gather.bytes = tokens * 8 + 2 * tokens * dim * eb;
     cost.forward_bytes_read += tokens * 8 + tokens * dim * eb;
     cost.forward_bytes_written += tokens * dim * eb;

@@ -1,6 +1,11 @@
 #include "ops/kernel.hpp"
 
+#include "core/error.hpp"
+#include "core/limits.hpp"
+
+#include <cstdio>
 #include <functional>
+#include <string>
 #include <utility>
 
 namespace prenet {
@@ -29,6 +34,21 @@ std::optional<Family> family_from_string(const std::string& name) {
     return std::nullopt;
 }
 
+namespace {
+std::string format_g(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", x);
+    return text;
+}
+}  // namespace
+
+std::int64_t element_count(double elements, const std::string& op) {
+    if (!(elements >= 0 && elements <= double(limits::tensor_elements)))
+        throw Error("kernel '" + op + "' touches " + format_g(elements) + " elements, over the limit of " +
+                    std::to_string(limits::tensor_elements) + " (2^53)");
+    return static_cast<std::int64_t>(elements);
+}
+
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,
                         double flops, double bytes) {
     Kernel k;
@@ -36,7 +56,7 @@ Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision pr
     k.phase = phase;
     k.op = std::move(op);
     k.precision = precision;
-    k.elements = static_cast<std::int64_t>(elements);
+    k.elements = element_count(elements, k.op);
     k.flops = flops;
     k.bytes = bytes;
     return k;
@@ -60,9 +80,11 @@ bool same_timing(const Kernel& a, const Kernel& b) {
 
 size_t timing_hash(const Kernel& k) {
     size_t h = std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
-    h ^= std::hash<std::int64_t>()(k.batch * 131 + k.m * 31 + k.n * 17 + k.k + k.elements) << 2;
+    // Mixed in unsigned arithmetic, which wraps (a batch of batch x heads times 131 can pass 2^63).
+    auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    h ^= std::hash<std::uint64_t>()(u(k.batch) * 131 + u(k.m) * 31 + u(k.n) * 17 + u(k.k) + u(k.elements)) << 2;
     // A fused attention's shape: its FLOPs and bytes already tell most apart; causal and GQA settle the rest.
-    if (k.attention) h ^= std::hash<std::int64_t>()(k.attention->kv_heads * 2 + (k.attention->causal ? 1 : 0)) << 4;
+    if (k.attention) h ^= std::hash<std::uint64_t>()(u(k.attention->kv_heads) * 2 + (k.attention->causal ? 1 : 0)) << 4;
     return h ^ (size_t(k.phase) << 3) ^ (size_t(k.family) << 7);
 }
 

@@ -57,6 +57,10 @@ struct Kernel {
     std::int64_t elements = 0;  // elements touched, for vector kernels
 };
 
+// A count of elements (computed in double, as FLOPs and bytes are) as a kernel's integer field: within
+// limits::tensor_elements, else an Error naming the kernel (casting a larger double to int64 is undefined).
+std::int64_t element_count(double elements, const std::string& op);
+
 // A kernel that streams `elements` values once (element-wise passes, casts, accumulations, optimizer steps):
 // no matmul dims, just its arithmetic and the bytes it moves.
 Kernel streaming_kernel(Family family, Phase phase, std::string op, Precision precision, double elements,

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/checked.hpp"
+#include "core/limits.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/mlp.hpp"
 #include "ops/op_support.hpp"
@@ -48,7 +49,12 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_vector(cost, layer, p, Family::softmax, "router_topk", double(tokens) * experts, 1, 1, 6);
     double dispatched = double(tokens) * double(top_k);
     ops::add_vector(cost, layer, p, Family::gather, "dispatch", dispatched * s.hidden, 1, 1, 0);
-    auto per_expert = static_cast<std::int64_t>(std::ceil(dispatched * capacity / double(local_experts)));
+    // Rows per expert: a count, so within the tensor limit (a huge capacity factor or top_k must not wrap it).
+    double rows_per_expert = std::ceil(dispatched * capacity / double(local_experts));
+    if (!(rows_per_expert <= double(limits::tensor_elements)))
+        ops::fail(layer, "tokens x top_k x capacity_factor / experts is over the limit of " +
+                             std::to_string(limits::tensor_elements) + " rows per expert");
+    auto per_expert = static_cast<std::int64_t>(rows_per_expert);
     add_mlp_kernels(cost, layer, p, s, local_experts, std::max<std::int64_t>(per_expert, 1), true, "expert_");
     if (shared) add_mlp_kernels(cost, layer, p, shared_shape, shared, tokens, true, "shared_expert_");
     ops::add_vector(cost, layer, p, Family::gather, "combine", dispatched * s.hidden, 2, 1, 2);

@@ -42,11 +42,11 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     dw.phase = Phase::backward_weight;
     dw.op = layer.kind + "_grad_weight";
     dw.precision = p == Precision::fp8 ? Precision::bf16 : p;
-    dw.elements = static_cast<std::int64_t>(n);
+    dw.elements = element_count(n, dw.op);
     dw.flops = 2.0 * n;
     dw.bytes = 2.0 * n * activation_bytes(p);
     dw.n = row;
-    dw.m = static_cast<std::int64_t>(n / double(row));
+    dw.m = element_count(n / double(row), dw.op);
     cost.backward_weight_flops += dw.flops;
     cost.kernels.push_back(dw);
     cost.saved_activation_bytes += n * activation_bytes(p);

@@ -185,10 +185,10 @@ void add_vector(LayerCost& cost, const Layer& layer, Precision p, Family family,
     fwd.phase = Phase::forward;
     fwd.op = op;
     fwd.precision = vp;
-    fwd.elements = static_cast<std::int64_t>(elements);
+    fwd.elements = element_count(elements, op);
     if (row_length > 0) {
         fwd.n = row_length;
-        fwd.m = static_cast<std::int64_t>(elements / double(row_length));
+        fwd.m = element_count(elements / double(row_length), op);
     }
     fwd.flops = elements * flops_per_element;
     fwd.bytes = elements * (reads + writes) * eb;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "hardware/precision_support.hpp"
 #include "predict/predictor.hpp"
 
@@ -18,6 +19,14 @@ double dim(const DimMap& dims, const std::string& op, const char* key) {
     if (!(x >= 0) || x != std::floor(x) || x > 1e15)
         throw Error("op '" + op + "': column '" + key + "' must be a non-negative integer");
     return x;
+}
+
+// A product of columns as a kernel's integer dimension: within the tensor limit (a cast of a larger double
+// to int64 is undefined).
+std::int64_t product_dim(double x, const std::string& op, const char* what) {
+    if (!(x <= double(limits::tensor_elements)))
+        throw Error("op '" + op + "': " + what + " is over the limit of " + std::to_string(limits::tensor_elements));
+    return std::int64_t(x);
 }
 
 const std::set<std::string> kBinary = {"add", "mul", "div", "pow"};
@@ -149,7 +158,7 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p, P
         // A linear layer shares its weight across the batch: one (b*m x k)(k x n) product.
         bool shared_weight = op == "linear";
         k.batch = shared_weight ? 1 : std::int64_t(b);
-        k.m = std::int64_t(shared_weight ? b * m : m);
+        k.m = shared_weight ? product_dim(b * m, op, "b x m") : std::int64_t(m);
         k.n = std::int64_t(n);
         k.k = std::int64_t(kk);
         k.flops = 2 * b * m * n * kk;

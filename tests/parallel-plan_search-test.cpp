@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "importers/resolve.hpp"
 #include "run/optimizer.hpp"
 
@@ -152,6 +153,45 @@ TEST(PlanSearch, ImpossibleRequestsNameTheirField) {
     r = f.request();
     r.global_batch = 12, r.dp = 8;
     EXPECT_EQ(field(r), "global_batch");
+}
+
+TEST(PlanSearch, ARequestPastTheBudgetOfLayoutsIsRefusedBeforeAnythingIsTimed) {
+    // 720,720 devices (240 divisors) and a model with 128 heads and 720 blocks: far more than the budget.
+    Cluster cluster;
+    cluster.gpus = cluster.gpus_per_node = cluster.scale_up_domain = 720720;
+    ModelShape shape{128, 128, 720, 0, 2048, "wide"};
+    LayoutRequest r;
+    r.gpus = 720720;
+    try {
+        candidate_layouts(r, shape, cluster);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "gpus");
+        EXPECT_NE(std::string(e.what()).find("more than " + std::to_string(limits::plan_layouts) + " layouts"),
+                  std::string::npos)
+            << e.what();
+    }
+    // Fixing the dimensions the message names narrows it within the budget.
+    r.tp = 8, r.pp = 10, r.zero = 1;
+    auto layouts = candidate_layouts(r, shape, cluster);
+    EXPECT_GT(layouts.size(), 0u);
+    EXPECT_LE(std::int64_t(layouts.size()), limits::plan_layouts);
+}
+
+TEST(PlanSearch, KeepsTheFastestLayoutsInTheirTieBreakingOrder) {
+    // The alternatives are the runners-up by time per sample; each is at least as slow as the one before it.
+    Fixture f(8);
+    LayoutRequest r = f.request();
+    r.global_batch = 32;
+    PlanSearch s = search_plan(r, f.models, f.context, 6);
+    ASSERT_GE(s.alternatives.size(), 3u);
+    EXPECT_GE(s.timed, std::int64_t(s.alternatives.size()) + 1);
+    double before = ms_per_sample(s.best);
+    for (const auto& alt : s.alternatives) {
+        if (!alt.fits) continue;
+        EXPECT_GE(ms_per_sample(alt.step), before);
+        before = ms_per_sample(alt.step);
+    }
 }
 
 }  // namespace

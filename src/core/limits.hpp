@@ -25,6 +25,10 @@ inline constexpr std::int64_t layers = 100'000;
 inline constexpr std::int64_t dimension = std::int64_t{1} << 31;
 // Elements of one tensor (the product of a layer's input or output shape): 2^53, exact as a double.
 inline constexpr std::int64_t tensor_elements = std::int64_t{1} << 53;
+// Layouts one plan search weighs (parallel/plan_search.cpp): its time and memory are linear in them (about
+// 1 ms and 60 kB each natively for a 70B model). Real requests leave a few thousand open (70B on 1,024
+// devices: 2,016); only device counts with hundreds of divisors reach this, and fixing one dimension narrows it.
+inline constexpr std::int64_t plan_layouts = 20'000;
 
 }  // namespace prenet::limits
 

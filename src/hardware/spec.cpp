@@ -104,7 +104,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
         throw Error(origin + ": 'peak_tflops' needs at least one of fp32, bf16 or fp16");
     const json& memory = section(sheet, "memory", origin, true);
     h.memory_gb = require_positive(memory, "capacity_gb", origin, 1e-6, 1e6);
-    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, 1e-3, 1e5);
+    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, 1e-3, kPlausibleGBps);
     const json& compute = section(sheet, "compute", origin, false);
     h.compute_units = or_zero(sheet_number(compute, "compute_units", origin, 1e7));
     h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin, 1e6));
@@ -112,7 +112,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin, 1e5));
     h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin, 1e6));
     const json& links = section(sheet, "interconnect", origin, false);
-    h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, 1e5));
+    h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, kPlausibleGBps));
     h.scale_up_link = text(links, "scale_up_link", "pcie", origin);
     if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
         throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +

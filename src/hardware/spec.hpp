@@ -13,6 +13,10 @@
 
 namespace prenet {
 
+// The plausible maximum of any bandwidth in GB/s, memory or link (docs/limits.md): 10^14 B/s, some 10x past
+// the fastest HBM and scale-up fabrics shipping; a larger number is a typo or hostile.
+inline constexpr double kPlausibleGBps = 1e5;
+
 struct CloudPrice {
     double usd_per_hour = 0;
     std::string provider, date;

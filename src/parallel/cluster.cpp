@@ -107,6 +107,9 @@ Link parse_network(const std::string& spec) {
     double gbps = rate_gbps(rate);
     if (std::isnan(gbps)) bad_network(spec, "has no rate in Gb/s (like 400g) or Tb/s (like 3.2t)");
     if (!(nics >= 1) || !(gbps > 0)) bad_network(spec, "must have at least one NIC and a positive rate");
+    if (!(nics * gbps / 8 <= kPlausibleGBps))
+        bad_network(spec, "is faster than any network: more than " + std::to_string(int(kPlausibleGBps)) +
+                              " GB/s per node (the plausible maximum)");
     Link link;
     link.kind = *kind;
     link.gbps = nics * gbps / 8;  // Gb/s as NICs are sold -> GB/s, 8 bits a byte

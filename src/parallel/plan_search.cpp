@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace prenet {
 
@@ -144,6 +145,13 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                                         if (!first_refusal) first_refusal = e;
                                         continue;
                                     }
+                                    if (std::int64_t(out.size()) == limits::plan_layouts)
+                                        throw Error("the plan search would weigh more than " +
+                                                        std::to_string(limits::plan_layouts) + " layouts of " +
+                                                        std::to_string(n) +
+                                                        " devices (its budget); give some of dp, tp, pp, zero, "
+                                                        "the micro-batch or the global batch to narrow it",
+                                                    ErrorCode::invalid_value, "gpus");
                                     out.push_back(l);
                                 }
             }
@@ -235,21 +243,25 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     }
     // Then the bound: every device at its dense matrix peak on the model's FLOPs.
     double peak = c.hw->matmul_flops(c.step.precision) * double(r.gpus);
+    // The fastest keep + 1 timed so far, fastest first, ties in candidate order (the tie-breaking order): all
+    // the reply shows; a step's breakdown is large, so the rest are not kept.
     std::vector<ParallelStep> timed;
     double best_per_sample = INFINITY;
     for (const auto& [l, mem] : fitting) {
         // Half the counted FLOPs: the count takes causal attention whole, a causal kernel runs half of it.
         double bound_per_sample = 0.5 * models.flops(l.micro_batch) / double(l.micro_batch) / peak * 1e3;
         // Keep enough runners-up to explain: prune only what is slower than the best by the bound.
-        if (timed.size() > keep && bound_per_sample > best_per_sample) continue;
+        if (out.timed > std::int64_t(keep) && bound_per_sample > best_per_sample) continue;
         ParallelStep s = predict_parallel_step(l, models, c, &mem);
+        ++out.timed;
         best_per_sample = std::min(best_per_sample, ms_per_sample(s));
-        timed.push_back(std::move(s));
+        auto at = std::upper_bound(timed.begin(), timed.end(), s, [](const ParallelStep& a, const ParallelStep& b) {
+            return ms_per_sample(a) < ms_per_sample(b);
+        });
+        if (at - timed.begin() > std::ptrdiff_t(keep)) continue;
+        timed.insert(at, std::move(s));
+        if (timed.size() > keep + 1) timed.pop_back();
     }
-    out.timed = std::int64_t(timed.size());
-    std::stable_sort(timed.begin(), timed.end(), [](const ParallelStep& a, const ParallelStep& b) {
-        return ms_per_sample(a) < ms_per_sample(b);
-    });
     out.best = timed.front();
     for (size_t i = 1; i < timed.size() && out.alternatives.size() < keep; ++i) {
         PlanAlternative alt;

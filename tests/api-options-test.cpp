@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace prenet {
 namespace {
@@ -153,6 +154,14 @@ TEST(OptionsJson, ServesEveryRowWithItsFlagSpelledAsTyped) {
         }
         if (row["name"] == "custom_hardware") EXPECT_TRUE(row["flag"].is_null());
     }
+}
+
+TEST(OptionsJson, ServesTheDocumentLimitsThePageChecksFilesAndLinksAgainst) {
+    json limits_doc = options_json()["limits"];
+    EXPECT_EQ(limits_doc["json_depth"], limits::json_depth);
+    EXPECT_EQ(limits_doc["document_bytes"], limits::document_bytes);
+    EXPECT_EQ(limits_doc["layers"], limits::layers);
+    EXPECT_EQ(limits_doc["dimension"], limits::dimension);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/precision.hpp"
 #include "predict/predictor.hpp"
 #include "run/optimizer.hpp"
@@ -420,7 +421,13 @@ json options_json() {
                         {"advanced", row.advanced},
                         {"url", or_null(row.url)}});
     }
-    return {{"options", rows}};
+    // The limits every document is read within (core/limits.hpp): the page checks a file or a link's value
+    // against the same numbers before it holds the document (web/js/documents.js).
+    json document_limits = {{"json_depth", limits::json_depth},
+                            {"document_bytes", limits::document_bytes},
+                            {"layers", limits::layers},
+                            {"dimension", limits::dimension}};
+    return {{"options", rows}, {"limits", document_limits}};
 }
 
 json check_option(const OptionDef& row, const json& v, const std::string& spelling) {

@@ -234,7 +234,7 @@ test('hostile hashes: huge, markup, bad numbers and inflation bombs fall back to
   assert.equal(bombed.source, 'zoo');
   assert.equal(bombed.doc, null);
   assert.deepEqual(bombed.custom, []);
-  await assert.rejects(S.unpack(bomb), /longer than/);
+  await assert.rejects(S.unpack(bomb, table.limits), /longer than/);
   // A document must be an object; custom sheets need a well-formed id and a clean name; at most LIMITS.custom.
   assert.equal((await S.fromHash(`#src=layers&doc=${await S.pack([1, 2])}`, table)).source, 'zoo');
   const sheets = [SHEET, { ...SHEET, id: '<x>' }, { ...SHEET, id: 'custom-b', name: '\u0007bell' }, { ...SHEET, name: 7 }, null, 'x'];
@@ -246,4 +246,29 @@ test('hostile hashes: huge, markup, bad numbers and inflation bombs fall back to
   assert.equal((await S.fromHash(`#src=layers&doc=q${Buffer.from(JSON.stringify(LAYERS)).toString('base64url')}`, table)).source, 'zoo');
   // Many ids: at most LIMITS.ids.
   assert.equal(S.hardwareIds(Array.from({ length: 5000 }, (_, i) => `hw${i}`).join(',')).length, S.LIMITS.ids);
+});
+
+test('what a link carries but the page cannot use is said in notes, in the page\'s words', async () => {
+  // Nested past the API's limit: refused before anything recurses over it (JSON.stringify would overflow).
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  const deepDoc = `{"input": {"shape": [4]}, "layers": [{"type": "linear", "out_features": ${deep}}]}`;
+  const packed = 'j' + Buffer.from(deepDoc).toString('base64url');
+  await assert.rejects(S.unpack(packed, table.limits), /nested more than 64 levels deep/);
+  let notes = [];
+  const s = await S.fromHash(`#src=layers&doc=${packed}`, table, notes);
+  assert.equal(s.source, 'zoo');
+  assert.equal(notes.length, 1);
+  assert.match(notes[0], /^The link's model could not be used \(it is nested more than 64 levels deep \(the limit on JSON nesting\)\)/);
+  // Custom sheets: the ones left out are counted; a list that is not one is said as such.
+  notes = [];
+  const sheets = [SHEET, { ...SHEET, id: '<x>' }, { ...SHEET, name: 7 }];
+  assert.deepEqual((await S.fromHash(`#custom=${await S.pack(sheets)}`, table, notes)).custom, [SHEET]);
+  assert.match(notes.join(), /2 of the link's 3 custom accelerators were left out/);
+  notes = [];
+  await S.fromHash(`#custom=${await S.pack({ not: 'a list' })}`, table, notes);
+  assert.deepEqual(notes, ["The link's custom accelerators could not be used (it is not a list)."]);
+  // A good link says nothing.
+  notes = [];
+  await S.fromHash(`#src=layers&doc=${await S.pack(LAYERS)}&custom=${await S.pack([SHEET])}`, table, notes);
+  assert.deepEqual(notes, []);
 });

@@ -155,9 +155,17 @@ window.addEventListener('beforeinstallprompt', (e) => {
   };
 });
 
+// What a link carried that the page could not use, said above the results until the next link.
+function showLinkNotes(notes) {
+  $('link-note').hidden = !notes.length;
+  $('link-note').textContent = notes.join(' ');
+}
+
 window.addEventListener('hashchange', async () => {
   if (!table) return;
-  const next = await S.fromHash(location.hash, table);
+  const notes = [];
+  const next = await S.fromHash(location.hash, table, notes);
+  showLinkNotes(notes);
   if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
   state = next;
   renderAll();
@@ -175,7 +183,9 @@ async function start() {
   const options = await client.call({ command: 'options' });
   if (options.error) return startFailed(options.error);
   table = S.optionTable(options.doc);
-  state = await S.fromHash(location.hash, table);
+  const notes = [];
+  state = await S.fromHash(location.hash, table, notes);
+  showLinkNotes(notes);
   if (!location.hash.includes('custom=')) {
     const saved = custom.saved();
     if (saved.length) state.custom = saved;

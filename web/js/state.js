@@ -3,6 +3,7 @@
 // they are the rows of the API's option table ({"command": "options"}: name, flag, type, range, choices,
 // default, url key), so a new option reaches the form, the URL, the request and the command line by itself.
 // Pure: no DOM at import time, so Node's tests import it.
+import { readJson, utf8 } from './documents.js';
 
 /** Where the page's defaults differ from the API's (the API: batch 1, fp32, a budget by model kind). */
 export const PAGE_DEFAULTS = Object.freeze({ batch: 8, precision: 'bf16', tokens: 1e9, samples: 1281167, epochs: 1 });
@@ -27,7 +28,9 @@ export function optionTable(reply) {
   const rows = Array.isArray(reply) ? reply : (reply?.options ?? []);
   const byName = new Map(rows.map((r) => [r.name, r]));
   const training = rows.filter((r) => r.page === 'training');
-  return { rows, byName, training };
+  // The API's limits on a document (src/core/limits.hpp), which the page reads files and links within.
+  const limits = reply?.limits ?? null;
+  return { rows, byName, training, limits };
 }
 
 export function fresh(table) {
@@ -192,7 +195,7 @@ async function inflate(bytes, limit) {
     size += value.length;
     if (size > limit) {
       await reader.cancel();
-      throw new Error(`a packed value longer than ${limit} bytes`);
+      throw new Error(`it is longer than ${limit} bytes`);
     }
     chunks.push(value);
   }
@@ -202,12 +205,22 @@ async function inflate(bytes, limit) {
   return out;
 }
 
-export async function unpack(text, limit = LIMITS.unpacked) {
-  if (typeof text !== 'string' || (text[0] !== 'z' && text[0] !== 'j')) throw new Error('not a packed value');
+/**
+ * A packed value back (pack's inverse), read within `limits` (the options reply's document limits; the
+ * inflated size at most LIMITS.unpacked): throws an Error whose message says what is wrong with it.
+ */
+export async function unpack(text, limits) {
+  if (typeof text !== 'string' || (text[0] !== 'z' && text[0] !== 'j')) throw new Error('it is not a packed value');
+  if (!limits) throw new Error('the page has not loaded its limits');
+  const most = Math.min(LIMITS.unpacked, limits.document_bytes);
   const bytes = fromBase64Url(text.slice(1));
-  const raw = text[0] === 'z' ? await inflate(bytes, limit) : bytes;
-  if (raw.length > limit) throw new Error(`a packed value longer than ${limit} bytes`);
-  return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+  const raw = text[0] === 'z' ? await inflate(bytes, most) : bytes;
+  if (raw.length > most) throw new Error(`it is longer than ${most} bytes`);
+  const decoded = utf8(raw);
+  if (decoded == null) throw new Error('it is not UTF-8 text');
+  const { value, error } = readJson(decoded, { json_depth: limits.json_depth, document_bytes: most }, 'it');
+  if (error) throw new Error(error);
+  return value;
 }
 
 /** The state as a hash: only what differs from the defaults. Training rows under their row's `url` key. */
@@ -243,22 +256,33 @@ function validSheet(c) {
   return true;
 }
 
-/** Parses a hash (with or without '#'); unknown or malformed parts fall back to the defaults. */
-export async function fromHash(hash, table) {
+/**
+ * Parses a hash (with or without '#'); unknown or malformed parts fall back to the defaults. What a link
+ * carried but the page could not use (a model or custom accelerator it refuses) is said in `notes`, in
+ * the page's words, for the page to show.
+ */
+export async function fromHash(hash, table, notes = []) {
   const s = fresh(table);
   // A hash past the limit is ignored as a whole: the defaults.
-  if (typeof hash !== 'string' || hash.length > LIMITS.hash) return s;
+  if (typeof hash !== 'string') return s;
+  if (hash.length > LIMITS.hash) {
+    notes.push(`The link is ${hash.length} characters long, more than the ${LIMITS.hash} the page reads: the page shows its defaults instead.`);
+    return s;
+  }
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   const src = p.get('src');
   if (src === 'layers' || src === 'file') s.source = src;
   if (validId(p.get('model'))) s.model = p.get('model');
   if (s.source !== 'zoo') {
+    let why = p.has('doc') ? null : 'it has none';
     try {
-      s.doc = p.has('doc') ? await unpack(p.get('doc')) : null;
-    } catch {
+      s.doc = p.has('doc') ? await unpack(p.get('doc'), table.limits) : null;
+    } catch (error) {
       s.doc = null;
+      why = error.message;
     }
     if (!s.doc || typeof s.doc !== 'object' || Array.isArray(s.doc)) {
+      notes.push(`The link's model could not be used (${why ?? 'it is not a JSON object'}): the page shows a built-in model instead.`);
       s.source = 'zoo';
       s.doc = null;
     }
@@ -276,10 +300,14 @@ export async function fromHash(hash, table) {
   if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : hardwareIds(p.get('hw'));
   if (p.has('custom')) {
     try {
-      const custom = await unpack(p.get('custom'));
-      if (Array.isArray(custom)) s.custom = custom.filter(validSheet).slice(0, LIMITS.custom);
-    } catch {
-      /* ignore a damaged custom list */
+      const custom = await unpack(p.get('custom'), table.limits);
+      if (!Array.isArray(custom)) throw new Error('it is not a list');
+      s.custom = custom.filter(validSheet).slice(0, LIMITS.custom);
+      const left = custom.length - s.custom.length;
+      if (left)
+        notes.push(`${left} of the link's ${custom.length} custom accelerators ${left === 1 ? 'was' : 'were'} left out (each needs an id of letters, digits and - _ . and a name of at most ${LIMITS.name} characters; at most ${LIMITS.custom} are read).`);
+    } catch (error) {
+      notes.push(`The link's custom accelerators could not be used (${error.message}).`);
     }
   }
   for (const item of (p.get('price') ?? '').split(',').slice(0, LIMITS.ids)) {

@@ -1,6 +1,7 @@
 // Panel 1, the model: the zoo (searchable, by domain), the layer-by-layer editor, a dropped or chosen file,
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
+import { readJson, utf8 } from '../documents.js';
 import { createLayersEditor } from '../layers-editor.js';
 
 const { esc } = F;
@@ -143,14 +144,10 @@ async function loadFile(file, ctx) {
   };
   if (!file) return;
   if (file.size > 5e6) return bad(`${file.name} is ${F.si(file.size, 'B')}; a model description is a small JSON file (under 5 MB).`);
-  let doc;
-  try {
-    doc = JSON.parse(await file.text());
-  } catch (error) {
-    return bad(`${file.name} is not valid JSON (${error.message}). Expected a Hugging Face config.json or a layers JSON document.`);
-  }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
-    return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
+  const text = utf8(await file.arrayBuffer());
+  if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json or a layers JSON document.`);
+  const { value: doc, error: unreadable } = readJson(text, ctx.table.limits, file.name);
+  if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json or a layers JSON document.`);
   status.textContent = `Reading ${file.name}…`;
   const { reply, error } = await ctx.features(ctx.state, doc);
   if (error) return bad(`${file.name} could not be used: ${error.message}`);

@@ -1,17 +1,81 @@
-// The embeddable widget: widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb&batch=8&precision=bf16
-// (also seq, image, optimizer, tokens, samples, epochs; hardware defaults to all) renders a compact table.
-// Embed it with an iframe; it posts its height to the parent page ({type: 'prenet-widget-size', height}).
+// The embeddable widget: widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb&batch=8&precision=bf16&gpus=8
+// (any of the page's URL keys: the option table's `url` column, e.g. seq, image, optimizer, tokens, samples,
+// epochs, gpus, gpn; hardware defaults to all) renders a compact table and says what budget its time and cost
+// assume. An attribute it cannot read is reported, not replaced by a default; errors are in its own words.
+// Embed it with an iframe (it posts its height to the parent page: {type: 'prenet-widget-size', height}) or
+// with the script tag of embed.js; embed.html writes both snippets.
+import { isCluster, mergeReplies, splitRequest } from './cluster.js';
 import { createClient } from './client.js';
 import * as F from './format.js';
-import { buildRows, pickBest, sortRows } from './results.js';
+import { budgetOf, buildRows, pickBest, sortRows } from './results.js';
 import * as S from './state.js';
 
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
 const client = createClient();
+const MODEL = /^[\w.+:/-]{1,128}$/;
 
-// The query takes the page's URL keys (the option table's `url` column: batch, seq, image, precision,
-// optimizer, tokens, samples, epochs, ...), plus model and hardware (a list of ids, or all).
+/**
+ * The query's problems, each in words ("batch=-3: Batch size must be at least 1"): a value its row refuses,
+ * an attribute the widget does not know, a malformed model or accelerator list. Pure.
+ */
+export function queryProblems(query, table) {
+  const problems = [];
+  const byUrl = new Map(table.fields.filter((r) => r.url).map((r) => [r.url, r]));
+  for (const [key, value] of query) {
+    if (key === 'model') {
+      if (!MODEL.test(value)) problems.push(`model=${value}: not a model id (letters, digits and . _ - + / : only)`);
+    } else if (key === 'hardware') {
+      if (value !== 'all' && value.split(',').some((id) => !S.validId(id))) problems.push(`hardware=${value}: a comma-separated list of accelerator ids, or all`);
+    } else if (key === 'budget') {
+      if (!['tokens', 'samples', ''].includes(value)) problems.push(`budget=${value}: tokens or samples`);
+    } else if (byUrl.has(key)) {
+      const row = byUrl.get(key);
+      const { error } = S.parseValue(row, value);
+      if (error) problems.push(`${key}=${value}: ${row.label} must be ${error}`);
+    } else problems.push(`${key}: not an attribute the widget knows`);
+  }
+  return problems;
+}
+
+/** An API error in the widget's words: what in the attributes is wrong, never a command to run. */
+export function widgetMessage(error, query) {
+  if (error.field === 'model') {
+    const m = query.get('model') ?? 'gpt2';
+    return error.code === 'invalid_model' || /unknown model/i.test(error.message)
+      ? `Unknown model “${m}”: the widget takes a model id from the calculator's zoo, such as gpt2 or llama2-7b.`
+      : `The model “${m}” cannot be computed: ${plain(error.message)}`;
+  }
+  if (error.field === 'hardware' || error.field === 'custom_hardware')
+    return /unknown hardware/i.test(error.message)
+      ? `Unknown accelerator in hardware=${query.get('hardware') ?? ''}: use ids from the calculator's accelerator list, such as h100-sxm5-80gb.`
+      : `These accelerators cannot answer this: ${plain(error.message)}`;
+  return `The widget could not compute this: ${plain(error.message)}`;
+}
+
+// A message without the command-line advice some API messages carry ("`prenet zoo` lists them", "--batch").
+function plain(message) {
+  return String(message)
+    .split(/;\s*/)
+    .filter((part) => !/`[^`]*`/.test(part))
+    .join('; ')
+    .replace(/--([a-z][a-z-]*)/g, (_, flag) => flag.replace(/-/g, ' '))
+    .replace(/\s*\(known: [^)]*\)/, '');
+}
+
+function postSize() {
+  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height: document.documentElement.scrollHeight }, '*');
+}
+
+function fail(message) {
+  $('w-busy').hidden = true;
+  $('w-title').innerHTML = '<strong>PreNeT</strong> · no estimate';
+  $('w-error').hidden = false;
+  $('w-error').textContent = message;
+  document.documentElement.dataset.ready = 'error';
+  postSize();
+}
+
 async function stateFromQuery(table) {
   const hash = new URLSearchParams(q);
   hash.delete('hardware');
@@ -21,39 +85,52 @@ async function stateFromQuery(table) {
   return s;
 }
 
-function postSize() {
-  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height: document.documentElement.scrollHeight }, '*');
+async function predict(request, table) {
+  if (!isCluster(request, table)) return client.call(request);
+  const ids = request.hardware === 'all' ? ((await client.call({ command: 'hardware' })).doc.hardware ?? []).map((h) => h.id) : [];
+  const chunks = splitRequest(request, ids);
+  const parts = [];
+  for (const chunk of chunks) parts.push(await client.call(chunk));
+  return mergeReplies(parts, chunks);
+}
+
+/** "1B tokens" / "1.28M samples × 1 epoch": the budget the time and cost assume. */
+export function budgetWords(reply, request) {
+  const b = budgetOf(reply, request);
+  if (b?.tokens != null) return `${F.count(b.tokens)} tokens`;
+  if (b?.samples != null) return `${F.count(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}`;
+  return null;
 }
 
 async function main() {
-  const fail = (message) => {
-    $('w-busy').hidden = true;
-    $('w-error').hidden = false;
-    $('w-error').textContent = message;
-    postSize();
-  };
   const options = await client.call({ command: 'options' });
-  if (options.error) return fail(options.error.message);
+  if (options.error) return fail(`The calculator could not start: ${plain(options.error.message)}`);
   const table = S.optionTable(options.doc);
+  const problems = queryProblems(q, table);
+  if (problems.length) return fail(`This widget's attributes are not valid, so it shows nothing: ${problems.join('; ')}.`);
   const state = await stateFromQuery(table);
   $('w-open').href = `index.html${await S.toHash(state, table)}`;
   const request = S.predictRequest(state, table);
-  const [reply, hardware] = await Promise.all([client.call(request), client.call({ command: 'hardware' })]);
-  if (reply.error) return fail(reply.error.message);
-  const language = reply.doc.model?.tokens_per_sample > 0;
+  const [reply, hardware] = await Promise.all([predict(request, table), client.call({ command: 'hardware' })]);
+  if (reply.error) return fail(widgetMessage(reply.error, q));
+  const doc = reply.doc;
+  const language = doc.model?.tokens_per_sample > 0;
   const catalogue = new Map((hardware.doc.hardware ?? []).map((h) => [h.id, h]));
-  const rows = sortRows(buildRows(reply.doc, { hardware: catalogue, request }), 'step', 1);
+  const rows = sortRows(buildRows(doc, { hardware: catalogue, request }), 'step', 1);
   const { best } = pickBest(rows);
-  const s = reply.doc.settings;
+  const s = doc.settings;
   const what = s.seq != null ? `seq ${s.seq}` : s.image != null ? `${s.image} px` : '';
-  $('w-title').innerHTML = `<strong>${F.esc(reply.doc.model.name)}</strong> · ${F.count(reply.doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}`;
+  const devices = s.devices > 1 ? ` · ${F.integer(s.devices)} devices each` : '';
+  $('w-title').innerHTML = `<strong>${F.esc(doc.model.name)}</strong> · ${F.count(doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}${devices}`;
+  const budget = budgetWords(doc, request);
+  $('w-budget').textContent = budget ? `Time to train and cost are for ${budget}${s.price_per_hour != null ? ` at $${s.price_per_hour}/h` : ' at each accelerator’s cheapest cloud price'}.` : '';
   $('w-table').innerHTML = `<caption class="visually-hidden">Predicted training step per accelerator</caption>
-    <thead><tr><th scope="col">Accelerator</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Memory</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
+    <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
     <tbody>${rows
       .map(
         (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}</th>
-        <td>${F.ms(r.step)}</td><td>${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td>${F.gb(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
+        <td>${F.ms(r.step)}</td><td>${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td>${F.hours(r.hours)}</td><td>${F.usd(r.cost)}</td></tr>`,
       )
       .join('')}</tbody>`;
@@ -62,8 +139,7 @@ async function main() {
   postSize();
 }
 
-main().catch((error) => {
-  $('w-error').hidden = false;
-  $('w-error').textContent = `The calculator failed: ${error.message ?? error}`;
-});
-new ResizeObserver(postSize).observe(document.body);
+if (typeof document !== 'undefined') {
+  main().catch((error) => fail(`The widget failed: ${error.message ?? error}`));
+  new ResizeObserver(postSize).observe(document.body);
+}

@@ -2,6 +2,7 @@
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
 import { createLayersEditor } from '../layers-editor.js';
+import { llmDefaults } from '../results.js';
 
 const { esc } = F;
 const TABS = ['zoo', 'layers', 'file'];
@@ -16,7 +17,7 @@ const zooShown = { zoo: null, source: null, model: null }; // what the zoo list 
 
 // What another model resets: its own sequence length and image size; a tokens budget (which a model
 // without tokens cannot use; samples × epochs suits every model).
-const newModel = (state) => ({ seq: null, image: null, ...(state.budget === 'tokens' ? { budget: '' } : {}) });
+const newModel = (state) => ({ seq: null, image: null, preset: '', ...(state.budget === 'tokens' ? { budget: '' } : {}) });
 
 function renderZoo(state, { $, meta }) {
   const query = $('zoo-search').value.trim().toLowerCase();
@@ -47,21 +48,49 @@ function modelLabel(state, { last }) {
   return `<strong>${esc(state.docName || 'uploaded file')}</strong> (${kind})`;
 }
 
+// The per-layer table draws only the rows in view (plus a margin) between two spacer rows, so a model of
+// 100,000 layers scrolls as one of ten: every row is there, the page never builds them all at once.
+const ROW_PX = 28;
+const WINDOW = 120;
+let tableLayers = null;
+
+function layerRow(l, i) {
+  return `<tr aria-rowindex="${i + 2}"><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
+      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`;
+}
+
+function paintLayerRows(wrap) {
+  const layers = tableLayers;
+  const body = wrap.querySelector('tbody');
+  if (!layers || !body) return;
+  const start = Math.max(0, Math.floor(wrap.scrollTop / ROW_PX) - 20);
+  const end = Math.min(layers.length, start + WINDOW);
+  if (body.dataset.range === `${start}-${end}`) return;
+  body.dataset.range = `${start}-${end}`;
+  const spacer = (n, which) => (n > 0 ? `<tr class="spacer" aria-hidden="true" data-spacer="${which}"><td colspan="9"></td></tr>` : '');
+  body.innerHTML = `${spacer(start, 'top')}${layers.slice(start, end).map((l, k) => layerRow(l, start + k)).join('')}${spacer(layers.length - end, 'bottom')}`;
+  const top = body.querySelector('[data-spacer=top]');
+  const bottom = body.querySelector('[data-spacer=bottom]');
+  if (top) top.style.height = `${start * ROW_PX}px`;
+  if (bottom) bottom.style.height = `${(layers.length - end) * ROW_PX}px`;
+}
+
 function renderLayerTable({ $, last }) {
   const box = $('layer-table-box');
   const f = last.features;
   if (!f?.layers) return;
-  box.querySelector('summary').textContent = `Per-layer table (${f.layers.length} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
+  const n = f.layers.length;
+  box.querySelector('summary').textContent = `Per-layer table (${n.toLocaleString('en-US')} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
   if (!box.open) return;
-  const rows = f.layers
-    .map(
-      (l) => `<tr><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
-      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`,
-    )
-    .join('');
-  $('layer-table').innerHTML = `<table><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
-    <thead><tr><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
-    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const wrap = $('layer-table');
+  if (tableLayers === f.layers && wrap.querySelector('tbody')) return paintLayerRows(wrap);
+  tableLayers = f.layers;
+  wrap.innerHTML = `<table aria-rowcount="${n + 1}"><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
+    <thead><tr aria-rowindex="1"><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
+    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody></tbody></table>
+    ${n > WINDOW ? `<p class="hint layer-table-note">All ${n.toLocaleString('en-US')} layers are here: only the rows in view are drawn as you scroll.</p>` : ''}`;
+  wrap.scrollTop = 0;
+  paintLayerRows(wrap);
 }
 
 export function render(state, ctx) {
@@ -152,13 +181,17 @@ async function loadFile(file, ctx) {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc))
     return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
   status.textContent = `Reading ${file.name}…`;
-  const { reply, error } = await ctx.features(ctx.state, doc);
+  // The model's own sequence length and image size (not the last model's), for its defaults.
+  const { reply, error } = await ctx.features({ ...ctx.state, seq: null, image: null, batch: null }, doc);
   if (error) return bad(`${file.name} could not be used: ${error.message}`);
   const kind = doc.model_type ? `a Hugging Face config (${doc.model_type})` : 'a layers JSON document';
   status.className = 'file-status good';
   status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters.
     ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
-  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state) }, { compute: 'now' });
+  // A Hugging Face language model gets the page's defaults for one (named in "What this assumes").
+  const language = doc.model_type && reply.settings?.seq != null && !doc.layers;
+  const defaults = language ? llmDefaults(reply.settings.seq, ctx.table) : {};
+  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state), ...defaults }, { compute: 'now' });
 }
 
 export function bind(ctx) {
@@ -212,6 +245,11 @@ export function bind(ctx) {
     ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()) }, { compute: 'now' });
   });
   $('layer-table-box').addEventListener('toggle', () => renderLayerTable(ctx));
+  let frame = 0;
+  $('layer-table').addEventListener('scroll', () => {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => paintLayerRows($('layer-table')));
+  });
   $('layers-use').addEventListener('click', async () => {
     const ed = await ensureEditor(ctx);
     ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()), ...newModel(ctx.state) }, { compute: 'now' });

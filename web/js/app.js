@@ -22,10 +22,12 @@ const PANELS = [model, training, hardware, custom, results, compare, share];
 let table = null; // the API's option table (state.js optionTable), before anything else
 let state = null;
 // What the worker said, for the state in `last.snapshot` (the panels' '@features' and '@predict').
-const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null };
+const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null, cancelled: 0 };
 // The catalogues ('@meta'), filled at start.
 const meta = { zoo: [], zooById: new Map(), hardware: [], hardwareById: new Map() };
 const featuresCache = new Map();
+// A features reply with more layers than this keeps them in the worker; the per-layer table asks for the rows it shows.
+const FEATURE_ROWS = 2000;
 
 // Fields whose text is not a valid value (name -> {label, message}): the state keeps the last valid value,
 // nothing is recomputed while one is left, and the results say which input holds them back.
@@ -87,20 +89,23 @@ const setBusy = (on) => {
   $('busy').textContent = on ? progress || 'Computing…' : '';
   document.querySelector('.results-card').setAttribute('aria-busy', String(on));
 };
-const onProgress = (done, total) => {
-  progress = `Searching layouts: ${done} of ${total} accelerators…`;
+const onProgress = (done, total, what = 'Computing') => {
+  progress = `${what}: ${done} of ${total} accelerators…`;
   if ($('busy').classList.contains('on')) $('busy').textContent = progress;
 };
 
 const compute = latest(runJob, onJob, setBusy, onProgress);
-const scheduleCompute = debounce(() => compute(structuredClone(state)), 120);
+// The state as it is now, for a recompute: a copy, except the model document, which is never changed in place
+// (an edit or an upload makes a new one), so a large one is not copied on every keystroke.
+const snapshot = () => ({ ...structuredClone({ ...state, doc: null }), doc: state.doc });
+const scheduleCompute = debounce(() => compute(snapshot()), 120);
 
 /** The `features` reply for a state (or another model document), cached: {reply, error}. */
 async function features(snapshot, modelArgument) {
   const request = S.featuresRequest(snapshot, table, modelArgument);
   const key = JSON.stringify(request);
   if (featuresCache.has(key)) return featuresCache.get(key);
-  const { doc, error } = await client.call(request);
+  const { doc, error } = await client.call(request, { trimLayers: FEATURE_ROWS });
   const answer = { reply: doc, error };
   if (!(error?.code === 'internal')) {
     if (featuresCache.size > 20) featuresCache.clear();
@@ -114,7 +119,9 @@ async function features(snapshot, modelArgument) {
 // `model`). The model panel's `features` follows, for the same state.
 async function runJob(snapshot, live) {
   const request = S.predictRequest(snapshot, table);
-  if (isCluster(request, table)) return runCluster(snapshot, request, live);
+  if (isCluster(request, table)) return runChunked(snapshot, request, live, 1, 'Searching layouts');
+  // A model of thousands of layers takes seconds per accelerator: asked a few accelerators at a time, with progress.
+  if ((snapshot.doc?.layers?.length ?? 0) > 5000) return runChunked(snapshot, request, live, 8, 'Computing');
   const { doc, ms, error } = await client.call(request);
   return { snapshot, request, predict: doc, predictError: error, ms };
 }
@@ -122,21 +129,27 @@ async function runJob(snapshot, live) {
 // A cluster question runs a plan search per accelerator: asked one accelerator at a time, so the page shows
 // how far it is and a newer input stops it between two accelerators (the worker answers one request at a time).
 let catalogueIds = null;
-async function runCluster(snapshot, request, live) {
+async function runChunked(snapshot, request, live, size, what) {
   catalogueIds ??= client.call({ command: 'hardware' }).then(({ doc }) => (doc.hardware ?? []).map((h) => h.id));
   const ids = request.hardware === 'all' ? await catalogueIds : [];
-  const chunks = splitRequest(request, ids);
+  const chunks = splitRequest(request, ids, size);
   const parts = [];
+  const total = chunks.reduce((n, c) => n + c.hardware.length + (c.custom_hardware?.length ?? 0), 0);
+  let done = 0;
   let ms = 0;
-  live.progress(0, chunks.length);
+  live.progress(0, total, what);
   for (const chunk of chunks) {
-    if (!live.current()) return { snapshot, request, cancelled: true };
+    if (!live.current()) {
+      last.cancelled++;
+      return { snapshot, request, cancelled: true };
+    }
     const part = await client.call(chunk);
     ms += part.ms;
     parts.push(part);
     // An error that is not one accelerator's (an invalid layout) is every part's: no need to ask the rest.
     if (part.error && part.error.code !== 'invalid_hardware') break;
-    live.progress(parts.length, chunks.length);
+    done += chunk.hardware.length + (chunk.custom_hardware?.length ?? 0);
+    live.progress(done, total, what);
   }
   const names = new Map(meta.hardware.map((h) => [h.id, h.name]));
   const { doc, error } = mergeReplies(parts, chunks, names);

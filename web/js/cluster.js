@@ -15,13 +15,15 @@ export function isCluster(request, table) {
 }
 
 /**
- * The request as one request per accelerator: the catalogue ones (`ids`: the request's list, or the whole
- * catalogue for "all"), then each custom sheet alone.
+ * The request as one request per accelerator (or per `size` of them): the catalogue ones (`ids`: the
+ * request's list, or the whole catalogue for "all"), then each custom sheet alone.
  */
-export function splitRequest(request, ids) {
+export function splitRequest(request, ids, size = 1) {
   const list = request.hardware === 'all' ? ids : (request.hardware ?? []);
   const { custom_hardware: customs = [], ...rest } = request;
-  return [...list.map((id) => ({ ...rest, hardware: [id] })), ...customs.map((sheet) => ({ ...rest, hardware: [], custom_hardware: [sheet] }))];
+  const groups = [];
+  for (let i = 0; i < list.length; i += size) groups.push({ ...rest, hardware: list.slice(i, i + size) });
+  return [...groups, ...customs.map((sheet) => ({ ...rest, hardware: [], custom_hardware: [sheet] }))];
 }
 
 /**

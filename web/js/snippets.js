@@ -12,7 +12,7 @@ export function embedSnippets(host, choices) {
   const data = [...query].map(([k, v]) => ` data-${k}="${attr(v)}"`).join('');
   const origin = new URL(base).origin;
   const script = `<script src="${attr(`${base}embed.js`)}"${data} async></script>`;
-  const iframe = `<iframe src="${attr(src)}" title="PreNeT: predicted training time and cost" width="100%" height="320" style="border:0" loading="lazy"></iframe>
+  const iframe = `<iframe src="${attr(src)}" title="PreNeT: predicted training time and cost" width="100%" height="320" frameborder="0" loading="lazy"></iframe>
 <script>
   // Keeps the PreNeT widget as tall as its table (it posts its height).
   window.addEventListener('message', function (e) {

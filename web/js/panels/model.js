@@ -52,45 +52,69 @@ function modelLabel(state, { last }) {
 // 100,000 layers scrolls as one of ten: every row is there, the page never builds them all at once.
 const ROW_PX = 28;
 const WINDOW = 120;
-let tableLayers = null;
+let table = null; // what the table shows: {features, total, rows (the rows at hand), id (the worker's, for more)}
 
 function layerRow(l, i) {
+  if (!l) return `<tr aria-rowindex="${i + 2}"><td colspan="9" class="hint">…</td></tr>`;
   return `<tr aria-rowindex="${i + 2}"><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
       <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`;
 }
 
-function paintLayerRows(wrap) {
-  const layers = tableLayers;
+// A long model's rows stay in the worker (its features reply is tens of megabytes): the rows in view are
+// asked for as the table scrolls, a page of them at a time.
+const PAGE = 500;
+function fetchRows(start, end, client, repaint) {
+  const t = table;
+  for (let p = Math.floor(start / PAGE) * PAGE; p < end; p += PAGE) {
+    if (t.pages.has(p)) continue;
+    t.pages.set(p, 'loading');
+    client.layers(t.id, p, p + PAGE).then((rows) => {
+      if (table !== t || !rows) return;
+      rows.forEach((row, k) => (t.rows[p + k] = row));
+      t.pages.set(p, 'done');
+      repaint();
+    });
+  }
+}
+
+function paintLayerRows(wrap, client) {
+  const t = table;
   const body = wrap.querySelector('tbody');
-  if (!layers || !body) return;
+  if (!t || !body) return;
   const start = Math.max(0, Math.floor(wrap.scrollTop / ROW_PX) - 20);
-  const end = Math.min(layers.length, start + WINDOW);
-  if (body.dataset.range === `${start}-${end}`) return;
-  body.dataset.range = `${start}-${end}`;
+  const end = Math.min(t.total, start + WINDOW);
+  let missing = false;
+  for (let i = start; i < end && !missing; i++) missing = !t.rows[i];
+  if (missing && t.id) fetchRows(start, end, client, () => ((body.dataset.range = ''), paintLayerRows(wrap, client)));
+  const range = `${start}-${end}${missing ? '-partial' : ''}`;
+  if (body.dataset.range === range) return;
+  body.dataset.range = range;
   const spacer = (n, which) => (n > 0 ? `<tr class="spacer" aria-hidden="true" data-spacer="${which}"><td colspan="9"></td></tr>` : '');
-  body.innerHTML = `${spacer(start, 'top')}${layers.slice(start, end).map((l, k) => layerRow(l, start + k)).join('')}${spacer(layers.length - end, 'bottom')}`;
+  const rows = [];
+  for (let i = start; i < end; i++) rows.push(layerRow(t.rows[i], i));
+  body.innerHTML = `${spacer(start, 'top')}${rows.join('')}${spacer(t.total - end, 'bottom')}`;
   const top = body.querySelector('[data-spacer=top]');
   const bottom = body.querySelector('[data-spacer=bottom]');
   if (top) top.style.height = `${start * ROW_PX}px`;
-  if (bottom) bottom.style.height = `${(layers.length - end) * ROW_PX}px`;
+  if (bottom) bottom.style.height = `${(t.total - end) * ROW_PX}px`;
 }
 
-function renderLayerTable({ $, last }) {
+function renderLayerTable({ $, last, client }) {
   const box = $('layer-table-box');
   const f = last.features;
   if (!f?.layers) return;
-  const n = f.layers.length;
+  const n = f.layers_total ?? f.layers.length;
   box.querySelector('summary').textContent = `Per-layer table (${n.toLocaleString('en-US')} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
   if (!box.open) return;
   const wrap = $('layer-table');
-  if (tableLayers === f.layers && wrap.querySelector('tbody')) return paintLayerRows(wrap);
-  tableLayers = f.layers;
+  if (table?.features === f && wrap.querySelector('tbody')) return paintLayerRows(wrap, client);
+  table = { features: f, total: n, rows: [...f.layers], id: f.layers_id ?? null, pages: new Map() };
   wrap.innerHTML = `<table aria-rowcount="${n + 1}"><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
     <thead><tr aria-rowindex="1"><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
-    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody></tbody></table>
-    ${n > WINDOW ? `<p class="hint layer-table-note">All ${n.toLocaleString('en-US')} layers are here: only the rows in view are drawn as you scroll.</p>` : ''}`;
+    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody></tbody></table>`;
+  $('layer-table-note').textContent = n > WINDOW ? `All ${n.toLocaleString('en-US')} layers are in the table; only the rows in view are drawn as you scroll.` : '';
   wrap.scrollTop = 0;
-  paintLayerRows(wrap);
+  paintLayerRows(wrap, client);
 }
 
 export function render(state, ctx) {
@@ -180,13 +204,14 @@ async function loadFile(file, ctx) {
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc))
     return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
-  status.textContent = `Reading ${file.name}…`;
+  status.textContent = `Checking ${file.name} (${F.si(file.size, 'B')}) in the calculator…`;
   // The model's own sequence length and image size (not the last model's), for its defaults.
   const { reply, error } = await ctx.features({ ...ctx.state, seq: null, image: null, batch: null }, doc);
   if (error) return bad(`${file.name} could not be used: ${error.message}`);
   const kind = doc.model_type ? `a Hugging Face config (${doc.model_type})` : 'a layers JSON document';
   status.className = 'file-status good';
-  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters.
+  const layers = reply.layers_total ?? reply.layers?.length;
+  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters${layers > 1000 ? `, ${F.integer(layers)} layers (all of them computed)` : ''}.
     ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
   // A Hugging Face language model gets the page's defaults for one (named in "What this assumes").
   const language = doc.model_type && reply.settings?.seq != null && !doc.layers;
@@ -248,7 +273,7 @@ export function bind(ctx) {
   let frame = 0;
   $('layer-table').addEventListener('scroll', () => {
     cancelAnimationFrame(frame);
-    frame = requestAnimationFrame(() => paintLayerRows($('layer-table')));
+    frame = requestAnimationFrame(() => paintLayerRows($('layer-table'), ctx.client));
   });
   $('layers-use').addEventListener('click', async () => {
     const ed = await ensureEditor(ctx);

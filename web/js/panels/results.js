@@ -186,7 +186,11 @@ export function bind(ctx) {
     const pin = e.target.closest('[data-pin-layout]');
     if (pin) {
       const row = ctx.last.rows.find((r) => r.id === pin.dataset.pinLayout);
-      if (row?.plan) ctx.update(layoutPatch(row.plan, ctx.table), { compute: 'now' });
+      if (!row?.plan) return;
+      // The pinned values are in view: the cluster form's layout part opens.
+      const more = document.querySelector('#cluster-form details.more');
+      if (more) more.open = true;
+      ctx.update(layoutPatch(row.plan, ctx.table), { compute: 'now' });
       return;
     }
     const focus = e.target.closest('[data-focus]');

@@ -167,8 +167,6 @@ std::vector<OptionDef> build_table() {
     constexpr unsigned kRun = kPredict;                // a training step and run
     const double k2e40 = double(std::int64_t{1} << 40);
     const std::string offline = "`prenet kernels` and `prenet fit` work on files: native CLI only";
-    const std::string cluster_page = "the CLI and API take it now; the page's cluster fields come with its cluster "
-                                     "view (issue #14)";
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
             .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
@@ -274,50 +272,51 @@ std::vector<OptionDef> build_table() {
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
         Row("gpus", T::count, kRun).example("16").flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
             .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
-            .off_page(cluster_page).clustered(),
+            .on_page("cluster", "gpus").clustered(),
         Row("gpus_per_node", T::count, kRun).example("4", {"--gpus", "8"}).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
             .defaults(nullptr, "the spec sheet's usual node (8 for SXM/OAM boards)")
-            .help("devices per node (one scale-out network each)").echoed().off_page(cluster_page).clustered(),
+            .help("devices per node (one scale-out network each)").echoed().on_page("cluster", "gpn").clustered(),
         Row("network", T::text, kRun).example("8x400g-ib", {"--gpus", "16"}).flag("network", "SPEC").label("Network per node")
             .defaults(nullptr, "the spec sheet's reference node")
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
-            .echoed().off_page(cluster_page).clustered(),
+            .echoed().on_page("cluster", "net").advanced().clustered(),
         Row("dp", T::count, kRun).example("2", {"--gpus", "2"}).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
-            .help("data-parallel replicas").off_page(cluster_page).clustered(),
+            .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered(),
         Row("tp", T::count, kRun).example("2", {"--gpus", "2"}).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").off_page(cluster_page).clustered(),
+            .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").on_page("cluster", "tp").advanced().clustered(),
         Row("pp", T::count, kRun).example("2", {"--gpus", "2"}).flag("pp", "P").label("Pipeline stages").up_to(4096).defaults(nullptr, "searched")
-            .help("pipeline stages (the model's blocks split between them)").off_page(cluster_page).clustered(),
+            .help("pipeline stages (the model's blocks split between them)").on_page("cluster", "pp").advanced().clustered(),
         Row("cp", T::count, kRun).example("2", {"--gpus", "2"}).flag("cp", "C").label("Context parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("context-parallel devices (the sequence split, ring attention)").off_page(cluster_page).clustered(),
+            .help("context-parallel devices (the sequence split, ring attention)").on_page("cluster", "cp").advanced().clustered(),
         Row("ep", T::count, kRun).example("2", {"--gpus", "2", "--model", "mixtral-8x7b"}).flag("ep", "E").label("Expert parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").off_page(cluster_page).clustered(),
+            .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").on_page("cluster", "ep").advanced().clustered(),
         Row("vp", T::count, kRun).example("2", {"--gpus", "2", "--grad-accum", "4"}).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
-            .help("model chunks per pipeline stage (the interleaved schedule)").off_page(cluster_page).clustered(),
+            .help("model chunks per pipeline stage (the interleaved schedule)").on_page("cluster", "vp").advanced().clustered(),
         Row("zero", T::count, kRun).example("3", {"--gpus", "2"}).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
-                  "FULL_SHARD)").off_page(cluster_page).clustered(),
+                  "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered(),
         Row("sequence_parallel", T::flag, kRun).example("", {"--gpus", "2", "--hardware", "a100-sxm4-80gb"}).flag("sequence-parallel").label("Sequence parallel")
             .defaults(false, "on with tp > 1 when searched")
             .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
-            .off_page(cluster_page).clustered(),
+            .on_page("cluster", "sp").advanced().clustered(),
         Row("schedule", T::choice, kRun).example("1f1b", {"--gpus", "2", "--pp", "2"}).flag("schedule", "S").label("Pipeline schedule")
             .choices({"1f1b", "interleaved", "gpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
-            .help("the pipeline schedule").off_page(cluster_page).clustered(),
+            .help("the pipeline schedule").on_page("cluster", "sched").advanced().clustered(),
         Row("global_batch", T::count, kRun).example("64", {"--gpus", "2"}).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
-            .echoed().off_page(cluster_page).clustered(),
+            .echoed().on_page("cluster", "gbatch").clustered(),
         Row("global_batch_tokens", T::count, kRun).example("65536", {"--gpus", "2"}).flag("global-batch-tokens", "T").label("Global batch", "tokens")
             .up_to(1e15).defaults(nullptr, "none").help("the global batch in tokens (language models)")
-            .off_page(cluster_page).clustered(),
+            .on_page("cluster", "gtokens").clustered(),
 
         Row("cluster", T::document, kRun).flag("cluster", "FILE").label("Cluster")
             .defaults(nullptr, "none")
             .help("a JSON document with any of gpus, gpus_per_node, network and the layout options (dp, tp, pp, cp, "
                   "ep, vp, zero, sequence_parallel, schedule, global_batch, global_batch_tokens); options given "
                   "beside it win")
-            .of_cluster_options().example("examples/cluster-2x8-ib.json").off_page(cluster_page),
+            .of_cluster_options().example("examples/cluster-2x8-ib.json")
+            .off_page("the page's cluster fields are its options one by one (and the link holds them)"),
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
             .help("a table of kernels (NeuSight's ops layout) and collectives (op, message_size, gpus[, nodes])").cli_only().off_page(offline),

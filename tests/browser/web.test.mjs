@@ -334,6 +334,25 @@ describe('web calculator', () => {
       if (row.type === 'count' || row.type === 'number') assert.equal(f.type, 'number');
       if (row.type === 'choice') assert.deepEqual(f.options, [...(row.default == null ? [''] : []), ...row.choices], `${row.name}: its choices`);
     }
+    // The cluster rows are the cluster form the same way: advanced ones under "Layout", text rows a text field.
+    const clusterRows = options.filter((o) => o.page === 'cluster');
+    assert.ok(clusterRows.some((o) => o.name === 'gpus'), 'the devices field');
+    const cluster = await page.evaluate(
+      (rows) =>
+        rows.map((r) => {
+          const el = document.querySelector(`#cluster-form [data-option="${CSS.escape(r.name)}"]`);
+          return { id: el?.id, type: el?.type ?? el?.tagName, label: el?.labels?.[0]?.textContent ?? '', more: Boolean(el?.closest('details.more')), url: r.url };
+        }),
+      clusterRows,
+    );
+    for (const [i, f] of cluster.entries()) {
+      const row = clusterRows[i];
+      assert.equal(f.id, row.name, `${row.name}: input id`);
+      assert.ok(f.label.includes(row.label), `${row.name}: labelled`);
+      assert.equal(f.more, Boolean(row.advanced), `${row.name}: under Layout iff advanced`);
+      assert.equal(f.type, { count: 'number', number: 'number', flag: 'checkbox', choice: 'select-one', text: 'text' }[row.type], `${row.name}: a ${row.type} field`);
+      assert.ok(row.url, `${row.name}: a URL key`);
+    }
   });
 
   test('a request that traps the wasm module: its error is shown, the module restarts, the next request answers', async () => {
@@ -482,6 +501,11 @@ describe('web calculator', () => {
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
     const text = readFileSync(await csv.path(), 'utf8');
     assert.ok(text.includes(`"'=HYPERLINK(""http://x"")<i id=sheet-i>"`), text);
+    // The JSON export too: the custom accelerator's name, wherever it stands, starts with the apostrophe.
+    const [json] = await Promise.all([page.waitForEvent('download'), page.click('#download-json')]);
+    const exported = readFileSync(await json.path(), 'utf8');
+    assert.ok(!exported.includes('"=HYPERLINK'), 'no formula-leading string in the JSON export');
+    assert.ok(exported.includes(JSON.stringify(`'${sheet.name}`)), 'neutralised with a leading apostrophe');
   });
 
   test('the embeddable widget', async () => {

@@ -50,6 +50,20 @@ export function compareReplies(page, native, label) {
   for (const r of page.results) {
     const n = byId.get(r.hardware);
     assert.ok(n, `${label}: CLI has no result for ${r.hardware}`);
+    // An accelerator that cannot form the cluster: refused by both, in the same words.
+    if (r.error || n.error) {
+      assert.deepEqual({ name: r.name, message: r.error?.message }, { name: n.name, message: n.error?.message }, `${label} ${r.hardware} refused`);
+      continue;
+    }
+    // A cluster's answer: the same plan, MFU, communication and bubble.
+    if (n.plan) {
+      for (const key of ['gpus', 'gpus_per_node', 'nodes', 'dp', 'tp', 'pp', 'cp', 'ep', 'vp', 'zero', 'sequence_parallel', 'schedule', 'micro_batch', 'grad_accum', 'checkpointing', 'searched'])
+        assert.equal(r.plan?.[key], n.plan[key], `${label} ${r.hardware} plan.${key}`);
+      closeTime(r.throughput.mfu, n.throughput.mfu, `${label} ${r.hardware} mfu`);
+      closeTime(r.step.bubble_ms, n.step.bubble_ms, `${label} ${r.hardware} bubble`);
+      closeTime(r.step.communication_total_ms, n.step.communication_total_ms, `${label} ${r.hardware} communication total`);
+      for (const [kind, c] of Object.entries(n.step.communication ?? {})) closeTime(r.step.communication[kind].exposed_ms, c.exposed_ms, `${label} ${r.hardware} ${kind} exposed`);
+    }
     for (const key of ['forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'total_ms'])
       closeTime(r.step[key], n.step[key], `${label} ${r.hardware} step.${key}`);
     for (const [family, ms] of Object.entries(n.step.by_family_ms)) closeTime(r.step.by_family_ms[family], ms, `${label} ${r.hardware} ${family}`);

@@ -17,7 +17,7 @@ test('one policy: _headers, and the <meta> of index.html and widget.html', () =>
   assert.match(policy, /^default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self';/);
   for (const directive of ["connect-src 'self'", "worker-src 'self'", "object-src 'none'", "base-uri 'none'"]) assert.ok(policy.includes(directive), directive);
   assert.doesNotMatch(policy, /'unsafe-inline'|'unsafe-eval'|\*|https?:|data:|blob:/);
-  for (const page of ['index.html', 'widget.html']) {
+  for (const page of ['index.html', 'widget.html', 'embed.html']) {
     const html = readFileSync(join(web, page), 'utf8');
     assert.equal(html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/)[1], policy, page);
   }
@@ -34,7 +34,7 @@ const sources = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
 
 test('no inline script, inline style or event-handler attribute in the pages or in the HTML the modules write', () => {
-  for (const page of ['index.html', 'widget.html']) {
+  for (const page of ['index.html', 'widget.html', 'embed.html']) {
     const html = readFileSync(join(web, page), 'utf8');
     assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/, `${page}: inline script`);
     assert.doesNotMatch(html, /\sstyle=|<style/, `${page}: inline style`);

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isCluster, mergeReplies, splitRequest } from '../../web/js/cluster.js';
 import * as S from '../../web/js/state.js';
 import { TIME_TOLERANCE, cli, cliBinary, compareReplies, divergences, splitCommand } from './compare.mjs';
 
@@ -39,13 +40,28 @@ const CASES = [
   'model=gpt2&accum=4&ckpt=1&opt_impl=foreach&mixed=half&attn=flash&input_rate=2000&pph=1.5&hw=h100-sxm5-80gb,l4',
   'model=gpt2&budget=samples&samples=100000&epochs=2&hw=a100-sxm4-80gb',
   'model=resnet50&tokens=2e9&samples=50000&epochs=3&hw=t4',
+  // Cluster questions: devices (searched layouts), a fixed layout, nodes, a global batch in tokens, a sheet
+  // that cannot form the cluster (refused, the others answered).
+  'model=llama2-7b&gpus=8&batch=1&precision=bf16&hw=h100-sxm5-80gb,a100-sxm4-80gb,tpu-v4',
+  'model=gpt2&gpus=4&dp=2&tp=2&zero=1&ckpt=selective&hw=h100-sxm5-80gb',
+  'model=llama2-13b&gpus=16&gpn=8&pp=2&sched=1f1b&batch=1&gtokens=262144&precision=bf16&hw=h100-sxm5-80gb',
 ];
 
 for (const hash of CASES)
   test(`the page's request and its command line agree: #${hash}`, async (t) => {
     if (missing) return t.skip(`${missing} not found; run: bash scripts/build.sh native wasm`);
     const state = await S.fromHash(hash, table);
-    const reply = request(S.predictRequest(state, table));
+    const body = S.predictRequest(state, table);
+    // A cluster question goes one accelerator at a time, as the page asks it (web/js/cluster.js).
+    let reply;
+    if (isCluster(body, table)) {
+      const chunks = splitRequest(body, []);
+      const parts = chunks.map((c) => {
+        const doc = request(c);
+        return { doc, error: doc.error ?? null };
+      });
+      reply = mergeReplies(parts, chunks, new Map(request({ command: 'hardware' }).hardware.map((h) => [h.id, h.name]))).doc;
+    } else reply = request(body);
     assert.equal(reply.error, undefined, JSON.stringify(reply.error));
     const args = splitCommand(S.commandLine(state, table));
     assert.deepEqual(args.slice(0, 2), ['prenet', 'predict']);

@@ -3,6 +3,8 @@
 // (panels/*.js) each render(state, ctx) and bind(ctx) their own inputs. Nothing here talks to any server:
 // the only fetches are this site's own files (the worker's wasm module, the schema and examples for the editor).
 import { createClient, debounce, latest } from './client.js';
+import { isCluster, mergeReplies, splitRequest } from './cluster.js';
+import * as compare from './panels/compare.js';
 import * as custom from './panels/custom-hardware.js';
 import * as hardware from './panels/hardware.js';
 import * as model from './panels/model.js';
@@ -15,21 +17,28 @@ const client = createClient(); // picks up the worker js/boot.js started
 const $ = (id) => document.getElementById(id);
 
 // In render order: the results mark the inputs an error names after the inputs have been filled.
-const PANELS = [model, training, hardware, custom, results, share];
+const PANELS = [model, training, hardware, custom, results, compare, share];
 
 let table = null; // the API's option table (state.js optionTable), before anything else
 let state = null;
 // What the worker said, for the state in `last.snapshot` (the panels' '@features' and '@predict').
-const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null };
+const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null, cancelled: 0 };
 // The catalogues ('@meta'), filled at start.
 const meta = { zoo: [], zooById: new Map(), hardware: [], hardwareById: new Map() };
 const featuresCache = new Map();
+// A features reply with more layers than this keeps them in the worker; the per-layer table asks for the rows it shows.
+const FEATURE_ROWS = 2000;
+
+// Fields whose text is not a valid value (name -> {label, message}): the state keeps the last valid value,
+// nothing is recomputed while one is left, and the results say which input holds them back.
+const invalid = new Map();
 
 const ctx = {
   $,
   client,
   meta,
   last,
+  invalid,
   get table() {
     return table;
   },
@@ -38,6 +47,11 @@ const ctx = {
   },
   update,
   features,
+  /** The predict reply for another state (a pinned scenario): {doc, error}. */
+  predict: async (snapshot) => {
+    const job = await runJob(snapshot, { current: () => true, progress: () => {} });
+    return { doc: job.predict, error: job.predictError };
+  },
   /** Writes the hash now (the copy-link button). */
   writeHash: () => writeHash.now(),
 };
@@ -56,30 +70,42 @@ const writeHash = debounce(async () => {
  */
 function update(patch = {}, { compute = 'debounced', changed = [] } = {}) {
   Object.assign(state, patch);
+  for (const key of Object.keys(patch)) if (invalid.delete(key)) changed = [...changed, '@invalid'];
   const keys = [...Object.keys(patch), ...changed];
   if (Object.keys(patch).length) writeHash();
+  if (invalid.size) compute = false; // the results say which input keeps them from updating
+  else if (keys.includes('@invalid') && compute === false) compute = 'debounced';
   if (compute === 'now') scheduleCompute.now();
-  else if (compute === 'debounced' && Object.keys(patch).length) scheduleCompute();
+  else if (compute === 'debounced' && (Object.keys(patch).length || keys.includes('@invalid'))) scheduleCompute();
   for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
 }
 
 const renderAll = () => update({}, { compute: false, changed: [...new Set(PANELS.flatMap((p) => p.reads))] });
 
+let progress = '';
 const setBusy = (on) => {
   $('busy').classList.toggle('on', on);
-  $('busy').textContent = on ? 'Computing…' : '';
+  if (!on) progress = '';
+  $('busy').textContent = on ? progress || 'Computing…' : '';
   document.querySelector('.results-card').setAttribute('aria-busy', String(on));
 };
+const onProgress = (done, total, what = 'Computing') => {
+  progress = `${what}: ${done} of ${total} accelerators…`;
+  if ($('busy').classList.contains('on')) $('busy').textContent = progress;
+};
 
-const compute = latest(runJob, onJob, setBusy);
-const scheduleCompute = debounce(() => compute(structuredClone(state)), 120);
+const compute = latest(runJob, onJob, setBusy, onProgress);
+// The state as it is now, for a recompute: a copy, except the model document, which is never changed in place
+// (an edit or an upload makes a new one), so a large one is not copied on every keystroke.
+const snapshot = () => ({ ...structuredClone({ ...state, doc: null }), doc: state.doc });
+const scheduleCompute = debounce(() => compute(snapshot()), 50);
 
 /** The `features` reply for a state (or another model document), cached: {reply, error}. */
 async function features(snapshot, modelArgument) {
   const request = S.featuresRequest(snapshot, table, modelArgument);
   const key = JSON.stringify(request);
   if (featuresCache.has(key)) return featuresCache.get(key);
-  const { doc, error } = await client.call(request);
+  const { doc, error } = await client.call(request, { trimLayers: FEATURE_ROWS });
   const answer = { reply: doc, error };
   if (!(error?.code === 'internal')) {
     if (featuresCache.size > 20) featuresCache.clear();
@@ -91,13 +117,47 @@ async function features(snapshot, modelArgument) {
 // One recompute: one `predict` request, which answers everything the results need (the API picks the
 // budget that fits the model and says which in `settings`; whether the model counts tokens is in its
 // `model`). The model panel's `features` follows, for the same state.
-async function runJob(snapshot) {
+async function runJob(snapshot, live) {
   const request = S.predictRequest(snapshot, table);
+  if (isCluster(request, table)) return runChunked(snapshot, request, live, 1, 'Searching layouts');
+  // A model of thousands of layers takes seconds per accelerator: asked a few accelerators at a time, with progress.
+  if ((snapshot.doc?.layers?.length ?? 0) > 5000) return runChunked(snapshot, request, live, 8, 'Computing');
   const { doc, ms, error } = await client.call(request);
   return { snapshot, request, predict: doc, predictError: error, ms };
 }
 
+// A cluster question runs a plan search per accelerator: asked one accelerator at a time, so the page shows
+// how far it is and a newer input stops it between two accelerators (the worker answers one request at a time).
+let catalogueIds = null;
+async function runChunked(snapshot, request, live, size, what) {
+  catalogueIds ??= client.call({ command: 'hardware' }).then(({ doc }) => (doc.hardware ?? []).map((h) => h.id));
+  const ids = request.hardware === 'all' ? await catalogueIds : [];
+  const chunks = splitRequest(request, ids, size);
+  const parts = [];
+  const total = chunks.reduce((n, c) => n + c.hardware.length + (c.custom_hardware?.length ?? 0), 0);
+  let done = 0;
+  let ms = 0;
+  live.progress(0, total, what);
+  for (const chunk of chunks) {
+    if (!live.current()) {
+      last.cancelled++;
+      return { snapshot, request, cancelled: true };
+    }
+    const part = await client.call(chunk);
+    ms += part.ms;
+    parts.push(part);
+    // An error that is not one accelerator's (an invalid layout) is every part's: no need to ask the rest.
+    if (part.error && part.error.code !== 'invalid_hardware') break;
+    done += chunk.hardware.length + (chunk.custom_hardware?.length ?? 0);
+    live.progress(done, total, what);
+  }
+  const names = new Map(meta.hardware.map((h) => [h.id, h.name]));
+  const { doc, error } = mergeReplies(parts, chunks, names);
+  return { snapshot, request, predict: doc, predictError: error, ms };
+}
+
 function onJob(thrown, job) {
+  if (job?.cancelled) return;
   if (thrown) {
     last.predictError = { message: `The calculator failed: ${thrown.message ?? thrown}`, field: null, code: 'internal' };
     update({}, { compute: false, changed: ['@predict'] });
@@ -168,6 +228,7 @@ window.addEventListener('hashchange', async () => {
   showLinkNotes(notes);
   if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
   state = next;
+  invalid.clear();
   renderAll();
   scheduleCompute.now();
 });

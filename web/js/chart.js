@@ -1,110 +1,115 @@
-// The chart of time to train and cost per accelerator: horizontal grouped bars drawn with uPlot (loaded
-// only after the first results, so it never delays them). Accelerators appear in the table's order.
+// The charts of time to train and of cost per accelerator: one uPlot chart each (loaded only after the first
+// results, so they never delay them), horizontal bars in the table's order, on a linear or a logarithmic
+// scale (a log scale keeps fast accelerators' bars visible beside slow ones). Each bar's value is written
+// at its end, so a narrow screen needs no axis labels to read it.
 import uPlot from '../vendor/uplot.mjs';
-import { hours, usd } from './format.js';
+import { hours, ms, usd } from './format.js';
 import { shortName } from './results.js';
 
-let plot = null;
-let observer = null;
-let shape = ''; // what the current plot was built for: when only the numbers change, setData() suffices
-let labels = [];
+const plots = new Map(); // element -> {plot, key, observer}
 
 const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
-export function drawChart(el, rows) {
+/** Draws the time chart in targets.time and the cost chart in targets.cost (a message where nothing to plot). */
+export function drawCharts(targets, rows, { log = false } = {}) {
   const shown = rows.filter((r) => Number.isFinite(r.hours) || Number.isFinite(r.step));
   const useHours = shown.some((r) => Number.isFinite(r.hours));
-  const hasCost = shown.some((r) => Number.isFinite(r.cost));
   const names = shown.map((r) => `${shortName(r.name)}${r.fits ? '' : ' ✗'}`);
-  const xs = shown.map((_, i) => i);
-  const time = shown.map((r) => (useHours ? r.hours : r.step) ?? null);
-  const cost = shown.map((r) => (Number.isFinite(r.cost) ? r.cost : null));
-  const key = JSON.stringify([names, useHours, hasCost]);
-  if (plot && key === shape && el.contains(plot.root)) {
-    labels = names;
-    plot.setData(hasCost ? [xs, time, cost] : [xs, time]);
+  drawOne(targets.time, names, shown.map((r) => (useHours ? r.hours : r.step) ?? null), {
+    log,
+    label: useHours ? 'time to train (hours)' : 'step time (ms)',
+    color: css('--c-fwd'),
+    format: useHours ? hours : ms,
+    axis: (x) => `${+x.toPrecision(3)}`,
+  });
+  if (targets.cost)
+    drawOne(targets.cost, names, shown.map((r) => (Number.isFinite(r.cost) ? r.cost : null)), {
+      log,
+      label: 'cost (USD)',
+      color: css('--c-bwd'),
+      format: usd,
+      axis: usd,
+      empty: 'No prices known: set one per accelerator, or one for all under “More training options”.',
+    });
+}
+
+function drawOne(el, names, values, { log, label, color, format, axis, empty = 'Nothing to plot.' }) {
+  const have = values.some((v) => Number.isFinite(v) && v > 0);
+  const old = plots.get(el);
+  if (!have) {
+    old?.plot.destroy();
+    old?.observer.disconnect();
+    plots.delete(el);
+    el.innerHTML = `<p class="chart-empty">${empty}</p>`;
     return;
   }
-  plot?.destroy();
-  plot = null;
-  shape = key;
-  labels = names;
+  const xs = names.map((_, i) => i);
+  // On a log scale a bar starts at a decade below the smallest value (zero has no place on it).
+  const positive = values.filter((v) => Number.isFinite(v) && v > 0);
+  const floor = 10 ** Math.floor(Math.log10(Math.min(...positive)));
+  const data = [xs, values.map((v) => (Number.isFinite(v) && (!log || v > 0) ? v : null))];
+  const key = JSON.stringify([names, log]);
+  if (old && old.key === key && el.contains(old.plot.root)) {
+    old.labels.splice(0, old.labels.length, ...names);
+    old.values.splice(0, old.values.length, ...values);
+    old.plot.setData(data);
+    return;
+  }
+  old?.plot.destroy();
+  old?.observer.disconnect();
   el.innerHTML = '';
-  if (!shown.length) {
-    el.innerHTML = '<p class="chart-empty">Nothing to plot.</p>';
-    return;
-  }
   const text = css('--text');
   const grid = css('--border');
-  const cTime = css('--c-fwd');
-  const cCost = css('--c-bwd');
   const font = `12px ${getComputedStyle(document.body).fontFamily}`;
-  const rowPx = hasCost ? 22 : 17;
-  const height = Math.max(70, shown.length * rowPx) + (hasCost ? 160 : 95); // plus the axes, which uPlot counts in
-  const width = () => Math.max(280, el.clientWidth);
+  const height = Math.max(60, names.length * 18) + 60; // plus the axis, which uPlot counts in
+  const width = () => Math.max(260, el.clientWidth);
   const measure = document.createElement('canvas').getContext('2d');
   measure.font = font;
-  const labelWidth = Math.min(190, 18 + Math.max(...rows.map((r) => measure.measureText(`${shortName(r.name)} ✗`).width)));
-  const bars = uPlot.paths.bars;
-  const axisCommon = { stroke: text, font, labelFont: `600 ${font}`, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
-  const timeLabel = useHours ? 'Time to train' : 'Step time (ms)';
+  const labelWidth = Math.min(170, 14 + Math.max(...names.map((n) => measure.measureText(n).width)));
+  const labels = [...names];
+  const vals = [...values];
+  const max = Math.max(...positive);
   const opts = {
     width: width(),
     height,
-    padding: [8, 16, 8, 4],
-    legend: { show: true, live: false },
-    cursor: { show: true, drag: { x: false, y: false }, points: { show: false } },
+    padding: [6, 70, 4, 4], // room on the right for the last bar's value
+    legend: { show: false },
+    cursor: { show: false },
     scales: {
-      x: { time: false, ori: 1, dir: -1, range: [-0.5, shown.length - 0.5] },
-      t: { ori: 0, dir: 1, range: (u, min, max) => [0, (max || 1) * 1.05] },
-      c: { ori: 0, dir: 1, range: (u, min, max) => [0, (max || 1) * 1.05] },
+      x: { time: false, ori: 1, dir: -1, range: [-0.5, names.length - 0.5] },
+      v: log ? { ori: 0, dir: 1, distr: 3, log: 10, range: () => [floor, 10 ** Math.ceil(Math.log10(max * 1.2))] } : { ori: 0, dir: 1, range: (u, min, mx) => [0, (mx || 1) * 1.05] },
     },
     axes: [
-      {
-        scale: 'x',
-        side: 3,
-        size: labelWidth,
-        stroke: text,
-        font,
-        gap: 6,
-        grid: { show: false },
-        ticks: { show: false },
-        splits: () => xs,
-        values: (u, splits) => splits.map((i) => labels[i] ?? ''),
-      },
-      { ...axisCommon, scale: 't', side: 2, space: 60, label: useHours ? 'time to train (hours)' : 'step time (ms)', size: 44, values: (u, v) => v.map((x) => `${+x.toPrecision(3)}`) },
-      ...(hasCost ? [{ ...axisCommon, scale: 'c', side: 0, label: 'cost (USD)', size: 44, space: 60, grid: { show: false }, values: (u, v) => v.map((x) => usd(x)) }] : []),
+      { scale: 'x', side: 3, size: labelWidth, stroke: text, font, gap: 6, grid: { show: false }, ticks: { show: false }, splits: () => xs, values: (u, splits) => splits.map((i) => labels[i] ?? '') },
+      { scale: 'v', side: 2, space: 70, label, labelFont: `600 ${font}`, font, stroke: text, size: 40, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (u, v) => v.map((x) => (x == null ? '' : axis(x))) },
     ],
     series: [
-      { label: 'accelerator', value: (u, i) => (i == null ? '' : labels[i]) },
-      {
-        label: timeLabel,
-        scale: 't',
-        stroke: cTime,
-        fill: cTime,
-        width: 0,
-        points: { show: false },
-        paths: bars({ size: [hasCost ? 0.42 : 0.7, 24], align: hasCost ? -1 : 0 }),
-        value: (u, v) => (v == null ? '—' : useHours ? hours(v) : `${v.toFixed(1)} ms`),
-      },
-      ...(hasCost
-        ? [
-            {
-              label: 'Cost',
-              scale: 'c',
-              stroke: cCost,
-              fill: cCost,
-              width: 0,
-              points: { show: false },
-              paths: bars({ size: [0.42, 24], align: 1 }),
-              value: (u, v) => (v == null ? '—' : usd(v)),
-            },
-          ]
-        : []),
+      {},
+      { label, scale: 'v', stroke: color, fill: color, width: 0, points: { show: false }, paths: uPlot.paths.bars({ size: [0.7, 22] }), ...(log ? { fillTo: () => floor } : {}) },
     ],
+    hooks: {
+      // Each bar's value at its end.
+      draw: [
+        (u) => {
+          const c = u.ctx;
+          c.save();
+          c.font = `${Math.round(11 * devicePixelRatio)}px ${getComputedStyle(document.body).fontFamily}`;
+          c.fillStyle = text;
+          c.textBaseline = 'middle';
+          for (const i of xs) {
+            const v = u.data[1][i];
+            if (v == null) continue;
+            const x = u.valToPos(v, 'v', true) + 4 * devicePixelRatio;
+            const y = u.valToPos(i, 'x', true);
+            c.fillText(format(vals[i]), x, y);
+          }
+          c.restore();
+        },
+      ],
+    },
   };
-  plot = new uPlot(opts, hasCost ? [xs, time, cost] : [xs, time], el);
-  observer?.disconnect();
-  observer = new ResizeObserver(() => plot && plot.width !== width() && plot.setSize({ width: width(), height }));
+  const plot = new uPlot(opts, data, el);
+  const observer = new ResizeObserver(() => plot.width !== width() && plot.setSize({ width: width(), height }));
   observer.observe(el);
+  plots.set(el, { plot, key, observer, labels, values: vals });
 }

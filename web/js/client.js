@@ -14,15 +14,25 @@ export function createClient() {
     /**
      * Sends one request object; resolves (never rejects) to {doc, ms, error}: doc is the parsed reply,
      * error its {message, field, code} (errors.js) or null. A worker that failed answers as an error too.
+     * `options.trimLayers`: a features reply with more layers than that keeps the rest in the worker
+     * (`layers_total`, `layers_id`; rows through layers()).
      */
-    async call(request) {
+    async call(request, options = undefined) {
       try {
-        const { reply, ms } = await remote.request(JSON.stringify(request));
+        const { reply, ms } = await remote.request(JSON.stringify(request), options);
         const doc = JSON.parse(reply);
         return { doc, ms, error: apiError(doc) };
       } catch (thrown) {
         const error = apiError(thrown);
         return { doc: { error }, ms: 0, error };
+      }
+    },
+    /** Rows start..end of a trimmed features reply's layers (null when the worker no longer has them). */
+    async layers(id, start, end) {
+      try {
+        return JSON.parse(await remote.layers(id, start, end));
+      } catch {
+        return null;
       }
     },
     worker,
@@ -31,11 +41,13 @@ export function createClient() {
 }
 
 /**
- * A channel that runs `run(arg)` for the newest argument only. `submit(arg)` returns at once; `onResult`
+ * A channel that runs `run(arg, live)` for the newest argument only. `submit(arg)` returns at once; `onResult`
  * gets (error, value, arg) for results that are still current. `onBusy(true/false)` says when the channel
- * has been working for longer than one frame, so quick recomputes do not flash a busy state.
+ * has been working for longer than one frame, so quick recomputes do not flash a busy state. `live.current()`
+ * is false once a newer argument was submitted (a job of several requests stops there: cancelled), and
+ * `live.progress(done, total)` reaches `onProgress` while the job is current.
  */
-export function latest(run, onResult, onBusy = () => {}) {
+export function latest(run, onResult, onBusy = () => {}, onProgress = () => {}) {
   let generation = 0;
   let pending = null;
   let inflight = false;
@@ -49,8 +61,11 @@ export function latest(run, onResult, onBusy = () => {}) {
     const job = pending;
     pending = null;
     inflight = true;
+    // What a long job (a cluster question, asked one accelerator at a time) asks between its requests: whether
+    // it is still the newest (a newer input cancels it) and where to report its progress.
+    const live = { current: () => job.generation === generation, progress: (done, total, what) => job.generation === generation && onProgress(done, total, what) };
     try {
-      const value = await run(job.arg);
+      const value = await run(job.arg, live);
       if (job.generation === generation) onResult(null, value, job.arg);
     } catch (error) {
       if (job.generation === generation) onResult(error, null, job.arg);

@@ -128,10 +128,12 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
   // Every layer gets a name, so the features reply and the errors can be matched to their row.
   const nameAll = () => {
     const names = usedNames();
+    const next = new Map(); // type -> the next number to try (so naming n layers is linear, not quadratic)
     walk(doc.layers, (l) => {
       if (l.name) return;
-      let i = 1;
+      let i = next.get(l.type) ?? 1;
       while (names.has(`${l.type}${i}`)) i++;
+      next.set(l.type, i + 1);
       l.name = `${l.type}${i}`;
       names.add(l.name);
     });
@@ -411,7 +413,7 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
     const byName = new Map();
     for (const row of rows) if (!byName.has(row.name)) byName.set(row.name, row);
     walk(doc.layers, (layer) => {
-      const out = root.querySelector(`#${idOf(layer)}-out`);
+      const out = document.getElementById(`${idOf(layer)}-out`);
       if (!out) return;
       if (error || !features) {
         out.textContent = '';
@@ -439,9 +441,9 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
     if (!error) return;
     const target = errorTarget(error);
     if (target) {
-      const li = root.querySelector(`#${idOf(target.layer)}`);
+      const li = document.getElementById(idOf(target.layer));
       li?.classList.add('invalid');
-      const box = root.querySelector(`#${idOf(target.layer)}-error`);
+      const box = document.getElementById(`${idOf(target.layer)}-error`);
       if (box) {
         box.hidden = false;
         box.textContent = error.message;
@@ -466,7 +468,18 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
     return layer ? { layer, field: error.attr ?? null } : null;
   }
 
+  // A model longer than EDITOR_LIMIT layers is not edited here (each layer is a row of fields): the editor
+  // says so; the model itself is computed in full wherever it came from.
+  let tooLong = 0;
   function setDoc(next) {
+    const n = countLayers(next?.layers);
+    if (n > EDITOR_LIMIT) {
+      tooLong = n;
+      doc = next;
+      root.innerHTML = `<p class="le-error" role="status">This model has ${n.toLocaleString('en-US')} layers; the layer-by-layer editor shows models of up to ${EDITOR_LIMIT.toLocaleString('en-US')}. Its numbers are computed in full; to change it, edit the file (a <code>repeat</code> group describes repeated blocks in one entry) and upload it again.</p>`;
+      return;
+    }
+    tooLong = 0;
     doc = structuredClone(next);
     if (!Array.isArray(doc.layers)) doc.layers = [];
     if (!doc.input) doc.input = { tokens: 512 };
@@ -477,10 +490,20 @@ export function createLayersEditor(root, { schema, examples = {}, onChange }) {
   setDoc(doc);
   return {
     setDoc,
-    getDoc: () => structuredClone(doc),
-    annotate,
+    getDoc: () => (tooLong ? doc : structuredClone(doc)),
+    annotate: (features, error) => (tooLong ? undefined : annotate(features, error)),
     errorTarget,
+    tooLong: () => tooLong,
   };
+}
+
+/** The most layers the editor shows (every group and its members counted). */
+export const EDITOR_LIMIT = 2000;
+
+export function countLayers(list) {
+  let n = 0;
+  walk(list, () => n++);
+  return n;
 }
 
 function walk(list, fn) {

@@ -1,6 +1,7 @@
 // Turns a `predict` reply into table rows (with the page's price edits and, where the reply has no `run`,
 // a time-to-train estimate from the step time), picks the best choice, and renders the table, the verdict,
 // the plain-words assumptions and the breakdown of one accelerator.
+import { achievedTflops, planText } from './cluster.js';
 import * as F from './format.js';
 
 const { esc, isNum } = F;
@@ -37,7 +38,7 @@ export function buildRows(reply, { hardware, customs = [], prices = {}, request 
   const devices = settings.devices ?? 1;
   const plan = budgetOf(reply, request);
   const customById = new Map(customs.map((c) => [c.id, c]));
-  return (reply.results ?? []).map((r) => {
+  return (reply.results ?? []).filter((r) => !r.error).map((r) => {
     const entry = hardware.get(r.hardware);
     const custom = customById.get(r.hardware);
     const tdp = entry?.tdp_w || custom?.power?.tdp_w || null;
@@ -57,12 +58,13 @@ export function buildRows(reply, { hardware, customs = [], prices = {}, request 
       if (samples != null) {
         const steps = Math.ceil(samples / batch);
         const hours = (steps * r.step.total_ms) / 3.6e6;
+        const n = r.plan?.gpus ?? devices;
         run = {
           steps,
           hours,
-          gpu_hours: hours * devices,
-          cost_usd: price != null ? hours * devices * price : null,
-          energy_kwh: tdp ? (hours * devices * tdp) / 1000 : null,
+          gpu_hours: hours * n,
+          cost_usd: price != null ? hours * n * price : null,
+          energy_kwh: tdp ? (hours * n * tdp) / 1000 : null,
           estimated: true,
         };
       }
@@ -93,20 +95,42 @@ export function buildRows(reply, { hardware, customs = [], prices = {}, request 
       // (the API predicted the whole step at `used`).
       precisionUsed: r.matmul_precision_used ?? null,
       fallback: r.precision_fallback && typeof r.precision_fallback === 'object' ? r.precision_fallback : null,
+      // A cluster's answer: the plan (layout) and how well it uses the devices.
+      devices: r.plan?.gpus ?? devices,
+      plan: r.plan ?? null,
+      mfu: isNum(r.throughput?.mfu) ? r.throughput.mfu : null,
+      tflops: achievedTflops(r.throughput?.mfu, entry?.peak_tflops ?? custom?.peak_tflops, r.matmul_precision_used),
     };
   });
 }
 
+/** The accelerators a reply could not answer for (a sheet that cannot form the cluster): {id, name, message}. */
+export function refusedRows(reply) {
+  return (reply?.results ?? [])
+    .filter((r) => r.error)
+    .map((r) => {
+      const name = r.name ?? r.hardware;
+      const message = String(r.error.message ?? r.error);
+      return { id: r.hardware, name, message: message.startsWith(`${name}: `) ? message.slice(name.length + 2) : message };
+    });
+}
+
+// The table's columns, memory next to the name; `when` hides a column that would say nothing (MFU without a
+// cluster's answer). GPU-hours are the time to train's second line on a cluster (on one device they are the
+// same number, so not repeated).
 export const COLUMNS = [
   { key: 'name', label: 'Accelerator', value: (r) => r.name.toLowerCase(), dir: 1 },
+  { key: 'memory', label: 'Memory', unit: 'peak / capacity', value: (r) => (r.capacity ? r.peak / r.capacity : null), dir: 1 },
   { key: 'step', label: 'Step time', unit: 'per step', value: (r) => r.step, dir: 1 },
   { key: 'throughput', label: 'Throughput', value: (r) => r.samplesPerS, dir: -1 },
+  { key: 'mfu', label: 'MFU', unit: 'TFLOP/s each', value: (r) => r.mfu, dir: -1, when: (rows) => rows.some((r) => isNum(r.mfu)) },
   { key: 'hours', label: 'Time to train', value: (r) => r.hours, dir: 1 },
-  { key: 'gpu_hours', label: 'GPU-hours', value: (r) => r.gpuHours, dir: 1 },
   { key: 'cost', label: 'Cost', unit: 'at price / hour', value: (r) => r.cost, dir: 1 },
   { key: 'energy', label: 'Energy', unit: 'to train', value: (r) => r.energy, dir: 1 },
-  { key: 'memory', label: 'Memory', unit: 'peak / capacity', value: (r) => (r.capacity ? r.peak / r.capacity : null), dir: 1 },
 ];
+
+/** The columns shown for these rows. */
+export const columnsFor = (rows) => COLUMNS.filter((c) => !c.when || c.when(rows));
 
 export function sortRows(rows, key, dir) {
   const col = COLUMNS.find((c) => c.key === key) ?? COLUMNS[1];
@@ -152,11 +176,28 @@ export function applyStyles(root) {
 }
 
 export function renderTable(table, rows, { sort, dir, selected, best, fastest, language }) {
-  const head = COLUMNS.map((c) => {
+  const columns = columnsFor(rows);
+  const head = columns.map((c) => {
     const label = c.key === 'throughput' ? `Throughput<span class="unit">${language ? 'tokens/s' : 'samples/s'}</span>` : `${c.label}${c.unit ? `<span class="unit">${c.unit}</span>` : ''}`;
     const aria = c.key === sort ? `aria-sort="${dir > 0 ? 'ascending' : 'descending'}"` : '';
-    return `<th scope="col" ${aria}><button type="button" class="sort" data-sort="${c.key}">${label}</button></th>`;
+    return `<th scope="col" data-col="${c.key}" ${aria}><button type="button" class="sort" data-sort="${c.key}">${label}</button></th>`;
   }).join('');
+  const cells = {
+    memory: (r) => {
+      const share = r.capacity ? Math.min(1, r.peak / r.capacity) : 0;
+      const advice = r.fits ? '' : fixes(r).map((f) => f.text).join('; ');
+      return `<td data-col="memory" data-label="Memory">${F.num(r.peak / 1e9)} / ${F.gb(r.capacity)}<span class="range">${r.devices > 1 ? 'each, ' : ''}${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(`Would fit with: ${advice}`)}"` : ''}>✗ does not fit</span>`}</span>
+        <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span data-width="${(share * 100).toFixed(1)}%"></span></span></td>`;
+    },
+    step: (r) => `<td data-col="step" data-label="Step time" data-value="${r.step}">${F.ms(r.step)}${isNum(r.low) && isNum(r.high) ? `<span class="range">${F.ms(r.low)} – ${F.ms(r.high)}</span>` : ''}</td>`,
+    throughput: (r) => `<td data-col="throughput" data-label="Throughput">${language && isNum(r.tokensPerS) ? F.si(r.tokensPerS) : F.si(r.samplesPerS)}<span class="range">${language ? 'tokens/s' : 'samples/s'}</span></td>`,
+    mfu: (r) => `<td data-col="mfu" data-label="MFU" data-value="${r.mfu ?? ''}">${isNum(r.mfu) ? `${(r.mfu * 100).toFixed(1)}%` : '—'}${isNum(r.tflops) ? `<span class="range">${F.num(r.tflops)} TFLOP/s</span>` : ''}</td>`,
+    hours: (r) =>
+      `<td data-col="hours" data-label="Time to train"${r.run?.estimated ? ' title="estimated in the page from the step time"' : ''}>${F.hours(r.hours)}${r.devices > 1 && isNum(r.gpuHours) ? `<span class="range" data-col="gpu_hours">${F.num(r.gpuHours)} GPU-hours</span>` : ''}</td>`,
+    cost: (r) =>
+      `<td data-col="cost" data-label="Cost">${F.usd(r.cost)}<span class="range">${r.price != null ? `at ${F.usd(r.price)}/h` : '<span title="no public price; set one in the accelerator list">no price</span>'}${r.priceEdited ? ' <span class="edited-mark" title="price edited on this page">✎ edited</span>' : ''}</span></td>`,
+    energy: (r) => `<td data-col="energy" data-label="Energy">${F.kwh(r.energy)}</td>`,
+  };
   const body = rows
     .map((r) => {
       const classes = [r.id === best?.id ? 'best' : '', r.fits ? '' : 'nofit', r.id === selected ? 'selected' : ''].filter(Boolean).join(' ');
@@ -166,36 +207,96 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
         r.custom ? '<span class="badge custom">custom</span>' : '',
         precisionBadge(r),
       ].join('');
-      const range = isNum(r.low) && isNum(r.high) ? `<span class="range">${F.ms(r.low)} – ${F.ms(r.high)}</span>` : '';
-      const tput = language && isNum(r.tokensPerS) ? F.si(r.tokensPerS) : F.si(r.samplesPerS);
-      const share = r.capacity ? Math.min(1, r.peak / r.capacity) : 0;
-      const advice = adviceSummary(r.advice);
-      const memory = `${F.num(r.peak / 1e9)} / ${F.gb(r.capacity)}<span class="range">${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(advice)}"` : ''}>✗ does not fit</span>`}</span>
-        <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span data-width="${(share * 100).toFixed(1)}%"></span></span>`;
-      const est = r.run?.estimated ? ' title="estimated in the page from the step time"' : '';
+      const plan = r.plan
+        ? `<span class="plan"><span class="plan-text">${r.devices} × · ${esc(planText(r.plan))}</span>${r.plan.searched ? ` <button type="button" class="small link" data-pin-layout="${esc(r.id)}" title="Fix this layout in the cluster fields (then it is no longer searched)">Pin this layout</button>` : ''}</span>`
+        : '';
       return `<tr class="${classes}" data-id="${esc(r.id)}">
-        <th scope="row"><span class="vendor">${esc(r.vendor)}</span><button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}</th>
-        <td data-col="step" data-value="${r.step}">${F.ms(r.step)}${range}</td>
-        <td data-col="throughput">${tput}</td>
-        <td data-col="hours"${est}>${F.hours(r.hours)}</td>
-        <td data-col="gpu_hours">${isNum(r.gpuHours) ? F.num(r.gpuHours) : '—'}</td>
-        <td data-col="cost">${F.usd(r.cost)}<span class="range">${r.price != null ? `at ${F.usd(r.price)}/h` : '<span title="no public price; set one in the accelerator list">no price</span>'}${r.priceEdited ? ' <span class="edited-mark" title="price edited on this page">✎ edited</span>' : ''}</span></td>
-        <td data-col="energy">${F.kwh(r.energy)}</td>
-        <td data-col="memory">${memory}</td>
+        <th scope="row"><span class="vendor">${esc(r.vendor)}</span><button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}${plan}</th>
+        ${columns.slice(1).map((c) => cells[c.key](r)).join('')}
       </tr>`;
     })
     .join('');
-  table.innerHTML = `<caption class="visually-hidden">Predicted training step time, throughput, time to train, cost, energy and memory per accelerator</caption>
+  table.innerHTML = `<caption class="visually-hidden">Predicted training memory, step time, throughput, time to train, cost and energy per accelerator</caption>
     <thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
   applyStyles(table);
 }
 
-export function verdictHtml(rows, pick) {
+// ---- what would make it fit ---------------------------------------------------------------------------
+
+/**
+ * The changes that make a row fit, from its memory advice, in the page's words (names, not ids; no
+ * command-line flags): [{text, patch, key}], `patch` being the state change a button applies.
+ * `nameOf(id)`: an accelerator's name; `hw`: the state's accelerator list (null: all).
+ */
+export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
+  const a = row?.advice;
+  if (!a || typeof a !== 'object' || row.fits) return [];
+  const out = [];
+  const add = (text, patch, fitsOn = row.name) => out.push({ text, patch, key: JSON.stringify(patch), fitsOn });
+  const mb = a.micro_batch;
+  if (mb?.batch != null) add(`micro-batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation (the same samples per step)`, { batch: mb.batch, grad_accum: mb.grad_accum });
+  const ck = a.checkpointing;
+  if (ck?.fits) add('activation checkpointing', { checkpointing: true });
+  else if (ck?.micro_batch?.batch != null)
+    add(`activation checkpointing with micro-batch ${F.integer(ck.micro_batch.batch)} × ${F.integer(ck.micro_batch.grad_accum)} accumulation`, { checkpointing: true, batch: ck.micro_batch.batch, grad_accum: ck.micro_batch.grad_accum });
+  if (isNum(a.fsdp_devices) && a.fsdp_devices > 1) add(`${F.integer(a.fsdp_devices)} devices with fully sharded data parallelism (ZeRO 3)`, { gpus: a.fsdp_devices, zero: 3 });
+  const on = a.fits_on;
+  if (on?.gpus) add(`${F.integer(on.gpus)} devices (for example ${planText(on)})`, { gpus: on.gpus });
+  const sh = a.smallest_hardware;
+  if (sh?.id && sh.id !== row.id) {
+    const settings = [];
+    const patch = {};
+    if (sh.batch != null && sh.grad_accum != null) {
+      settings.push(`micro-batch ${F.integer(sh.batch)} × ${F.integer(sh.grad_accum)} accumulation`);
+      Object.assign(patch, { batch: sh.batch, grad_accum: sh.grad_accum });
+    }
+    if (sh.checkpointing) {
+      settings.push('activation checkpointing');
+      patch.checkpointing = true;
+    }
+    if (hw && !hw.includes(sh.id)) patch.hw = [...hw, sh.id];
+    add(`${nameOf(sh.id)} (${F.gb(sh.capacity_bytes)})${settings.length ? ` with ${settings.join(' and ')}` : ''}`, patch, nameOf(sh.id));
+  }
+  return out;
+}
+
+/**
+ * What would make these rows fit, each change once, with the accelerators it makes fit (the most first):
+ * [{text, patch, names}].
+ */
+export function fitSuggestions(rows, options = {}) {
+  const byKey = new Map();
+  for (const r of rows)
+    for (const f of fixes(r, options)) {
+      if (!byKey.has(f.key)) byKey.set(f.key, { ...f, names: [] });
+      const entry = byKey.get(f.key);
+      if (!entry.names.includes(f.fitsOn)) entry.names.push(f.fitsOn);
+    }
+  return [...byKey.values()].sort((x, y) => y.names.length - x.names.length);
+}
+
+/** Buttons that apply changes (data-apply holds the patch as JSON; the results panel applies it). */
+export function suggestionButtons(list, max = 4) {
+  return `<ul class="fixes">${list
+    .slice(0, max)
+    .map((f) => {
+      const where = f.names?.length ? ` <span class="hint">fits on ${f.names.length > 3 ? `${f.names.slice(0, 3).map(esc).join(', ')} and ${f.names.length - 3} more` : f.names.map(esc).join(', ')}</span>` : '';
+      return `<li><button type="button" class="small" data-apply="${esc(JSON.stringify(f.patch))}">Use ${esc(f.text)}</button>${where}</li>`;
+    })
+    .join('')}</ul>`;
+}
+
+export function verdictHtml(rows, pick, options = {}) {
   if (!rows.length) return '';
   const nofit = rows.length - pick.fitting;
   const tail = nofit ? ` ${nofit} of ${rows.length} cannot hold this training step in memory.` : '';
-  if (!pick.best)
-    return `<strong>Nothing fits.</strong> None of the ${rows.length} accelerators can hold this training step in memory: try a smaller batch, activation checkpointing or a lower precision.`;
+  if (!pick.best) {
+    const list = fitSuggestions(rows, options);
+    const what = rows.length === 1 ? `${esc(rows[0].name)} cannot` : `None of the ${rows.length} accelerators can`;
+    return `<strong>Nothing fits with these settings.</strong> ${what} hold this training step in memory. ${
+      list.length ? `One change makes it fit:${suggestionButtons(list)}` : 'Try a smaller micro-batch, activation checkpointing, more devices or a lower precision.'
+    }`;
+  }
   const b = pick.best;
   const time = isNum(b.hours) ? `trains in <strong>${F.hours(b.hours)}</strong>` : `runs a step in <strong>${F.ms(b.step)}</strong>`;
   const cost = isNum(b.cost) ? ` for <strong>${F.usd(b.cost)}</strong>` : '';
@@ -204,7 +305,8 @@ export function verdictHtml(rows, pick) {
     pick.fastest && pick.fastest.id !== b.id
       ? ` Fastest: <strong>${esc(pick.fastest.name)}</strong>${isNum(pick.fastest.hours) ? `, ${F.hours(pick.fastest.hours)}` : ''}${isNum(pick.fastest.cost) ? ` for ${F.usd(pick.fastest.cost)}` : ''}.`
       : '';
-  return `Best choice: <strong>${esc(b.name)}</strong> ${time}${cost} (${why}).${fast}${tail}`;
+  const on = b.devices > 1 ? ` on ${F.integer(b.devices)} devices` : '';
+  return `Best choice: <strong>${esc(b.name)}</strong>${on} ${time}${cost} (${why}).${fast}${tail}`;
 }
 
 const PRECISION_WORDS = {
@@ -228,9 +330,29 @@ const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
   'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
   'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model', 'mixed',
+  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network',
 ]);
 
-export function assumptionsHtml(reply, request, rows) {
+/** The page's defaults for an uploaded language model (state.preset 'llm'): each named, with its field. */
+export const LLM_DEFAULTS = Object.freeze({ batch: 1, attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
+
+/**
+ * The state patch those defaults make for an uploaded language model whose own sequence length is `seq`:
+ * flash attention, at most 4,096 tokens, micro-batch 1 and gradient accumulation up to about a million
+ * tokens per optimizer step (the global batch in tokens when the sequence divides it, else in samples).
+ */
+export function llmDefaults(seq, table) {
+  const s = Math.min(seq, LLM_DEFAULTS.seq);
+  const patch = { preset: 'llm', batch: LLM_DEFAULTS.batch, seq: seq > LLM_DEFAULTS.seq ? s : null };
+  if (table.byName.has('attention')) patch.attention = LLM_DEFAULTS.attention;
+  if (table.byName.has('global_batch_tokens') && LLM_DEFAULTS.step_tokens % s === 0) patch.global_batch_tokens = LLM_DEFAULTS.step_tokens;
+  else if (table.byName.has('global_batch')) patch.global_batch = Math.max(1, Math.round(LLM_DEFAULTS.step_tokens / s));
+  return patch;
+}
+
+const change = (field, text) => `<button type="button" class="link" data-focus="${esc(field)}" title="Change it">${text}</button>`;
+
+export function assumptionsHtml(reply, request, rows, { state = null, table = null } = {}) {
   const s = reply.settings ?? {};
   const m = reply.model ?? {};
   const parts = [];
@@ -242,9 +364,27 @@ export function assumptionsHtml(reply, request, rows) {
   const devices = s.devices ?? 1;
   const accum = s.grad_accum > 1 ? `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.integer(s.global_batch ?? s.batch * s.grad_accum)} samples per optimizer step)` : '';
   const impl = s.optimizer_impl_used ?? s.optimizer_impl;
+  const plans = rows.filter((r) => r.plan);
+  let where;
+  if (devices === 1 && !plans.length) where = `on one accelerator (no parallelism; ${change('gpus', 'ask for more')})`;
+  else {
+    const searched = plans.some((r) => r.plan.searched);
+    const nodes = s.gpus_per_node ? `, nodes of ${F.integer(s.gpus_per_node)}` : ', nodes as on each accelerator\'s spec sheet';
+    where = `on <strong>${change('gpus', `${F.integer(devices)} devices`)}</strong> of each accelerator${nodes}, ${searched ? 'each with the fastest layout that fits (its plan is under its name)' : 'with the layout given'}`;
+  }
   parts.push(
-    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(precisionWords(s))}, with the ${esc(OPTIMIZER_WORDS[s.optimizer] ?? s.optimizer)} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, on ${devices === 1 ? 'one accelerator (no parallelism)' : `${devices} accelerators`}.`,
+    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(precisionWords(s))}, with the ${esc(OPTIMIZER_WORDS[s.optimizer] ?? s.optimizer)} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, ${where}.`,
   );
+  if (state?.preset === 'llm') {
+    const named = [];
+    if (state.attention === LLM_DEFAULTS.attention) named.push(change('attention', 'flash attention'));
+    if (s.seq != null) named.push(change('seq', `${F.integer(s.seq)} tokens per sequence`) + (state.seq != null ? ' (at most 4,096: the model\'s context is longer)' : ' (the model\'s own context)'));
+    if (state.batch === LLM_DEFAULTS.batch) named.push(change('batch', 'micro-batch 1'));
+    if (state.global_batch_tokens != null) named.push(`${change('global_batch_tokens', `${F.integer(state.global_batch_tokens)} tokens per optimizer step`)} (gradient accumulation makes up the rest)`);
+    else if (state.global_batch != null) named.push(`${change('global_batch', `${F.integer(state.global_batch)} sequences per optimizer step`)} (gradient accumulation makes up the rest)`);
+    if (named.length) parts.push(`For an uploaded language model the page picks what a practitioner would: ${named.join(', ')}. Each is a field; click one to change it.`);
+  }
+  if (s.attention && s.seq != null) parts.push(`Attention runs ${s.attention === 'eager' ? 'eagerly (the scores materialised)' : 'as one fused kernel (flash attention)'} (${change('attention', 'change')}).`);
   if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
   if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);
   if (isNum(s.kernel_overhead_ms) && s.kernel_overhead_ms > 0) parts.push(`Each kernel launch costs ${F.ms(s.kernel_overhead_ms)} of framework overhead.`);
@@ -272,19 +412,12 @@ export function assumptionsHtml(reply, request, rows) {
   return `<strong class="assumptions-title">What this assumes</strong><ul>${parts.map((p) => `<li>${p}</li>`).join('')}</ul>`;
 }
 
-/** One line for a memory.advice value (an object with a summary, or text). */
-export function adviceSummary(advice) {
-  if (!advice) return '';
-  if (typeof advice === 'string') return advice;
-  if (Array.isArray(advice)) return advice.map(adviceSummary).join(' ');
-  return advice.summary ?? advice.text ?? advice.message ?? '';
-}
-
 const STEP_PARTS = [
   ['forward_ms', 'Forward', 'var(--c-fwd)'],
   ['backward_ms', 'Backward', 'var(--c-bwd)'],
   ['optimizer_ms', 'Optimizer', 'var(--c-opt)'],
-  ['communication_ms', 'Communication', 'var(--c-comm)'],
+  ['communication_ms', 'Exposed communication', 'var(--c-comm)'],
+  ['bubble_ms', 'Pipeline bubble', '#b07cc6'],
   ['input_stall_ms', 'Waiting for input', '#8a94a6'],
 ];
 // The parts that add up to the peak (weights + gradients + states + activations + temporary + reserve).
@@ -330,18 +463,18 @@ export function layersHtml(step, shown = 10) {
   return `${barsHtml(entries, step.total_ms)}<p class="hint">Forward and backward of each layer over every repeat and micro-batch; the optimizer (${F.ms(step.optimizer_ms)}) and gradient accumulation are no layer's.</p>`;
 }
 
-export function breakdownHtml(row) {
+export function breakdownHtml(row, options = {}) {
   if (!row) return '<p class="hint">No accelerator selected.</p>';
   const r = row.result;
   const step = r.step ?? {};
   const total = step.total_ms ?? 0;
-  const stepParts = STEP_PARTS.filter(([k]) => k in step && (k !== 'input_stall_ms' || step[k] > 0)).map(([k, label, color]) => ({ label, color, value: step[k] ?? 0 }));
+  const stepParts = STEP_PARTS.filter(([k]) => k in step && ((k !== 'input_stall_ms' && k !== 'bubble_ms') || step[k] > 0 || (k === 'bubble_ms' && r.plan?.pp > 1))).map(([k, label, color]) => ({ label, color, value: step[k] ?? 0 }));
   const families = Object.entries(step.by_family_ms ?? {}).sort((a, b) => b[1] - a[1]);
   const mem = r.memory ?? {};
   const memParts = MEMORY_PARTS.filter(([k]) => k in mem && (mem[k] > 0 || k !== 'framework_reserve_bytes')).map(([k, label, color]) => ({ label, color, value: mem[k] ?? 0 }));
   const memTotal = Math.max(mem.peak_bytes_per_device ?? 0, memParts.reduce((s, p) => s + p.value, 0));
   const range = isNum(row.low) && isNum(row.high) ? ` (likely ${F.ms(row.low)} – ${F.ms(row.high)})` : '';
-  const adviceHtml = adviceBlock(mem.advice);
+  const adviceHtml = adviceBlock(row, options);
   const notes = [];
   if (step.recompute_ms > 0) notes.push(`backward includes ${F.ms(step.recompute_ms)} of checkpointing recompute`);
   if (step.grad_accumulation_ms > 0) notes.push(`and ${F.ms(step.grad_accumulation_ms)} of gradient accumulation`);
@@ -356,13 +489,14 @@ export function breakdownHtml(row) {
       <h3>Step on ${esc(row.name)}: ${F.ms(total)}${range}</h3>
       ${stackHtml(stepParts, total, F.ms, `Step time split: ${stepParts.map((p) => `${p.label} ${F.ms(p.value)}`).join(', ')}`)}
       ${notes.length ? `<p class="hint">${notes.join('; ')}.</p>` : ''}
+      ${planHtml(row)}
       <h3>By kernel family</h3>
       ${barsHtml(families, total)}
       <h3>By layer</h3>
       <div id="layer-breakdown" aria-live="polite"><p class="hint">Timing each layer…</p></div>
     </div>
     <div>
-      <h3>Memory: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
+      <h3>Memory${row.devices > 1 ? ' per device' : ''}: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
       ${stackHtml(memParts, memTotal || 1, F.gb, `Memory split: ${memParts.map((p) => `${p.label} ${F.gb(p.value)}`).join(', ')}`)}
       ${memNotes.length ? `<p class="hint">${memNotes.join('; ')}.</p>` : ''}
       ${adviceHtml}
@@ -375,17 +509,38 @@ export function breakdownHtml(row) {
     </div>`;
 }
 
-function adviceBlock(advice) {
-  if (!advice) return '';
-  if (typeof advice !== 'object' || Array.isArray(advice)) return `<div class="advice"><strong>Memory advice:</strong> ${esc(adviceSummary(advice))}</div>`;
-  const items = [];
-  const mb = advice.micro_batch;
-  if (mb) items.push(`batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation: ${F.gb(mb.peak_bytes)}${mb.largest_fitting_batch ? ` (largest batch that fits: ${F.integer(mb.largest_fitting_batch)})` : ''}`);
-  const ck = advice.checkpointing;
-  if (ck) items.push(`activation checkpointing: ${F.gb(ck.peak_bytes)}, ${ck.fits ? 'fits' : 'still too big'}${ck.micro_batch ? `; with batch ${F.integer(ck.micro_batch.batch)} × ${F.integer(ck.micro_batch.grad_accum)} accumulation: ${F.gb(ck.micro_batch.peak_bytes)}` : ''}`);
-  const hw = advice.smallest_hardware;
-  if (hw) items.push(`smallest catalogue accelerator that holds it: ${esc(hw.id)} (${F.gb(hw.capacity_bytes)}${hw.price_per_hour > 0 ? `, ${F.usd(hw.price_per_hour)}/h` : ''})`);
-  return `<div class="advice"><strong>Does not fit${isNum(advice.over_bytes) ? ` by ${F.gb(advice.over_bytes)}` : ''}.</strong> ${esc(advice.summary ?? '')}${items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : ''}</div>`;
+// A cluster's plan: the layout, where the devices sit, communication by kind (total and exposed), the bubble,
+// the stages and the runners-up with why each loses.
+function planHtml(row) {
+  const p = row.plan;
+  if (!p) return '';
+  const step = row.result.step ?? {};
+  const li = (label, value) => `<li><span></span><span>${label}</span><span>${value}</span><span></span></li>`;
+  const comm = Object.entries(step.communication ?? {}).filter(([, c]) => c.total_ms > 0);
+  const link = (l) => (l ? `${esc(l.name ?? l.kind)}${isNum(l.gbps_per_device) ? `, ${F.num(l.gbps_per_device)} GB/s per device` : isNum(l.gbps_per_node) ? `, ${F.num(l.gbps_per_node)} GB/s per node` : ''}` : '—');
+  const alternatives = (p.alternatives ?? []).slice(0, 3);
+  return `<h3>Plan on ${F.integer(p.gpus)} devices${p.searched ? ' (searched: the fastest that fits)' : ''}</h3>
+    <p class="plan-line">${esc(planText(p))}</p>
+    <ul class="legend run">
+      ${li('Nodes', `${F.integer(p.nodes)} × ${F.integer(p.gpus_per_node)} devices`)}
+      ${li('Within a node', link(p.scale_up))}
+      ${p.nodes > 1 ? li('Between nodes', link(p.scale_out)) : ''}
+      ${comm.map(([kind, c]) => li(`${esc(kind[0].toUpperCase() + kind.slice(1))} communication`, `${F.ms(c.exposed_ms)} exposed of ${F.ms(c.total_ms)}`)).join('')}
+      ${isNum(step.bubble_ms) && p.pp > 1 ? li('Pipeline bubble', F.ms(step.bubble_ms)) : ''}
+      ${p.pp > 1 && p.stage_ms ? li('Stage times', p.stage_ms.map((t) => F.ms(t)).join(', ')) : ''}
+      ${isNum(p.layouts_searched) ? li('Layouts', `${F.integer(p.layouts_searched)} considered, ${F.integer(p.layouts_timed)} timed`) : ''}
+    </ul>
+    ${alternatives.length ? `<p class="hint">Runners-up: ${alternatives.map((x) => `${esc(planText(x))}: ${esc(x.why ?? x.loses_on ?? '')}`).join('; ')}.</p>` : ''}`;
+}
+
+function adviceBlock(row, options) {
+  const advice = row.result.memory?.advice;
+  if (!advice || row.fits) return '';
+  if (typeof advice !== 'object' || Array.isArray(advice)) return `<div class="advice"><strong>Does not fit.</strong></div>`;
+  const list = fixes(row, options).map((f) => ({ ...f, names: [] }));
+  return `<div class="advice"><strong>Does not fit${isNum(advice.over_bytes) ? ` by ${F.gb(advice.over_bytes)}` : ''}.</strong> ${
+    list.length ? `It would fit with:${suggestionButtons(list, 6)}` : 'No single change the calculator knows of makes it fit.'
+  }</div>`;
 }
 
 /** CSV of the table (one row per accelerator, raw numbers). */
@@ -419,7 +574,21 @@ export function csvCell(v) {
   if (v == null) return '';
   if (typeof v === 'number') return String(v);
   let t = String(v);
-  const formula = /^[=+\-@\t\r]/.test(t);
+  const formula = FORMULA.test(t);
   if (formula) t = `'${t}`;
   return formula || /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
+
+/** Text a spreadsheet would run as a formula: it starts with = + - @, a tab or a carriage return. */
+export const FORMULA = /^[=+\-@\t\r]/;
+
+/**
+ * A copy of a JSON value for export with every such string given a leading apostrophe (OWASP, "CSV
+ * Injection": a JSON export is opened in spreadsheets too); numbers, keys and other text stay as they are.
+ */
+export function neutralised(value) {
+  if (typeof value === 'string') return FORMULA.test(value) ? `'${value}` : value;
+  if (Array.isArray(value)) return value.map(neutralised);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, neutralised(v)]));
+  return value;
 }

@@ -21,21 +21,29 @@ const PAGE_STATE = Object.freeze({
   sort: 'step',
   dir: 1,
   sel: null, // accelerator shown in the breakdown
+  log: false, // the charts' scale: logarithmic
+  preset: '', // 'llm': the page's defaults for an uploaded language model were applied (named in the assumptions)
+  pins: [], // pinned scenarios to compare with: each the hash of a whole state (without pins)
 });
 
-/** The option table, indexed: rows, byName, the training rows (the form, the URL) in table order. */
+/**
+ * The option table, indexed: rows, byName, the training rows and the cluster rows (each a form of the page),
+ * and `fields`, both (the state's keys, the URL's, the requests'), in table order.
+ */
 export function optionTable(reply) {
   const rows = Array.isArray(reply) ? reply : (reply?.options ?? []);
   const byName = new Map(rows.map((r) => [r.name, r]));
   const training = rows.filter((r) => r.page === 'training');
+  const cluster = rows.filter((r) => r.page === 'cluster');
+  const fields = rows.filter((r) => r.page === 'training' || r.page === 'cluster');
   // The API's limits on a document (src/core/limits.hpp), which the page reads files and links within.
   const limits = reply?.limits ?? null;
-  return { rows, byName, training, limits };
+  return { rows, byName, training, cluster, fields, limits };
 }
 
 export function fresh(table) {
   const s = structuredClone({ ...PAGE_STATE });
-  for (const row of table.training) s[row.name] = null;
+  for (const row of table.fields) s[row.name] = null;
   return s;
 }
 
@@ -54,6 +62,7 @@ export function parseValue(row, text) {
     if (t === '') return { value: null };
     if (t === '0' || t === 'false') return { value: row.default === true ? false : null };
     if (t === '1' || t === 'true') return { value: true };
+    if (row.switch_values?.includes(t)) return { value: t };
     return { error: 'on or off' };
   }
   if (t === '') return { value: null };
@@ -85,7 +94,7 @@ function applies(state, row, table) {
 // explicitly, so the command line shows it); blank rows without a page default are left to the API.
 function trainingOptions(state, table, command) {
   const r = {};
-  for (const row of table.training) {
+  for (const row of table.fields) {
     if (!row.commands?.includes(command) || !applies(state, row, table)) continue;
     if (state.budget === 'tokens' && (row.name === 'samples' || row.name === 'epochs')) continue;
     if (state.budget === 'samples' && row.name === 'tokens') continue;
@@ -173,7 +182,7 @@ export async function pack(value) {
 
 // Limits on what a link may hold (a link is a stranger's input): the hash, a packed value once inflated (a few
 // kilobytes of deflate can inflate to gigabytes), the lists in it, and the shape of every id and name.
-export const LIMITS = { hash: 2_000_000, unpacked: 8_000_000, ids: 2000, custom: 64, name: 200 };
+export const LIMITS = { hash: 2_000_000, unpacked: 8_000_000, ids: 2000, custom: 64, name: 200, pins: 4 };
 /** A catalogue or custom accelerator id, a zoo model id, a sort key: letters, digits and . _ - + / : only. */
 const ID = /^[\w.+:/-]{1,128}$/;
 export const validId = (v) => typeof v === 'string' && ID.test(v);
@@ -230,9 +239,9 @@ export async function toHash(state, table) {
   if (state.source === 'zoo' && state.model !== PAGE_STATE.model) p.set('model', state.model);
   if (state.source !== 'zoo' && state.doc) p.set('doc', await pack(state.doc));
   if (state.source === 'file' && state.docName) p.set('name', state.docName);
-  for (const row of table.training) {
+  for (const row of table.fields) {
     const v = state[row.name];
-    if (row.url && v != null) p.set(row.url, row.type === 'flag' ? (v ? '1' : '0') : String(v));
+    if (row.url && v != null) p.set(row.url, row.type === 'flag' && typeof v !== 'string' ? (v ? '1' : '0') : String(v));
   }
   if (state.budget) p.set('budget', state.budget);
   if (state.hw) p.set('hw', state.hw.join(',') || 'none');
@@ -241,6 +250,9 @@ export async function toHash(state, table) {
   if (prices.length) p.set('price', prices.map(([id, v]) => `${id}:${v}`).join(','));
   if (state.sort !== PAGE_STATE.sort || state.dir !== PAGE_STATE.dir) p.set('sort', `${state.dir < 0 ? '-' : ''}${state.sort}`);
   if (state.sel) p.set('sel', state.sel);
+  if (state.log) p.set('log', '1');
+  if (state.preset) p.set('preset', state.preset);
+  if (state.pins?.length) p.set('pins', await pack(state.pins));
   const text = p.toString();
   return text ? `#${text}` : '';
 }
@@ -288,7 +300,7 @@ export async function fromHash(hash, table, notes = []) {
     }
     s.docName = cleanName(p.get('name')) ?? '';
   }
-  for (const row of table.training) {
+  for (const row of table.fields) {
     if (!row.url || !p.has(row.url)) continue;
     const { value } = parseValue(row, p.get(row.url));
     if (value !== undefined) s[row.name] = value;
@@ -322,5 +334,16 @@ export async function fromHash(hash, table, notes = []) {
     s.sort = sort.replace(/^-/, '');
   }
   s.sel = validId(p.get('sel')) ? p.get('sel') : null;
+  s.log = p.get('log') === '1';
+  if (p.get('preset') === 'llm') s.preset = 'llm';
+  if (p.has('pins')) {
+    try {
+      const pins = await unpack(p.get('pins'), table.limits);
+      // A pinned scenario is a hash of its own (no pins inside): kept as text, read by fromHash when shown.
+      if (Array.isArray(pins)) s.pins = pins.filter((h) => typeof h === 'string' && h.length <= LIMITS.hash && !/(^|[#&])pins=/.test(h)).slice(0, LIMITS.pins);
+    } catch (error) {
+      notes.push(`The link's pinned scenarios could not be used (${error.message}).`);
+    }
+  }
   return s;
 }

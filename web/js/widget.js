@@ -1,17 +1,32 @@
-// The embeddable widget: widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb&batch=8&precision=bf16
-// (also seq, image, optimizer, tokens, samples, epochs; hardware defaults to all) renders a compact table.
-// Embed it with an iframe; it posts its height to the parent page ({type: 'prenet-widget-size', height}).
+// The embeddable widget: widget.html?model=gpt2&hardware=a100-sxm4-80gb,h100-sxm5-80gb&batch=8&precision=bf16&gpus=8
+// (any of the page's URL keys: the option table's `url` column, e.g. seq, image, optimizer, tokens, samples,
+// epochs, gpus, gpn; hardware defaults to all) renders a compact table and says what budget its time and cost
+// assume. An attribute it cannot read is reported, not replaced by a default; errors are in its own words.
+// Embed it with an iframe (it posts its height to the parent page: {type: 'prenet-widget-size', height}) or
+// with the script tag of embed.js; embed.html writes both snippets.
+import { isCluster, mergeReplies, splitRequest } from './cluster.js';
 import { createClient } from './client.js';
 import * as F from './format.js';
 import { buildRows, pickBest, sortRows } from './results.js';
 import * as S from './state.js';
+import { budgetWords, plain, queryProblems, widgetMessage } from './widget-words.js';
 
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
 const client = createClient();
+function postSize() {
+  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height: document.documentElement.scrollHeight }, '*');
+}
 
-// The query takes the page's URL keys (the option table's `url` column: batch, seq, image, precision,
-// optimizer, tokens, samples, epochs, ...), plus model and hardware (a list of ids, or all).
+function fail(message) {
+  $('w-busy').hidden = true;
+  $('w-title').innerHTML = '<strong>PreNeT</strong> · no estimate';
+  $('w-error').hidden = false;
+  $('w-error').textContent = message;
+  document.documentElement.dataset.ready = 'error';
+  postSize();
+}
+
 async function stateFromQuery(table) {
   const hash = new URLSearchParams(q);
   hash.delete('hardware');
@@ -21,39 +36,44 @@ async function stateFromQuery(table) {
   return s;
 }
 
-function postSize() {
-  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height: document.documentElement.scrollHeight }, '*');
+async function predict(request, table) {
+  if (!isCluster(request, table)) return client.call(request);
+  const ids = request.hardware === 'all' ? ((await client.call({ command: 'hardware' })).doc.hardware ?? []).map((h) => h.id) : [];
+  const chunks = splitRequest(request, ids);
+  const parts = [];
+  for (const chunk of chunks) parts.push(await client.call(chunk));
+  return mergeReplies(parts, chunks);
 }
 
 async function main() {
-  const fail = (message) => {
-    $('w-busy').hidden = true;
-    $('w-error').hidden = false;
-    $('w-error').textContent = message;
-    postSize();
-  };
   const options = await client.call({ command: 'options' });
-  if (options.error) return fail(options.error.message);
+  if (options.error) return fail(`The calculator could not start: ${plain(options.error.message)}`);
   const table = S.optionTable(options.doc);
+  const problems = queryProblems(q, table);
+  if (problems.length) return fail(`This widget's attributes are not valid, so it shows nothing: ${problems.join('; ')}.`);
   const state = await stateFromQuery(table);
   $('w-open').href = `index.html${await S.toHash(state, table)}`;
   const request = S.predictRequest(state, table);
-  const [reply, hardware] = await Promise.all([client.call(request), client.call({ command: 'hardware' })]);
-  if (reply.error) return fail(reply.error.message);
-  const language = reply.doc.model?.tokens_per_sample > 0;
+  const [reply, hardware] = await Promise.all([predict(request, table), client.call({ command: 'hardware' })]);
+  if (reply.error) return fail(widgetMessage(reply.error, q));
+  const doc = reply.doc;
+  const language = doc.model?.tokens_per_sample > 0;
   const catalogue = new Map((hardware.doc.hardware ?? []).map((h) => [h.id, h]));
-  const rows = sortRows(buildRows(reply.doc, { hardware: catalogue, request }), 'step', 1);
+  const rows = sortRows(buildRows(doc, { hardware: catalogue, request }), 'step', 1);
   const { best } = pickBest(rows);
-  const s = reply.doc.settings;
+  const s = doc.settings;
   const what = s.seq != null ? `seq ${s.seq}` : s.image != null ? `${s.image} px` : '';
-  $('w-title').innerHTML = `<strong>${F.esc(reply.doc.model.name)}</strong> · ${F.count(reply.doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}`;
+  const devices = s.devices > 1 ? ` · ${F.integer(s.devices)} devices each` : '';
+  $('w-title').innerHTML = `<strong>${F.esc(doc.model.name)}</strong> · ${F.count(doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}${devices}`;
+  const budget = budgetWords(doc, request);
+  $('w-budget').textContent = budget ? `Time to train and cost are for ${budget}${s.price_per_hour != null ? ` at $${s.price_per_hour}/h` : ' at each accelerator’s cheapest cloud price'}.` : '';
   $('w-table').innerHTML = `<caption class="visually-hidden">Predicted training step per accelerator</caption>
-    <thead><tr><th scope="col">Accelerator</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Memory</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
+    <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
     <tbody>${rows
       .map(
         (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}</th>
-        <td>${F.ms(r.step)}</td><td>${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td>${F.gb(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
+        <td>${F.ms(r.step)}</td><td>${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td>${F.hours(r.hours)}</td><td>${F.usd(r.cost)}</td></tr>`,
       )
       .join('')}</tbody>`;
@@ -62,8 +82,7 @@ async function main() {
   postSize();
 }
 
-main().catch((error) => {
-  $('w-error').hidden = false;
-  $('w-error').textContent = `The calculator failed: ${error.message ?? error}`;
-});
-new ResizeObserver(postSize).observe(document.body);
+if (typeof document !== 'undefined') {
+  main().catch((error) => fail(`The widget failed: ${error.message ?? error}`));
+  new ResizeObserver(postSize).observe(document.body);
+}

@@ -80,6 +80,8 @@ const engine = createEngine(instantiate);
 // prediction starts that work at once instead of waiting for it.
 let requests = 0;
 let breakNext = false;
+const layerStore = new Map(); // id -> the layers of a long features reply (the newest four)
+let layerIds = 0;
 const WARM_UP = JSON.stringify({
   command: 'predict',
   model: { input: { shape: [8] }, layers: [{ type: 'linear', out_features: 8 }, { type: 'cross_entropy' }] },
@@ -104,12 +106,31 @@ const api = {
    * One API request (a JSON string); returns {reply: JSON string, ms: time spent in the module, restarted}.
    * A request that traps or aborts the module is answered with an error reply and the module is restarted.
    */
-  async request(text) {
+  async request(text, { trimLayers = 0 } = {}) {
     requests++;
     if (failure) throw failure;
     const before = breakNext ? breakModule : undefined;
     breakNext = false;
-    return engine.request(text, { before });
+    const out = await engine.request(text, { before });
+    // A `features` reply of a model with very many layers (100,000 layers: about 50 MB of JSON) is parsed
+    // here, not on the page: the page gets the first `trimLayers` rows and the count, and asks for the rows
+    // its table shows (layers(id, start, end)).
+    if (trimLayers > 0 && out.reply.length > 1e6) {
+      const doc = JSON.parse(out.reply);
+      if (Array.isArray(doc.layers) && doc.layers.length > trimLayers) {
+        const id = ++layerIds;
+        layerStore.set(id, doc.layers);
+        for (const old of layerStore.keys()) if (layerStore.size > 4) layerStore.delete(old);
+        Object.assign(doc, { layers_total: doc.layers.length, layers_id: id, layers: doc.layers.slice(0, trimLayers) });
+        out.reply = JSON.stringify(doc);
+      }
+    }
+    return out;
+  },
+  /** Rows start..end of a `features` reply's layers kept by request(..., {trimLayers}); a JSON array, or null. */
+  layers(id, start, end) {
+    const layers = layerStore.get(id);
+    return layers ? JSON.stringify(layers.slice(start, end)) : 'null';
   },
   /** How many times a request has broken the module (and it was restarted). */
   restarts: () => engine.restarts,

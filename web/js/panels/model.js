@@ -3,6 +3,7 @@
 import * as F from '../format.js';
 import { readJson, utf8 } from '../documents.js';
 import { createLayersEditor } from '../layers-editor.js';
+import { llmDefaults } from '../results.js';
 
 const { esc } = F;
 const TABS = ['zoo', 'layers', 'file'];
@@ -17,7 +18,7 @@ const zooShown = { zoo: null, source: null, model: null }; // what the zoo list 
 
 // What another model resets: its own sequence length and image size; a tokens budget (which a model
 // without tokens cannot use; samples × epochs suits every model).
-const newModel = (state) => ({ seq: null, image: null, ...(state.budget === 'tokens' ? { budget: '' } : {}) });
+const newModel = (state) => ({ seq: null, image: null, preset: '', ...(state.budget === 'tokens' ? { budget: '' } : {}) });
 
 function renderZoo(state, { $, meta }) {
   const query = $('zoo-search').value.trim().toLowerCase();
@@ -48,21 +49,73 @@ function modelLabel(state, { last }) {
   return `<strong>${esc(state.docName || 'uploaded file')}</strong> (${kind})`;
 }
 
-function renderLayerTable({ $, last }) {
+// The per-layer table draws only the rows in view (plus a margin) between two spacer rows, so a model of
+// 100,000 layers scrolls as one of ten: every row is there, the page never builds them all at once.
+const ROW_PX = 28;
+const WINDOW = 120;
+let table = null; // what the table shows: {features, total, rows (the rows at hand), id (the worker's, for more)}
+
+function layerRow(l, i) {
+  if (!l) return `<tr aria-rowindex="${i + 2}"><td colspan="9" class="hint">…</td></tr>`;
+  return `<tr aria-rowindex="${i + 2}"><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
+      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`;
+}
+
+// A long model's rows stay in the worker (its features reply is tens of megabytes): the rows in view are
+// asked for as the table scrolls, a page of them at a time.
+const PAGE = 500;
+function fetchRows(start, end, client, repaint) {
+  const t = table;
+  for (let p = Math.floor(start / PAGE) * PAGE; p < end; p += PAGE) {
+    if (t.pages.has(p)) continue;
+    t.pages.set(p, 'loading');
+    client.layers(t.id, p, p + PAGE).then((rows) => {
+      if (table !== t || !rows) return;
+      rows.forEach((row, k) => (t.rows[p + k] = row));
+      t.pages.set(p, 'done');
+      repaint();
+    });
+  }
+}
+
+function paintLayerRows(wrap, client) {
+  const t = table;
+  const body = wrap.querySelector('tbody');
+  if (!t || !body) return;
+  const start = Math.max(0, Math.floor(wrap.scrollTop / ROW_PX) - 20);
+  const end = Math.min(t.total, start + WINDOW);
+  let missing = false;
+  for (let i = start; i < end && !missing; i++) missing = !t.rows[i];
+  if (missing && t.id) fetchRows(start, end, client, () => ((body.dataset.range = ''), paintLayerRows(wrap, client)));
+  const range = `${start}-${end}${missing ? '-partial' : ''}`;
+  if (body.dataset.range === range) return;
+  body.dataset.range = range;
+  const spacer = (n, which) => (n > 0 ? `<tr class="spacer" aria-hidden="true" data-spacer="${which}"><td colspan="9"></td></tr>` : '');
+  const rows = [];
+  for (let i = start; i < end; i++) rows.push(layerRow(t.rows[i], i));
+  body.innerHTML = `${spacer(start, 'top')}${rows.join('')}${spacer(t.total - end, 'bottom')}`;
+  const top = body.querySelector('[data-spacer=top]');
+  const bottom = body.querySelector('[data-spacer=bottom]');
+  if (top) top.style.height = `${start * ROW_PX}px`;
+  if (bottom) bottom.style.height = `${(t.total - end) * ROW_PX}px`;
+}
+
+function renderLayerTable({ $, last, client }) {
   const box = $('layer-table-box');
   const f = last.features;
   if (!f?.layers) return;
-  box.querySelector('summary').textContent = `Per-layer table (${f.layers.length} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
+  const n = f.layers_total ?? f.layers.length;
+  box.querySelector('summary').textContent = `Per-layer table (${n.toLocaleString('en-US')} rows${f.layers.some((l) => l.repeat > 1) ? ', repeated blocks shown once' : ''})`;
   if (!box.open) return;
-  const rows = f.layers
-    .map(
-      (l) => `<tr><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
-      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`,
-    )
-    .join('');
-  $('layer-table').innerHTML = `<table><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
-    <thead><tr><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
-    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const wrap = $('layer-table');
+  if (table?.features === f && wrap.querySelector('tbody')) return paintLayerRows(wrap, client);
+  table = { features: f, total: n, rows: [...f.layers], id: f.layers_id ?? null, pages: new Map() };
+  wrap.innerHTML = `<table aria-rowcount="${n + 1}"><caption class="visually-hidden">Layers with shapes, parameters and FLOPs for the whole batch</caption>
+    <thead><tr aria-rowindex="1"><th scope="col">Block</th><th scope="col">Layer</th><th scope="col">Type</th><th scope="col">Output shape</th><th scope="col">Params</th><th scope="col">Repeat</th>
+    <th scope="col">Fwd FLOPs</th><th scope="col">Bwd FLOPs</th><th scope="col">Saved act.</th></tr></thead><tbody></tbody></table>`;
+  $('layer-table-note').textContent = n > WINDOW ? `All ${n.toLocaleString('en-US')} layers are in the table; only the rows in view are drawn as you scroll.` : '';
+  wrap.scrollTop = 0;
+  paintLayerRows(wrap, client);
 }
 
 export function render(state, ctx) {
@@ -148,14 +201,21 @@ async function loadFile(file, ctx) {
   if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json or a layers JSON document.`);
   const { value: doc, error: unreadable } = readJson(text, ctx.table.limits, file.name);
   if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json or a layers JSON document.`);
-  status.textContent = `Reading ${file.name}…`;
-  const { reply, error } = await ctx.features(ctx.state, doc);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
+  status.textContent = `Checking ${file.name} (${F.si(file.size, 'B')}) in the calculator…`;
+  // The model's own sequence length and image size (not the last model's), for its defaults.
+  const { reply, error } = await ctx.features({ ...ctx.state, seq: null, image: null, batch: null }, doc);
   if (error) return bad(`${file.name} could not be used: ${error.message}`);
   const kind = doc.model_type ? `a Hugging Face config (${doc.model_type})` : 'a layers JSON document';
   status.className = 'file-status good';
-  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters.
+  const layers = reply.layers_total ?? reply.layers?.length;
+  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters${layers > 1000 ? `, ${F.integer(layers)} layers (all of them computed)` : ''}.
     ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
-  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state) }, { compute: 'now' });
+  // A Hugging Face language model gets the page's defaults for one (named in "What this assumes").
+  const language = doc.model_type && reply.settings?.seq != null && !doc.layers;
+  const defaults = language ? llmDefaults(reply.settings.seq, ctx.table) : {};
+  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state), ...defaults }, { compute: 'now' });
 }
 
 export function bind(ctx) {
@@ -209,6 +269,11 @@ export function bind(ctx) {
     ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()) }, { compute: 'now' });
   });
   $('layer-table-box').addEventListener('toggle', () => renderLayerTable(ctx));
+  let frame = 0;
+  $('layer-table').addEventListener('scroll', () => {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => paintLayerRows($('layer-table'), ctx.client));
+  });
   $('layers-use').addEventListener('click', async () => {
     const ed = await ensureEditor(ctx);
     ctx.update({ source: 'layers', doc: (editorDoc = ed.getDoc()), ...newModel(ctx.state) }, { compute: 'now' });

@@ -4,9 +4,13 @@
 // helpers in ../results.js; the API's errors are shown here and marked on the inputs they name.
 import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
-import { applyStyles, assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
+import { isCluster, layoutPatch } from '../cluster.js';
+import { applyStyles, assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, refusedRows, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
 
-export const reads = ['sort', 'dir', 'sel', 'prices', '@meta', '@predict'];
+export const reads = ['sort', 'dir', 'sel', 'prices', 'log', '@meta', '@predict', '@invalid'];
+
+// Accelerator names in the page's words (the catalogue's, a custom sheet's), never ids.
+const namer = (ctx) => (id) => ctx.meta.hardwareById.get(id)?.name ?? ctx.last.request?.custom_hardware?.find((c) => c.id === id)?.name ?? id;
 
 let chart = null; // ../chart.js, once loaded
 let chartFrame = 0;
@@ -34,8 +38,20 @@ function markFields(error) {
   target.dataset.markedByApi = '1';
 }
 
+// While an input holds an invalid value nothing is recomputed: the results say which, and are marked as
+// those of the last valid inputs.
+function renderStale({ $, invalid }) {
+  const box = $('stale');
+  const list = [...invalid.values()];
+  box.hidden = !list.length;
+  document.querySelector('.results-card').classList.toggle('stale', list.length > 0);
+  if (list.length)
+    box.innerHTML = `<strong>Not updated:</strong> ${list.map((i) => esc(i.message)).join('; ')}. The results below are for the last valid input${list.length > 1 ? 's' : ''}; fix ${list.length > 1 ? 'them' : 'it'} to recompute.`;
+}
+
 export function render(state, ctx) {
   const { $, last, meta } = ctx;
+  renderStale(ctx);
   const error = last.predictError;
   markFields(error);
   if (error) {
@@ -64,20 +80,26 @@ export function render(state, ctx) {
   if (!state.sel || !rows.some((r) => r.id === state.sel)) last.selAuto = pick.best?.id ?? sorted[0]?.id;
   const selected = rows.some((r) => r.id === state.sel) ? state.sel : last.selAuto;
   last.rows = sorted;
+  const words = { nameOf: namer(ctx), hw: state.hw };
   renderTable($('results-table'), sorted, { sort: state.sort, dir: state.dir, selected, best: pick.best, fastest: pick.fastest, language: last.language });
-  $('verdict').innerHTML = verdictHtml(rows, pick);
-  $('assumptions').innerHTML = assumptionsHtml(reply, last.request, rows);
+  const refused = refusedRows(reply);
+  $('refused').hidden = !refused.length;
+  $('refused').innerHTML = refused.length ? `<strong>Not predicted:</strong> ${refused.map((r) => `${esc(r.name)} (${esc(r.message)})`).join('; ')}` : '';
+  $('verdict').innerHTML = verdictHtml(rows, pick, words);
+  $('assumptions').innerHTML = assumptionsHtml(reply, last.request, rows, { state, table: ctx.table });
   renderBreakdown(sorted, selected, ctx);
-  // The chart follows the table a frame later, so the numbers are on screen first.
+  // The charts follow the table a frame later, so the numbers are on screen first.
   if (chart) {
     cancelAnimationFrame(chartFrame);
-    chartFrame = requestAnimationFrame(() => chart.drawChart($('chart'), last.rows));
+    chartFrame = requestAnimationFrame(() => chart.drawCharts(chartTargets(ctx), last.rows, { log: state.log }));
   }
 }
 
+const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost') });
+
 function renderBreakdown(rows, selected, ctx) {
   ctx.$('sel').innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');
-  ctx.$('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected));
+  ctx.$('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected), { nameOf: namer(ctx), hw: ctx.state.hw });
   applyStyles(ctx.$('breakdown'));
   if (selected) loadLayers(selected, ctx);
 }
@@ -89,6 +111,11 @@ const layersCache = new Map();
 async function loadLayers(selected, ctx) {
   const base = ctx.last.request;
   if (!base) return;
+  if (isCluster(base, ctx.table)) {
+    const el = document.getElementById('layer-breakdown');
+    if (el) el.innerHTML = '<p class="hint">Per-layer times are for runs on one device; on a cluster, the plan above splits the step.</p>';
+    return;
+  }
   const custom = (base.custom_hardware ?? []).find((sheet) => sheet.id === selected);
   const request = { ...base, breakdown: true, hardware: custom ? [] : [selected] };
   if (custom) request.custom_hardware = [custom];
@@ -117,7 +144,7 @@ async function loadLayers(selected, ctx) {
 export function loadChart(ctx) {
   import('../chart.js').then((m) => {
     chart = m;
-    if (ctx.last.rows.length) m.drawChart(ctx.$('chart'), ctx.last.rows);
+    if (ctx.last.rows.length) m.drawCharts(chartTargets(ctx), ctx.last.rows, { log: ctx.state.log });
   });
 }
 
@@ -140,4 +167,40 @@ export function bind(ctx) {
     }
   });
   $('sel').addEventListener('change', (e) => ctx.update({ sel: e.target.value }, { compute: false }));
+  $('chart-log').addEventListener('change', (e) => ctx.update({ log: e.target.checked }, { compute: false }));
+  // A suggestion applies its change (the verdict's and the breakdown's buttons); "pin this layout" fixes a
+  // row's plan in the cluster fields; "change" in the assumptions goes to the field that sets it.
+  document.addEventListener('click', (e) => {
+    const apply = e.target.closest('[data-apply]');
+    if (apply) {
+      let patch;
+      try {
+        patch = JSON.parse(apply.dataset.apply);
+      } catch {
+        return;
+      }
+      const allowed = Object.fromEntries(Object.entries(patch).filter(([k]) => k === 'hw' || ctx.table.byName.get(k)?.page));
+      ctx.update(allowed, { compute: 'now' });
+      return;
+    }
+    const pin = e.target.closest('[data-pin-layout]');
+    if (pin) {
+      const row = ctx.last.rows.find((r) => r.id === pin.dataset.pinLayout);
+      if (!row?.plan) return;
+      // The pinned values are in view: the cluster form's layout part opens.
+      const more = document.querySelector('#cluster-form details.more');
+      if (more) more.open = true;
+      ctx.update(layoutPatch(row.plan, ctx.table), { compute: 'now' });
+      return;
+    }
+    const focus = e.target.closest('[data-focus]');
+    if (focus) {
+      const el = document.getElementById(focus.dataset.focus);
+      if (!el) return;
+      const more = el.closest('details');
+      if (more) more.open = true;
+      el.focus();
+      el.scrollIntoView?.({ block: 'center' });
+    }
+  });
 }

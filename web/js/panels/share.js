@@ -1,6 +1,6 @@
 // "Share and reuse": the link (the URL hash holds the whole state), CSV and JSON exports, the equivalent
 // `prenet predict ... --json` command line with buttons to save the files it names, and the widget link.
-import { toCsv } from '../results.js';
+import { neutralised, toCsv } from '../results.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
 
@@ -59,7 +59,8 @@ export function bind(ctx) {
   $('download-json').addEventListener('click', () => {
     const { last, state } = ctx;
     if (!last.predict) return;
-    const doc = { request: last.request, reply: last.predict, page: { prices: state.prices, url: location.href } };
+    // Names are the user's text (or a stranger's, from a link): formula-leading strings are neutralised.
+    const doc = neutralised({ request: last.request, reply: last.predict, page: { prices: state.prices, url: location.href } });
     download('prenet-results.json', `${JSON.stringify(doc, null, 2)}\n`, 'application/json');
   });
   $('cli-files').addEventListener('click', (e) => {

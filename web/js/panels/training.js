@@ -1,8 +1,10 @@
-// Panel 2, training. Its fields are the option table's rows whose `page` is "training" ({"command":
-// "options"}), built once when the table arrives: a number field for count/number rows (range and step
-// from the row), a select for choice rows, a checkbox for flags; labelled, with the row's unit and help;
-// input id = data-option = the row's name. Rows marked `advanced` go under "More training options". The
-// page adds one thing around the tokens/samples/epochs rows: which budget to use (tokens or samples × epochs).
+// Panels 2 and 3, training and cluster. Their fields are the option table's rows whose `page` is "training"
+// or "cluster" ({"command": "options"}), built once when the table arrives: a number field for count/number
+// rows (range and step from the row), a select for choice rows, a checkbox for flags, a text field for text
+// rows; labelled, with the row's unit and help; input id = data-option = the row's name; beside each its
+// message when the value is invalid (ctx.invalid, which the results panel names too). Rows marked `advanced`
+// go under "More training options" / "Layout". The page adds one thing around the tokens/samples/epochs
+// rows: which budget to use (tokens or samples × epochs).
 import * as F from '../format.js';
 import * as S from '../state.js';
 
@@ -17,13 +19,16 @@ function field(row) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
   const help = row.help ? ` title="${esc(row.help)}"` : '';
-  const data = `id="${id}" name="${id}" data-option="${id}"${help}`;
+  const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error"${help}`;
+  const message = `<span class="field-error" id="${id}-error" aria-live="polite"></span>`;
   if (row.type === 'flag')
-    return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span></label>`;
+    return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span>${message}</label>`;
   let control;
   if (row.type === 'choice') {
     const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
     control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
+  } else if (row.type === 'text') {
+    control = `<input type="text" ${data} autocomplete="off" spellcheck="false" />`;
   } else {
     const integer = row.integer || row.type === 'count';
     const attrs = [
@@ -34,8 +39,11 @@ function field(row) {
     ].join(' ');
     control = `<input type="number" ${data} ${attrs} />`;
   }
-  return `<label class="field" for="${id}" id="${id}-field"><span>${esc(row.label)}${unit}</span>${control}</label>`;
+  return `<label class="field" for="${id}" id="${id}-field"><span>${esc(row.label)}${unit}</span>${control}${message}</label>`;
 }
+
+/** A field's message: "Batch size must be at least 1". */
+export const fieldMessage = (row, error) => `${row.label} must be ${error}`;
 
 function build(table, { $ }) {
   built = table;
@@ -49,6 +57,11 @@ function build(table, { $ }) {
         <select id="budget-kind"><option value="tokens">tokens</option><option value="samples">samples × epochs</option></select></label>
       ${budget.map(field).join('')}</div></fieldset>` : ''}
     ${more.length ? `<details class="more"><summary>More training options</summary><div class="grid-form">${more.map(field).join('')}</div></details>` : ''}`;
+  const cluster = table.cluster ?? [];
+  const box = $('cluster-form');
+  if (box)
+    box.innerHTML = `${cluster.filter((r) => !r.advanced).map(field).join('')}
+      ${cluster.some((r) => r.advanced) ? `<details class="more"><summary>Layout <small>(blank: searched, the fastest that fits)</small></summary><div class="grid-form">${cluster.filter((r) => r.advanced).map(field).join('')}</div></details>` : ''}`;
 }
 
 const zooEntry = (state, { meta }) => (state.source === 'zoo' ? meta.zooById.get(state.model) : null);
@@ -59,17 +72,20 @@ export function render(state, ctx) {
   if (built !== table) build(table, ctx);
   const z = zooEntry(state, ctx);
   const settings = last.predict?.settings ?? last.features?.settings ?? {};
-  for (const row of table.training) {
+  for (const row of table.fields) {
     const el = $(row.name);
     if (!el) continue;
     const v = S.effective(state, row);
-    // The field being typed in keeps its text (and its own validity mark).
-    if (document.activeElement !== el) {
-      if (row.type === 'flag') el.checked = v === true;
+    const invalid = ctx.invalid?.get(row.name);
+    // The field being typed in keeps its text (and its own validity mark); so does one holding an invalid value.
+    if (document.activeElement !== el && !invalid) {
+      if (row.type === 'flag') el.checked = v === true || (typeof v === 'string' && v !== 'none');
       else if (row.type === 'choice') el.value = v ?? '';
       else el.value = state[row.name] ?? '';
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
     }
+    const message = $(`${row.name}-error`);
+    if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
     if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
   }
   // Sequence length for language models, image size for vision models: the model's own as placeholder.
@@ -98,15 +114,27 @@ function stored(row, value) {
 }
 
 export function bind(ctx) {
-  const form = ctx.$('train-form');
+  for (const id of ['train-form', 'cluster-form']) if (ctx.$(id)) bindForm(ctx.$(id), ctx);
+}
+
+function bindForm(form, ctx) {
   const rowOf = (el) => ctx.table?.byName.get(el.dataset.option);
   form.addEventListener('input', (e) => {
     const row = rowOf(e.target);
-    if (!row || (row.type !== 'count' && row.type !== 'number')) return;
-    const { value, error } = S.parseValue(row, e.target.value);
+    if (!row || (row.type !== 'count' && row.type !== 'number' && row.type !== 'text')) return;
+    // A number input reports an unparseable text ("1e", "--4") as '' with badInput set.
+    const { value, error } = e.target.validity?.badInput ? { error: 'a number' } : S.parseValue(row, e.target.value);
     e.target.setAttribute('aria-invalid', String(Boolean(error)));
     e.target.dataset.markedByApi = '';
-    if (!error) ctx.update({ [row.name]: value });
+    if (error) {
+      ctx.invalid.set(row.name, { label: row.label, message: fieldMessage(row, error), text: e.target.value });
+      $message(row, ctx, fieldMessage(row, error));
+      ctx.update({}, { compute: false, changed: ['@invalid'] });
+      return;
+    }
+    const was = ctx.invalid.delete(row.name);
+    $message(row, ctx, '');
+    ctx.update({ [row.name]: value }, { changed: was ? ['@invalid'] : [] });
   });
   form.addEventListener('change', (e) => {
     if (e.target.id === 'budget-kind') return ctx.update({ budget: e.target.value }, { compute: 'now' });
@@ -116,4 +144,9 @@ export function bind(ctx) {
     else if (row.type === 'choice') ctx.update({ [row.name]: stored(row, e.target.value || null) }, { compute: 'now' });
   });
   form.addEventListener('submit', (e) => e.preventDefault());
+}
+
+function $message(row, ctx, text) {
+  const el = ctx.$(`${row.name}-error`);
+  if (el) el.textContent = text;
 }

@@ -1,0 +1,112 @@
+// Compare: "Pin this scenario" keeps the whole state (its hash) in the state's `pins` (so in the URL); each
+// pinned scenario is computed like the current one and shown beside it, per accelerator both predict, with the
+// difference in time and cost, as a table and as bars. Change anything and the current side follows.
+import * as F from '../format.js';
+import { applyStyles, buildRows, sortRows } from '../results.js';
+import * as S from '../state.js';
+
+const { esc, isNum } = F;
+
+export const reads = ['pins', 'prices', '@predict', '@meta'];
+
+const cache = new Map(); // request JSON -> {doc, error}
+let job = 0;
+
+/** What differs between two states, in the fields' words: "Batch size 8 → 4, Accelerators 1 → 8". */
+export function differences(a, b, table) {
+  const out = [];
+  const label = (name) => table.byName.get(name)?.label ?? name;
+  const show = (v, row) => (v == null ? `${S.PAGE_DEFAULTS[row?.name] ?? row?.default_text ?? 'default'}` : String(v));
+  if (a.source !== b.source || a.model !== b.model || JSON.stringify(a.doc) !== JSON.stringify(b.doc))
+    out.push(`model ${a.source === 'zoo' ? a.model : a.docName || a.doc?.name || 'custom'} → ${b.source === 'zoo' ? b.model : b.docName || b.doc?.name || 'custom'}`);
+  for (const row of table.fields) if (JSON.stringify(a[row.name]) !== JSON.stringify(b[row.name])) out.push(`${label(row.name)} ${show(a[row.name], row)} → ${show(b[row.name], row)}`);
+  if (JSON.stringify(a.hw) !== JSON.stringify(b.hw)) out.push('the accelerators');
+  if (JSON.stringify(a.custom) !== JSON.stringify(b.custom)) out.push('the custom accelerators');
+  if (a.budget !== b.budget) out.push(`budget ${a.budget || 'default'} → ${b.budget || 'default'}`);
+  return out;
+}
+
+const pct = (now, then) => (isNum(now) && isNum(then) && then > 0 ? `${now >= then ? '+' : '−'}${F.num((Math.abs(now - then) / then) * 100, 3)}%` : '');
+
+/** The comparison of a pinned reply's rows with the current rows (accelerators in both, the current order). */
+export function compareRows(pinned, current) {
+  const byId = new Map(pinned.map((r) => [r.id, r]));
+  return current.filter((r) => byId.has(r.id)).map((now) => ({ id: now.id, name: now.name, then: byId.get(now.id), now }));
+}
+
+export function compareHtml(pairs, index, diff) {
+  if (!pairs.length) return `<p class="hint">The pinned scenario and this one share no accelerator.</p>`;
+  const time = (r) => (isNum(r.hours) ? r.hours : null);
+  const body = pairs
+    .map(({ id, name, then, now }) => {
+      const dt = isNum(time(now)) && isNum(time(then)) ? time(now) - time(then) : null;
+      const dc = isNum(now.cost) && isNum(then.cost) ? now.cost - then.cost : null;
+      const sign = (x, fmt) => (x == null ? '—' : `${x > 0 ? '+' : x < 0 ? '−' : '±'}${fmt(Math.abs(x))}`);
+      return `<tr data-id="${esc(id)}"><th scope="row">${esc(name)}</th>
+        <td data-label="Pinned">${F.hours(then.hours)}${then.fits ? '' : ' <span class="nofit-label">✗</span>'}<span class="range">${F.usd(then.cost)}</span></td>
+        <td data-label="Now">${F.hours(now.hours)}${now.fits ? '' : ' <span class="nofit-label">✗</span>'}<span class="range">${F.usd(now.cost)}</span></td>
+        <td data-label="Time" data-col="dtime" data-value="${dt ?? ''}">${sign(dt, F.hours)}<span class="range">${pct(time(now), time(then))}</span></td>
+        <td data-label="Cost" data-col="dcost" data-value="${dc ?? ''}">${sign(dc, F.usd)}<span class="range">${pct(now.cost, then.cost)}</span></td></tr>`;
+    })
+    .join('');
+  const max = Math.max(...pairs.flatMap((p) => [time(p.then), time(p.now)]).filter(isNum), 0) || 1;
+  const bar = (v, cls) => `<span class="cbar ${cls}" data-width="${isNum(v) ? ((v / max) * 100).toFixed(1) : 0}%"></span>`;
+  const bars = pairs
+    .map(({ name, then, now }) => `<li><span>${esc(name)}</span><span class="cbars" aria-hidden="true">${bar(time(then), 'then')}${bar(time(now), 'now')}</span><span class="val">${F.hours(then.hours)} → ${F.hours(now.hours)}</span></li>`)
+    .join('');
+  return `<h3>Pinned ${index + 1} → now${diff.length ? `: ${esc(diff.join(', '))}` : ': nothing differs yet (change an input)'}</h3>
+    <div class="table-wrap"><table class="results compare"><caption class="visually-hidden">Time to train and cost, pinned scenario and now, with the difference</caption>
+    <thead><tr><th scope="col">Accelerator</th><th scope="col">Pinned<span class="unit">time, cost</span></th><th scope="col">Now<span class="unit">time, cost</span></th><th scope="col">Δ time</th><th scope="col">Δ cost</th></tr></thead>
+    <tbody>${body}</tbody></table></div>
+    <ul class="bars compare-bars" aria-label="Time to train, pinned (upper bar) and now (lower bar)">${bars}</ul>`;
+}
+
+export function render(state, ctx) {
+  const { $ } = ctx;
+  $('compare-card').hidden = !state.pins.length;
+  if (!state.pins.length || !ctx.last.predict || !ctx.table) return;
+  const mine = ++job;
+  Promise.all(
+    state.pins.map(async (hash) => {
+      const pinned = await S.fromHash(hash, ctx.table);
+      const request = S.predictRequest(pinned, ctx.table);
+      const key = JSON.stringify(request);
+      if (!cache.has(key)) {
+        if (cache.size > 16) cache.clear();
+        cache.set(key, ctx.predict(pinned));
+      }
+      const { doc, error } = await cache.get(key);
+      return { pinned, doc, error };
+    }),
+  ).then((answers) => {
+    if (mine !== job) return;
+    const current = ctx.last.rows;
+    const meta = ctx.meta;
+    $('compare').innerHTML = answers
+      .map(({ pinned, doc, error }, i) => {
+        const remove = `<button type="button" class="small secondary" data-unpin="${i}">Remove pinned ${i + 1}</button>`;
+        if (error) return `<div class="compare-one"><p class="error">Pinned ${i + 1} could not be computed: ${esc(error.message)}</p>${remove}</div>`;
+        const rows = sortRows(buildRows(doc, { hardware: meta.hardwareById, customs: pinned.custom, prices: pinned.prices, request: S.predictRequest(pinned, ctx.table) }), 'step', 1);
+        return `<div class="compare-one">${compareHtml(compareRows(rows, current), i, differences(pinned, ctx.state, ctx.table))}${remove}</div>`;
+      })
+      .join('');
+    applyStyles($('compare'));
+  });
+}
+
+export function bind(ctx) {
+  const { $ } = ctx;
+  $('pin').addEventListener('click', async () => {
+    const hash = await S.toHash({ ...ctx.state, pins: [] }, ctx.table);
+    const pins = ctx.state.pins.filter((h) => h !== hash);
+    ctx.update({ pins: [...pins, hash].slice(-S.LIMITS.pins) }, { compute: false });
+    $('share-status').textContent = '';
+    $('pin-status').textContent = 'Pinned. Change any input: the comparison below follows.';
+  });
+  $('compare').addEventListener('click', (e) => {
+    const b = e.target.closest('[data-unpin]');
+    if (!b) return;
+    const pins = ctx.state.pins.filter((_, i) => i !== Number(b.dataset.unpin));
+    ctx.update({ pins }, { compute: false });
+  });
+}

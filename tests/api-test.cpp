@@ -29,8 +29,17 @@ void expect_error(const json& reply, const std::string& code, const json& field)
     EXPECT_EQ(e["field"], field) << e.dump();
 }
 
-// A value a row accepts that differs from its default, made from the row alone.
+// The flags a row's example needs beside it (`--finetune lora` for a LoRA rank), except the many-device rows',
+// which this single-device check gives alone.
+bool needs_its_example(const OptionDef& row) { return !row.example_with.empty() && row.example_with[0] != "--gpus"; }
+
+// A value a row accepts that differs from its default, made from the row alone (its example when it needs one).
 std::vector<json> examples(const OptionDef& row) {
+    if (needs_its_example(row) && !row.example.empty()) {
+        if (row.type == OptionType::count) return {json(std::stoll(row.example))};
+        if (row.type == OptionType::number) return {json(std::stod(row.example))};
+        return {json(row.example)};
+    }
     switch (row.type) {
         case OptionType::count: return {json(64)};
         case OptionType::number: return {json(row.min + (row.min_exclusive ? 1.0 : 1.5))};
@@ -52,6 +61,14 @@ TEST(ApiContract, EveryEchoedOptionIsAcceptedAndEchoed) {
             bool echoed = false;
             for (const char* model : {"gpt2", "resnet18"}) {
                 json request = {{"model", model}, {"precision", "bf16"}, {"samples", 1000}};
+                // The flags the row's example needs beside it, as the CLI contract test gives them.
+                for (size_t i = 0; needs_its_example(row) && i + 1 < row.example_with.size(); i += 2) {
+                    const OptionDef* with = find_flag(row.example_with[i].substr(2), kPredict);
+                    ASSERT_NE(with, nullptr) << row.example_with[i];
+                    request[with->name] = check_option(*with, with->type == OptionType::count
+                                                                  ? json(std::stoll(row.example_with[i + 1]))
+                                                                  : json(row.example_with[i + 1]), with->name);
+                }
                 request[row.name] = value;
                 json reply = predict(request);
                 ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);

@@ -335,5 +335,44 @@ TEST(ApiContract, ParallelPredictionsFallBackTheSameWay) {
     EXPECT_DOUBLE_EQ(a["throughput"]["mfu"].get<double>(), b["throughput"]["mfu"].get<double>());
 }
 
+// Fine-tuning through the API: the model's trainable parameters, the memory's frozen and adapter parts, the
+// settings echo, errors naming their field, and advice that knows fine-tuning.
+TEST(ApiContract, FineTuningAnswersCanIFineTuneThisOnMyGpu) {
+    json reply = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512},
+                          {"finetune", "qlora"}, {"lora_rank", 16}, {"lora_targets", "all"}, {"checkpointing", true}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    EXPECT_EQ(reply["model"]["trainable_params"], 39976960);
+    EXPECT_EQ(reply["model"]["params"], 6738415616 + 39976960);
+    const json& mem = reply["results"][0]["memory"];
+    EXPECT_TRUE(mem["fits"]);
+    EXPECT_GT(mem["frozen_weights_bytes"].get<double>(), 3.4e9);
+    EXPECT_LT(mem["frozen_weights_bytes"].get<double>(), 4.0e9);
+    EXPECT_GT(mem["dequantization_bytes"].get<double>(), 0.0);
+    EXPECT_TRUE(mem["optimizer_states_paged"]);
+    EXPECT_EQ(reply["settings"]["finetune"], "qlora");
+    EXPECT_EQ(reply["settings"]["quantization"], "nf4");
+    EXPECT_EQ(reply["settings"]["lora_targets"], "all");
+    EXPECT_EQ(reply["settings"]["mixed"], "half");
+
+    // Full fine-tuning of a 7B model on a 24 GB card does not fit; the advice names the fine-tuning that does.
+    json full = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512},
+                         {"finetune", "full"}});
+    const json& advice = full["results"][0]["memory"]["advice"];
+    ASSERT_TRUE(advice.is_object()) << full.dump().substr(0, 300);
+    EXPECT_TRUE(advice["finetune"]["fits"]);
+    EXPECT_NE(advice["summary"].get<std::string>().find("--finetune"), std::string::npos);
+    // Pre-training is not told to fine-tune.
+    json pre = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512}});
+    EXPECT_TRUE(pre["results"][0]["memory"]["advice"]["finetune"].is_null());
+
+    expect_error(predict({{"model", "resnet18"}, {"finetune", "lora"}}), "conflict", "lora_targets");
+    expect_error(predict({{"model", "qwen2.5-0.5b"}, {"finetune", "lora"}, {"lora_rank", 256}, {"lora_targets", "v"}}),
+                 "invalid_value", "lora_rank");
+    expect_error(predict({{"model", "gpt2"}, {"finetune", "freeze"}, {"freeze", "decoder:0-1"}}), "invalid_value",
+                 "freeze");
+    expect_error(predict({{"model", "gpt2"}, {"finetune", "full"}, {"quantization", "nf4"}}), "conflict",
+                 "quantization");
+}
+
 }  // namespace
 }  // namespace prenet

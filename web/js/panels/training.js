@@ -24,6 +24,8 @@ function field(row) {
   if (row.type === 'choice') {
     const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
     control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
+  } else if (row.type === 'text') {
+    control = `<input type="text" ${data} placeholder="${esc(row.default_text ?? '')}" spellcheck="false" />`;
   } else {
     const integer = row.integer || row.type === 'count';
     const attrs = [
@@ -71,6 +73,9 @@ export function render(state, ctx) {
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
     }
     if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
+    // Rows that apply only with another row's value (the LoRA rows with LoRA or QLoRA) are hidden otherwise.
+    const wrapper = $(`${row.name}-field`);
+    if (wrapper && S.followsFinetune(row)) wrapper.hidden = !S.applies(state, row, table);
   }
   // Sequence length for language models, image size for vision models: the model's own as placeholder.
   const language = last.language;
@@ -102,7 +107,7 @@ export function bind(ctx) {
   const rowOf = (el) => ctx.table?.byName.get(el.dataset.option);
   form.addEventListener('input', (e) => {
     const row = rowOf(e.target);
-    if (!row || (row.type !== 'count' && row.type !== 'number')) return;
+    if (!row || (row.type !== 'count' && row.type !== 'number' && row.type !== 'text')) return;
     const { value, error } = S.parseValue(row, e.target.value);
     e.target.setAttribute('aria-invalid', String(Boolean(error)));
     e.target.dataset.markedByApi = '';

@@ -90,3 +90,44 @@ TEST(SettingsJson, EchoesTheValuesUsedForTheCommand) {
 
 }  // namespace
 }  // namespace prenet
+
+namespace prenet {
+namespace {
+
+// The field a request's error names.
+std::string field_of(json request) {
+    try {
+        settings(request);
+    } catch (const Error& e) {
+        return e.field();
+    }
+    ADD_FAILURE() << "accepted " << request.dump();
+    return "";
+}
+
+TEST(ReadSettings, FineTuningOptionsAndTheirRules) {
+    Settings s = settings({{"finetune", "qlora"}, {"lora_rank", 16}, {"lora_targets", "all"}});
+    EXPECT_EQ(s.finetune.mode, FineTuneMode::qlora);
+    EXPECT_EQ(s.finetune.rank, 16);
+    EXPECT_EQ(s.finetune.quantization, Quantization::nf4);
+    EXPECT_EQ(s.finetune.targets.size(), 7u);
+    EXPECT_EQ(settings({{"finetune", "freeze"}}).finetune.freeze.size(), 1u);  // the embeddings by default
+    EXPECT_EQ(settings({{"finetune", "lora"}, {"quantization", "int8"}}).finetune.quantization, Quantization::int8);
+    // Each bad combination is an error naming its field, never silently ignored.
+    EXPECT_EQ(field_of({{"lora_rank", 16}}), "lora_rank");
+    EXPECT_EQ(field_of({{"finetune", "full"}, {"lora_alpha", 16}}), "lora_alpha");
+    EXPECT_EQ(field_of({{"finetune", "freeze"}, {"lora_targets", "q"}}), "lora_targets");
+    EXPECT_EQ(field_of({{"finetune", "lora"}, {"lora_dropout", 1}}), "lora_dropout");
+    EXPECT_EQ(field_of({{"finetune", "full"}, {"quantization", "nf4"}}), "quantization");
+    EXPECT_EQ(field_of({{"quantization", "int8"}}), "quantization");
+    EXPECT_EQ(field_of({{"finetune", "qlora"}, {"quantization", "int8"}}), "quantization");
+    EXPECT_EQ(field_of({{"finetune", "lora"}, {"freeze", "embeddings"}}), "freeze");
+    EXPECT_EQ(field_of({{"finetune", "lora"}, {"lora_targets", "q,lm_head"}}), "lora_targets");
+    EXPECT_EQ(field_of({{"finetune", "lora"}, {"precision", "bf16"}, {"mixed", "autocast"}}), "mixed");
+    EXPECT_EQ(field_of({{"finetune", "lora"}, {"gpus", 2}}), "finetune");
+    EXPECT_EQ(code_of({{"finetune", "lora"}, {"gpus", 2}}), ErrorCode::conflict);
+    EXPECT_NO_THROW(settings({{"finetune", "full"}, {"gpus", 2}}));  // full fine-tuning is full training
+}
+
+}  // namespace
+}  // namespace prenet

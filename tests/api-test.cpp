@@ -29,8 +29,17 @@ void expect_error(const json& reply, const std::string& code, const json& field)
     EXPECT_EQ(e["field"], field) << e.dump();
 }
 
-// A value a row accepts that differs from its default, made from the row alone.
+// The flags a row's example needs beside it (`--finetune lora` for a LoRA rank), except the many-device rows',
+// which this single-device check gives alone.
+bool needs_its_example(const OptionDef& row) { return !row.example_with.empty() && row.example_with[0] != "--gpus"; }
+
+// A value a row accepts that differs from its default, made from the row alone (its example when it needs one).
 std::vector<json> examples(const OptionDef& row) {
+    if (needs_its_example(row) && !row.example.empty()) {
+        if (row.type == OptionType::count) return {json(std::stoll(row.example))};
+        if (row.type == OptionType::number) return {json(std::stod(row.example))};
+        return {json(row.example)};
+    }
     switch (row.type) {
         case OptionType::count: return {json(64)};
         case OptionType::number: return {json(row.min + (row.min_exclusive ? 1.0 : 1.5))};
@@ -52,6 +61,14 @@ TEST(ApiContract, EveryEchoedOptionIsAcceptedAndEchoed) {
             bool echoed = false;
             for (const char* model : {"gpt2", "resnet18"}) {
                 json request = {{"model", model}, {"precision", "bf16"}, {"samples", 1000}};
+                // The flags the row's example needs beside it, as the CLI contract test gives them.
+                for (size_t i = 0; needs_its_example(row) && i + 1 < row.example_with.size(); i += 2) {
+                    const OptionDef* with = find_flag(row.example_with[i].substr(2), kPredict);
+                    ASSERT_NE(with, nullptr) << row.example_with[i];
+                    request[with->name] = check_option(*with, with->type == OptionType::count
+                                                                  ? json(std::stoll(row.example_with[i + 1]))
+                                                                  : json(row.example_with[i + 1]), with->name);
+                }
                 request[row.name] = value;
                 json reply = predict(request);
                 ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
@@ -316,6 +333,45 @@ TEST(ApiContract, ParallelPredictionsFallBackTheSameWay) {
     EXPECT_EQ(a["precision_fallback"]["requested"], "fp8");
     EXPECT_DOUBLE_EQ(a["step"]["total_ms"].get<double>(), b["step"]["total_ms"].get<double>());
     EXPECT_DOUBLE_EQ(a["throughput"]["mfu"].get<double>(), b["throughput"]["mfu"].get<double>());
+}
+
+// Fine-tuning through the API: the model's trainable parameters, the memory's frozen and adapter parts, the
+// settings echo, errors naming their field, and advice that knows fine-tuning.
+TEST(ApiContract, FineTuningAnswersCanIFineTuneThisOnMyGpu) {
+    json reply = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512},
+                          {"finetune", "qlora"}, {"lora_rank", 16}, {"lora_targets", "all"}, {"checkpointing", true}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    EXPECT_EQ(reply["model"]["trainable_params"], 39976960);
+    EXPECT_EQ(reply["model"]["params"], 6738415616 + 39976960);
+    const json& mem = reply["results"][0]["memory"];
+    EXPECT_TRUE(mem["fits"]);
+    EXPECT_GT(mem["frozen_weights_bytes"].get<double>(), 3.4e9);
+    EXPECT_LT(mem["frozen_weights_bytes"].get<double>(), 4.0e9);
+    EXPECT_GT(mem["dequantization_bytes"].get<double>(), 0.0);
+    EXPECT_TRUE(mem["optimizer_states_paged"]);
+    EXPECT_EQ(reply["settings"]["finetune"], "qlora");
+    EXPECT_EQ(reply["settings"]["quantization"], "nf4");
+    EXPECT_EQ(reply["settings"]["lora_targets"], "all");
+    EXPECT_EQ(reply["settings"]["mixed"], "half");
+
+    // Full fine-tuning of a 7B model on a 24 GB card does not fit; the advice names the fine-tuning that does.
+    json full = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512},
+                         {"finetune", "full"}});
+    const json& advice = full["results"][0]["memory"]["advice"];
+    ASSERT_TRUE(advice.is_object()) << full.dump().substr(0, 300);
+    EXPECT_TRUE(advice["finetune"]["fits"]);
+    EXPECT_NE(advice["summary"].get<std::string>().find("--finetune"), std::string::npos);
+    // Pre-training is not told to fine-tune.
+    json pre = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512}});
+    EXPECT_TRUE(pre["results"][0]["memory"]["advice"]["finetune"].is_null());
+
+    expect_error(predict({{"model", "resnet18"}, {"finetune", "lora"}}), "conflict", "lora_targets");
+    expect_error(predict({{"model", "qwen2.5-0.5b"}, {"finetune", "lora"}, {"lora_rank", 256}, {"lora_targets", "v"}}),
+                 "invalid_value", "lora_rank");
+    expect_error(predict({{"model", "gpt2"}, {"finetune", "freeze"}, {"freeze", "decoder:0-1"}}), "invalid_value",
+                 "freeze");
+    expect_error(predict({{"model", "gpt2"}, {"finetune", "full"}, {"quantization", "nf4"}}), "conflict",
+                 "quantization");
 }
 
 }  // namespace

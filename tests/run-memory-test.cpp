@@ -213,3 +213,87 @@ TEST(Memory, ActivationsAndTemporariesCount) {
     EXPECT_GT(m.peak, 16.0 * double(f.params));
     EXPECT_TRUE(m.fits());
 }
+
+// Fine-tuning's memory parts (docs/training-model.md, "Fine-tuning"), from the features of Llama-2-7B.
+namespace {
+
+ModelFeatures llama_features(FineTuneMode mode, std::int64_t rank, const std::string& targets, Precision p) {
+    ModelInputs in;
+    in.seq = 512;
+    in.flash_attention = true;
+    Model m = resolve_model(json("llama2-7b"), in);
+    FineTune ft;
+    ft.mode = mode;
+    ft.rank = rank;
+    ft.targets = parse_lora_targets(targets);
+    if (mode == FineTuneMode::qlora) ft.quantization = Quantization::nf4;
+    if (mode == FineTuneMode::freeze) ft.freeze = parse_freeze("embeddings,layers:0-15");
+    bool half = p != Precision::fp32 && ft.adapters();
+    return compute_features(m, p, half ? MixedRecipe::half_model : MixedRecipe::autocast, ft);
+}
+
+MemoryOptions finetune_options(FineTuneMode mode, Precision p) {
+    MemoryOptions o = memory_options(p, "adamw", OptimizerImpl::fused,
+                                     p != Precision::fp32 && mode != FineTuneMode::freeze ? MixedRecipe::half_model
+                                                                                           : MixedRecipe::autocast);
+    o.adapters = mode == FineTuneMode::lora || mode == FineTuneMode::qlora;
+    o.half_adapters = o.paged_optimizer = mode == FineTuneMode::qlora;
+    return o;
+}
+
+}  // namespace
+
+TEST(TrainingMemory, LoraKeepsTheBaseInHalfPrecisionAndTrainsFp32Adapters) {
+    ModelFeatures f = llama_features(FineTuneMode::lora, 8, "q,v", Precision::bf16);
+    MemoryUse m = estimate_memory(f, finetune_options(FineTuneMode::lora, Precision::bf16));
+    const double adapters = 4194304, base = 6738415616;
+    EXPECT_DOUBLE_EQ(m.frozen_weights, 2.0 * base);
+    EXPECT_DOUBLE_EQ(m.adapter_weights, 4.0 * adapters);
+    EXPECT_DOUBLE_EQ(m.weights, 2.0 * base + 4.0 * adapters);
+    EXPECT_DOUBLE_EQ(m.gradients, 4.0 * adapters);         // gradients of the adapters only
+    EXPECT_DOUBLE_EQ(m.optimizer_states, 8.0 * adapters);  // AdamW's m and v over the adapters only
+    EXPECT_EQ(m.weight_copies, 0.0);                        // a half model casts no weights
+    EXPECT_FALSE(m.optimizer_paged);
+    // fp32: the base in fp32.
+    MemoryUse full32 = estimate_memory(llama_features(FineTuneMode::lora, 8, "q,v", Precision::fp32),
+                                       finetune_options(FineTuneMode::lora, Precision::fp32));
+    EXPECT_DOUBLE_EQ(full32.frozen_weights, 4.0 * base);
+}
+
+TEST(TrainingMemory, QloraStoresNf4WithScalesBf16AdaptersAndPagedStates) {
+    ModelFeatures f = llama_features(FineTuneMode::qlora, 64, "all", Precision::bf16);
+    MemoryUse m = estimate_memory(f, finetune_options(FineTuneMode::qlora, Precision::bf16));
+    EXPECT_DOUBLE_EQ(m.frozen_weights, f.quantized_weight_bytes + 2.0 * f.frozen_params);
+    // 4.127 bits per quantised weight, the rest (embeddings, LM head, norms) in bf16.
+    EXPECT_NEAR(f.quantized_weight_bytes / f.quantized_params, 0.5 + 1.0 / 64 + 4.0 / (64 * 256), 1e-6);
+    double adapters = double(f.adapter_params);
+    EXPECT_DOUBLE_EQ(m.gradients, 2.0 * adapters);         // bf16 adapters (QLoRA's eq. 5)
+    EXPECT_DOUBLE_EQ(m.optimizer_states, 8.0 * adapters);  // fp32 states, paged
+    EXPECT_TRUE(m.optimizer_paged);
+    EXPECT_DOUBLE_EQ(m.dequantization, f.largest_dequantized_bytes);
+    // Paged states are not part of the peak: weights + gradients + activations + temporary = tensors.
+    EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.activations + m.temporary, m.peak - m.framework_reserve);
+    EXPECT_GE(m.temporary, m.dequantization);
+    // QLoRA needs far less than LoRA, which needs far less than full fine-tuning.
+    MemoryUse l = estimate_memory(llama_features(FineTuneMode::lora, 64, "all", Precision::bf16),
+                                  finetune_options(FineTuneMode::lora, Precision::bf16));
+    MemoryUse full = estimate_memory(llama_features(FineTuneMode::full, 8, "q,v", Precision::bf16),
+                                     memory_options(Precision::bf16, "adamw"));
+    EXPECT_LT(m.peak, 0.5 * l.peak);
+    EXPECT_LT(l.peak, 0.25 * full.peak);
+}
+
+TEST(TrainingMemory, FreezingKeepsFrozenWeightsOnly) {
+    ModelFeatures f = llama_features(FineTuneMode::freeze, 8, "q,v", Precision::bf16);
+    MemoryUse m = estimate_memory(f, finetune_options(FineTuneMode::freeze, Precision::bf16));
+    // Autocast: fp32 weights (frozen ones too), fp32 gradients and AdamW states for the trained half only.
+    double trained = double(f.trainable_params), frozen = f.frozen_params;
+    EXPECT_NEAR(trained + frozen, 6738415616.0, 0.5);
+    EXPECT_DOUBLE_EQ(m.weights, 4.0 * (trained + frozen));
+    EXPECT_DOUBLE_EQ(m.gradients, 4.0 * trained);
+    EXPECT_DOUBLE_EQ(m.optimizer_states, 8.0 * trained);
+    // The frozen first half runs no backward and keeps no activations.
+    MemoryUse full = estimate_memory(llama_features(FineTuneMode::full, 8, "q,v", Precision::bf16),
+                                     memory_options(Precision::bf16, "adamw"));
+    EXPECT_LT(m.activations, 0.6 * full.activations);
+}

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "graph/builder.hpp"
+#include "importers/resolve.hpp"
 #include "hardware/spec.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
@@ -305,4 +306,47 @@ TEST(Step, BatchAndHardwareMoveTheStepTheRightWay) {
     EXPECT_DOUBLE_EQ(large.optimizer_ms, small.optimizer_ms);  // same parameters
     StepTime on_t4 = predict_step(features(4096), t4, roofline, Precision::bf16, adamw);
     EXPECT_GT(on_t4.total_ms(), large.total_ms());
+}
+
+// Fine-tuning's time: frozen layers drop their weight-gradient GEMMs, adapters add small GEMMs, QLoRA adds a
+// memory-bound dequantisation before each base matmul, and the optimizer updates the adapters only.
+TEST(TrainingStep, FineTuningDropsWeightGradientsAndUpdatesTheAdaptersOnly) {
+    ModelInputs in;
+    in.seq = 512;
+    in.batch = 2;
+    in.flash_attention = true;
+    Model m = resolve_model(json("llama2-7b"), in);
+    auto features = [&](FineTuneMode mode) {
+        FineTune ft;
+        ft.mode = mode;
+        ft.rank = 16;
+        ft.targets = parse_lora_targets("all");
+        if (mode == FineTuneMode::qlora) ft.quantization = Quantization::nf4;
+        return compute_features(m, Precision::bf16, MixedRecipe::half_model, ft);
+    };
+    ModelFeatures full = features(FineTuneMode::full), lora = features(FineTuneMode::lora),
+                  qlora = features(FineTuneMode::qlora);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.mixed = MixedRecipe::half_model;
+    StepTime t_full = predict_step(full, a100(), roofline, o);
+    o.adapters = true;
+    StepTime t_lora = predict_step(lora, a100(), roofline, o);
+    o.half_adapters = true;
+    StepTime t_qlora = predict_step(qlora, a100(), roofline, o);
+    // LoRA's backward is about the forward (input gradients only) where full training's is about twice it.
+    EXPECT_LT(t_lora.backward_ms, 0.75 * t_full.backward_ms);
+    // Its forward adds the adapters' small GEMMs and memory-bound scale-and-add passes (seven targets here).
+    EXPECT_GT(t_lora.forward_ms, t_full.forward_ms);
+    EXPECT_LT(t_lora.forward_ms, 1.5 * t_full.forward_ms);
+    EXPECT_LT(t_lora.total_ms(), t_full.total_ms());
+    // The update runs over the adapters only.
+    EXPECT_LT(t_lora.optimizer_ms, 0.05 * t_full.optimizer_ms);
+    double dequantize_ms = 0;
+    for (const auto& lf : qlora.layers)
+        for (const auto& k : lf.cost.kernels)
+            if (k.op == "nf4_dequantize") dequantize_ms += double(lf.repeat) * roofline.kernel_ms(k, a100());
+    EXPECT_GT(dequantize_ms, 0.0);
+    EXPECT_NEAR(t_qlora.forward_ms + t_qlora.backward_ms - t_lora.forward_ms - t_lora.backward_ms, dequantize_ms,
+                1e-6 * dequantize_ms);
 }

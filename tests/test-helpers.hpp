@@ -13,7 +13,7 @@ namespace prenet::testing {
 // A model that is nothing but its parameter count: for the per-parameter memory and optimizer formulas.
 inline ModelFeatures params_only(std::int64_t params) {
     ModelFeatures f;
-    f.params = params;
+    f.params = f.trainable_params = params;
     return f;
 }
 

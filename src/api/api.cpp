@@ -19,6 +19,7 @@
 #include "importers/zoo.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
+#include "run/precision_recipe.hpp"
 
 namespace prenet {
 namespace {
@@ -105,7 +106,8 @@ json features(const json& request) {
     RequestOptions o(request, kFeatures);
     Settings s = read_settings(o);
     Model model = build_model(model_argument(o), s.inputs);
-    json out = to_json(model_features(model, s.precision, s.mixed));
+    if (s.finetune.adapters() && precision_recipe(s.precision, s.mixed).mixed) s.mixed = MixedRecipe::half_model;
+    json out = to_json(model_features(model, s.precision, s.mixed, s.finetune));
     out["model"] = model.name;
     out["settings"] = settings_json(s, model, kFeatures);
     return out;

@@ -22,7 +22,9 @@ json memory_advice(const StepPlan& plan, const MemoryUse& mem) {
     q.grad_accum = plan.settings.grad_accum;
     q.checkpointing = plan.settings.checkpointing;
     q.has_checkpoint_blocks = plan.has_checkpoint_blocks;
-    q.model_state_bytes = mem.weights + mem.gradients + mem.optimizer_states;
+    // Sharding is modelled for full training only (fine-tuning with frozen parts runs on one device).
+    q.model_state_bytes = plan.settings.finetune.freezes() ? 0.0 : mem.weights + mem.gradients + mem.optimizer_states;
+    q.finetune_options = plan.finetune_options();
     PeakAt peak_at = [&plan](std::int64_t batch, bool checkpointing) { return plan.peak_at(batch, checkpointing); };
     return advice_json(advise_memory(q, peak_at, hardware_catalogue()));
 }

@@ -101,6 +101,12 @@ public:
         d_.example_with = std::move(with);
         return *this;
     }
+    // Flags the generic tests give beside each of the row's own values (`--quantization nf4` needs a LoRA and a
+    // model with projections to adapt).
+    Row& example_with_only(std::vector<std::string> with) {
+        d_.example_with = std::move(with);
+        return *this;
+    }
     Row& clustered() {
         d_.in_cluster_document = true;
         return *this;
@@ -207,6 +213,49 @@ std::vector<OptionDef> build_table() {
                   "transformers run by default) or eager (scores materialised, as Hugging Face's eager attention); "
                   "a config's attn_implementation or a layer's `flash` wins over the default")
             .echoed().on_page("training", "attn").advanced(),
+        // Fine-tuning (ops/finetune.hpp, docs/training-model.md "Fine-tuning").
+        Row("finetune", T::choice, kModel).flag("finetune", "MODE").label("Training")
+            .choices({"none", "full", "lora", "qlora", "freeze"},
+                     {{"none", "pre-training"}, {"full", "full fine-tune"}, {"lora", "LoRA (frozen base, adapters)"},
+                      {"qlora", "QLoRA (4-bit NF4 base, adapters)"}, {"freeze", "partial: --freeze parts frozen"}})
+            .defaults("none", "none: pre-training, every parameter trains")
+            .help("none (pre-training) and full train every parameter; lora: PEFT's LoRA adapters on a frozen base "
+                  "(half precision under fp16/bf16); qlora: LoRA over a 4-bit NF4 base with double quantisation "
+                  "(bitsandbytes); freeze: the parts --freeze names stay frozen")
+            .example_with_only({"--model", "gpt2"}).echoed().on_page("training", "ft"),
+        Row("lora_rank", T::count, kModel).example("16", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-rank", "R")
+            .label("LoRA rank").up_to(65536).defaults(nullptr, "8 with lora or qlora (PEFT's default)")
+            .help("rank r of each adapter: r x (in + out) parameters per adapted projection").echoed()
+            .on_page("training", "rank"),
+        Row("lora_targets", T::text, kModel).example("all", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-targets", "LIST")
+            .label("LoRA targets").defaults(nullptr, "q,v with lora or qlora (PEFT's default for Llama)")
+            .help("the projections that get adapters, PEFT's names: q, k, v, o, gate, up, down (comma-separated), "
+                  "or all; a fused qkv projection is adapted when any of q, k, v is named")
+            .echoed().on_page("training", "targets"),
+        Row("lora_alpha", T::number, kModel).example("16", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-alpha", "A")
+            .label("LoRA alpha").range(0, 1e6, true).defaults(nullptr, "8 with lora or qlora (PEFT's default)")
+            .help("the adapters' scaling is alpha / rank; it changes neither time nor memory").echoed()
+            .on_page("training", "alpha").advanced(),
+        Row("lora_dropout", T::number, kModel).example("0.05", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-dropout", "P")
+            .label("LoRA dropout").range(0, 1).defaults(nullptr, "0 with lora or qlora (PEFT's default)")
+            .help("dropout on each adapter's input: above 0 every adapted projection keeps a dropped-out copy of its "
+                  "input and a mask, and runs the dropout's kernels")
+            .echoed().on_page("training", "lora_drop").advanced(),
+        Row("quantization", T::choice, kModel).example_with_only({"--finetune", "lora", "--model", "gpt2"}).flag("quantization", "Q")
+            .label("Base quantization")
+            .choices({"none", "int8", "nf4"}, {{"none", "none: half-precision base"},
+                                               {"int8", "int8 (LLM.int8, per-row scales)"},
+                                               {"nf4", "nf4 (4-bit NormalFloat, double quantisation)"}})
+            .defaults(nullptr, "nf4 with qlora, none with lora")
+            .help("how the frozen base's projections are stored with lora or qlora: nf4 (4.127 bits per weight with "
+                  "its scales) or int8 (8 bits and an fp32 scale per row), dequantised before each matmul; none")
+            .echoed().on_page("training", "quant").advanced(),
+        Row("freeze", T::text, kModel).example("embeddings", {"--finetune", "freeze", "--model", "gpt2"}).flag("freeze", "PARTS")
+            .label("Frozen parts").defaults(nullptr, "embeddings with --finetune freeze")
+            .help("with --finetune freeze, the parts that keep their weights: embeddings, head (the layers after the "
+                  "last block), a stack of blocks (layers, encoder, decoder) or some of its copies (layers:0-11); "
+                  "comma-separated")
+            .echoed().on_page("training", "freeze").advanced(),
         Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices(), {{"adamw", "AdamW"},
                                             {"adam", "Adam"},
                                             {"sgd", "SGD (momentum)"},

@@ -36,6 +36,7 @@ json model_json(const Model& m, const ModelFeatures& f) {
     return {{"name", m.name},
             {"domain", m.domain},
             {"params", f.params},
+            {"trainable_params", f.trainable_params},
             {"forward_flops", f.forward_flops},
             {"backward_flops", f.backward_flops()},
             {"tokens_per_sample", m.tokens_per_sample}};
@@ -70,10 +71,14 @@ json memory_json(const MemoryUse& m, json advice) {
             {"activation_bytes", m.activations},
             {"temporary_bytes", m.temporary},
             {"weight_copies_bytes", m.weight_copies},
+            {"frozen_weights_bytes", m.frozen_weights},
+            {"adapter_weights_bytes", m.adapter_weights},
+            {"dequantization_bytes", m.dequantization},
             {"framework_reserve_bytes", m.framework_reserve},
             {"layer_temporary_bytes", m.layer_temporary},
             {"optimizer_scratch_bytes", m.optimizer_scratch},
             {"peak_phase", m.peak_phase},
+            {"optimizer_states_paged", m.optimizer_paged},
             {"checkpointed_blocks", m.checkpointed_blocks},
             {"advice", std::move(advice)}};
 }
@@ -93,11 +98,19 @@ json advice_json(const MemoryAdvice& a) {
               {"grad_accum", a.smallest_hardware->grad_accum},
               {"checkpointing", a.smallest_hardware->checkpointing},
               {"peak_bytes", a.smallest_hardware->peak_bytes}};
+    json finetune = nullptr;
+    if (a.finetune)
+        finetune = {{"setting", a.finetune->option.words},
+                    {"flags", a.finetune->option.flags},
+                    {"peak_bytes", a.finetune->option.peak_bytes},
+                    {"fits", a.finetune->fits},
+                    {"hardware", a.finetune->hardware ? json(a.finetune->hardware->id) : json(nullptr)}};
     return {{"over_bytes", a.over_bytes},
             {"micro_batch", batch_advice_json(a.micro_batch)},
             {"checkpointing", ckpt},
             {"smallest_hardware", hw},
             {"fsdp_devices", a.fsdp_devices ? json(*a.fsdp_devices) : json(nullptr)},
+            {"finetune", finetune},
             {"summary", a.summary}};
 }
 

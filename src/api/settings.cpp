@@ -46,6 +46,45 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
         s.parallel = true;  // selective recomputation is costed by the parallel step (one device is a layout too)
 }
 
+// The fine-tuning options, and the rules between them: adapter options need lora or qlora, --freeze needs
+// freeze, a quantised base needs adapters (QLoRA's is NF4).
+FineTune read_finetune(const RequestOptions& o, Precision precision) {
+    FineTune ft;
+    ft.mode = parse_finetune_mode(o.text("finetune"));
+    const std::string mode = to_string(ft.mode);
+    for (const char* name : {"lora_rank", "lora_alpha", "lora_dropout", "lora_targets"})
+        if (o.has(name) && !ft.adapters())
+            throw Error(std::string("'") + name + "' applies to --finetune lora or qlora (the mode is " + mode + ")",
+                        ErrorCode::conflict, name);
+    if (o.has("freeze") && ft.mode != FineTuneMode::freeze)
+        throw Error("'freeze' applies to --finetune freeze (the mode is " + mode + ")", ErrorCode::conflict, "freeze");
+    if (o.has("lora_rank")) ft.rank = o.count("lora_rank");
+    if (o.has("lora_alpha")) ft.alpha = o.number("lora_alpha");
+    if (o.has("lora_dropout")) {
+        ft.dropout = o.number("lora_dropout");
+        if (ft.dropout >= 1)
+            throw Error("'lora_dropout' must be below 1, got " + std::to_string(ft.dropout), ErrorCode::invalid_value,
+                        "lora_dropout");
+    }
+    if (o.has("lora_targets")) ft.targets = parse_lora_targets(o.text("lora_targets"));
+    if (ft.mode == FineTuneMode::freeze) ft.freeze = parse_freeze(o.has("freeze") ? o.text("freeze") : "embeddings");
+    if (ft.mode == FineTuneMode::qlora) ft.quantization = Quantization::nf4;
+    if (o.has("quantization")) {
+        Quantization q = parse_quantization(o.text("quantization"));
+        if (!ft.adapters() && q != Quantization::none)
+            throw Error("'quantization' " + std::string(to_string(q)) + " applies to --finetune lora or qlora: a "
+                        "quantised base cannot train (the mode is " + mode + ")", ErrorCode::conflict, "quantization");
+        if (ft.mode == FineTuneMode::qlora && q != Quantization::nf4)
+            throw Error("QLoRA's base is 4-bit NF4; for a LoRA over an " + std::string(to_string(q)) +
+                            " base give --finetune lora --quantization " + to_string(q),
+                        ErrorCode::conflict, "quantization");
+        ft.quantization = q;
+    }
+    if (ft.quantization != Quantization::none && precision == Precision::fp8)
+        throw Error("a quantised base computes in bf16, fp16 or fp32, not fp8", ErrorCode::conflict, "quantization");
+    return ft;
+}
+
 }  // namespace
 
 Settings read_settings(const RequestOptions& o) {
@@ -68,6 +107,13 @@ Settings read_settings(const RequestOptions& o) {
                         ErrorCode::conflict, "mixed");
         s.mixed = asked;
     }
+    s.finetune = read_finetune(o, s.precision);
+    // A LoRA base is loaded in half precision (torch_dtype) and trained as a half model: autocast's fp32 model
+    // is not what runs (step_plan.cpp applies it).
+    if (s.finetune.adapters() && o.has("mixed") && s.mixed == MixedRecipe::autocast)
+        throw Error("with LoRA the frozen base is stored in half precision and the adapters in fp32 (a half model, "
+                    "--mixed half); --mixed autocast applies to full training",
+                    ErrorCode::conflict, "mixed");
     s.optimizer = o.text("optimizer");
     s.optimizer_impl = parse_optimizer_impl(o.text("optimizer_impl"));
     s.grad_accum = o.count("grad_accum");
@@ -78,6 +124,10 @@ Settings read_settings(const RequestOptions& o) {
     s.checkpointing = recompute == Recompute::full;
     s.selective_recompute = recompute == Recompute::selective;
     read_layout(s, o, recompute);
+    if (s.parallel && s.finetune.freezes())
+        throw Error(std::string("--finetune ") + to_string(s.finetune.mode) +
+                        " is modelled on one device; drop --gpus and the layout options (full fine-tuning runs on many)",
+                    ErrorCode::conflict, "finetune");
     s.breakdown = o.flag("breakdown");
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
@@ -139,6 +189,13 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
                          : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},
         {"breakdown", s.breakdown},
+        {"finetune", to_string(s.finetune.mode)},
+        {"lora_rank", s.finetune.adapters() ? json(s.finetune.rank) : json(nullptr)},
+        {"lora_targets", s.finetune.adapters() ? json(targets_text(s.finetune.targets)) : json(nullptr)},
+        {"lora_alpha", s.finetune.adapters() ? json(s.finetune.alpha) : json(nullptr)},
+        {"lora_dropout", s.finetune.adapters() ? json(s.finetune.dropout) : json(nullptr)},
+        {"quantization", to_string(s.finetune.quantization)},
+        {"freeze", s.finetune.mode == FineTuneMode::freeze ? json(freeze_text(s.finetune.freeze)) : json(nullptr)},
         {"samples", given(s.run.samples)},
         {"epochs", s.run.samples > 0 ? json(s.run.epochs > 0 ? s.run.epochs : 1.0) : json(nullptr)},
         {"tokens", given(s.run.tokens)},

@@ -10,6 +10,7 @@
 #include "core/precision.hpp"
 #include "graph/model.hpp"
 #include "importers/zoo.hpp"
+#include "ops/finetune.hpp"
 #include "parallel/cluster.hpp"
 #include "parallel/layout.hpp"
 #include "run/memory.hpp"
@@ -28,6 +29,7 @@ struct Settings {
     bool checkpointing = false;      // full: every block recomputed
     bool selective_recompute = false;  // the attention core only
     bool breakdown = false;  // per-layer times in each result's step
+    FineTune finetune;       // what trains (ops/finetune.hpp); pre-training by default
     // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
     // once the model is known (resolve_budget).
     RunLength run;

@@ -5,6 +5,7 @@
 #include "predict/learned.hpp"
 #include "run/checkpointing.hpp"
 #include "run/grad_accumulation.hpp"
+#include "run/precision_recipe.hpp"
 
 namespace prenet {
 
@@ -14,8 +15,9 @@ Model build_model(const json& model_argument, const ModelInputs& inputs) {
     return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
 }
 
-ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed) {
-    return attribute_errors("model", ErrorCode::invalid_model, [&] { return compute_features(model, precision, mixed); });
+ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed, const FineTune& finetune) {
+    return attribute_errors("model", ErrorCode::invalid_model,
+                            [&] { return compute_features(model, precision, mixed, finetune); });
 }
 
 StepPlan plan_step(const json& model_argument, const json& kernel_models, Settings s) {
@@ -28,7 +30,13 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
         if (in.size() == 4) s.inputs.image = in[3];
     }
     resolve_budget(s, p.model);
-    p.features = model_features(p.model, s.precision, s.mixed);
+    // A LoRA base runs as a half model under fp16/bf16 (settings.cpp).
+    if (s.finetune.adapters() && precision_recipe(s.precision, s.mixed).mixed) s.mixed = MixedRecipe::half_model;
+    p.features = model_features(p.model, s.precision, s.mixed, s.finetune);
+    if (s.finetune.adapters() && p.features.adapter_params == 0)
+        throw Error("model '" + p.model.name + "' has no projection LoRA can adapt among '" +
+                        targets_text(s.finetune.targets) + "' (targets: q, k, v, o of attention, gate, up, down of MLPs)",
+                    ErrorCode::conflict, "lora_targets");
     if (!kernel_models.is_null()) {
         p.predictor = attribute_errors("kernel_models", ErrorCode::invalid_value,
                                        [&] { return std::make_unique<LearnedPredictor>(kernel_models); });
@@ -48,6 +56,8 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
     setup.optimizer_impl = s.optimizer_impl;
     setup.grad_accum = s.grad_accum;
     setup.checkpointing = s.checkpointing;
+    setup.adapters = s.finetune.adapters();
+    setup.half_adapters = s.finetune.mode == FineTuneMode::qlora;
     static_cast<TrainingSetup&>(p.step) = setup;
     p.step.micro_batch = p.model.batch;
     p.step.input_samples_per_s = s.input_samples_per_s;
@@ -55,6 +65,7 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
     p.step.layer_breakdown = s.breakdown;
     static_cast<TrainingSetup&>(p.memory) = setup;
     p.memory.reserve = s.reserve;
+    p.memory.paged_optimizer = s.finetune.mode == FineTuneMode::qlora;
 
     p.memory_use = estimate_memory(p.features, p.memory);
     if (!std::isfinite(p.memory_use.peak))
@@ -73,11 +84,53 @@ double StepPlan::peak_at(std::int64_t batch, bool checkpointing) const {
     ModelInputs inputs = settings.inputs;
     inputs.batch = batch;
     Model m = build_model(*model_argument, inputs);  // outlives f, which points into it
-    ModelFeatures f = model_features(m, settings.precision, settings.mixed);
+    ModelFeatures f = model_features(m, settings.precision, settings.mixed, settings.finetune);
     MemoryOptions o = memory;
     o.checkpointing = checkpointing;
     o.grad_accum = (global_batch + batch - 1) / batch;  // the accumulation that keeps the global batch
     return peaks[key] = estimate_memory(f, o).peak;
+}
+
+}  // namespace prenet
+
+namespace prenet {
+
+std::vector<FineTuneOption> StepPlan::finetune_options() const {
+    if (finetune_alternatives) return *finetune_alternatives;
+    finetune_alternatives.emplace();
+    const FineTune& now = settings.finetune;
+    if (now.mode == FineTuneMode::none || now.mode == FineTuneMode::qlora) return *finetune_alternatives;
+    struct Try { FineTuneMode mode; bool checkpointing; };
+    std::vector<Try> tries;
+    if (now.mode != FineTuneMode::lora) tries.push_back({FineTuneMode::lora, settings.checkpointing});
+    tries.push_back({FineTuneMode::qlora, settings.checkpointing});
+    if (!settings.checkpointing && has_checkpoint_blocks) tries.push_back({FineTuneMode::qlora, true});
+    for (const auto& t : tries) {
+        FineTune ft;
+        ft.mode = t.mode;
+        ft.rank = now.adapters() ? now.rank : 16;
+        if (now.adapters()) ft.targets = now.targets, ft.dropout = now.dropout;
+        if (t.mode == FineTuneMode::qlora) ft.quantization = Quantization::nf4;
+        MemoryOptions o = memory;
+        o.checkpointing = t.checkpointing;
+        o.adapters = true;
+        o.half_adapters = o.paged_optimizer = t.mode == FineTuneMode::qlora;
+        MixedRecipe mixed = precision_recipe(settings.precision, settings.mixed).mixed ? MixedRecipe::half_model
+                                                                                        : settings.mixed;
+        o.mixed = mixed;
+        try {
+            ModelFeatures f = compute_features(model, settings.precision, mixed, ft);
+            if (f.adapter_params == 0) continue;
+            std::string words = std::string(t.mode == FineTuneMode::qlora ? "QLoRA" : "LoRA") + " rank " +
+                                std::to_string(ft.rank) + (t.checkpointing && !settings.checkpointing ? " and checkpointing" : "");
+            std::string flags = std::string("--finetune ") + to_string(t.mode) + " --lora-rank " + std::to_string(ft.rank) +
+                                (t.checkpointing && !settings.checkpointing ? " --checkpointing" : "");
+            finetune_alternatives->push_back({words, flags, estimate_memory(f, o).peak});
+        } catch (const Error&) {
+            continue;  // a rank the model's projections cannot take: no such advice
+        }
+    }
+    return *finetune_alternatives;
 }
 
 }  // namespace prenet

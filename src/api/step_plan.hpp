@@ -13,6 +13,7 @@
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
+#include "run/memory_advice.hpp"
 #include "run/run_length.hpp"
 #include "run/step.hpp"
 
@@ -34,8 +35,14 @@ struct StepPlan {
     // batch, the accumulation adjusted to keep the global batch. Cached: every result asks the same questions.
     double peak_at(std::int64_t micro_batch, bool checkpointing) const;
 
+    // The fine-tuning settings to try when a fine-tuning step does not fit (LoRA and QLoRA at rank 16, QLoRA
+    // with checkpointing), lightest change first, with their peaks at the current batch; none for pre-training
+    // or a model without LoRA targets. Cached.
+    std::vector<FineTuneOption> finetune_options() const;
+
     const nlohmann::json* model_argument = nullptr;  // the request's, which outlives the plan
     mutable std::map<std::pair<std::int64_t, bool>, double> peaks;
+    mutable std::optional<std::vector<FineTuneOption>> finetune_alternatives;
 };
 
 // `kernel_models`: fitted models given with the request (null: the predictor the settings name).
@@ -45,6 +52,7 @@ StepPlan plan_step(const nlohmann::json& model_argument, const nlohmann::json& k
 Model build_model(const nlohmann::json& model_argument, const ModelInputs& inputs);
 // Its features at a precision; a cost that no limit on a single value caught (a product past 2^63 or the
 // tensor limit) is the model's error too.
-ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed);
+ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed,
+                             const FineTune& finetune = FineTune{});
 
 }  // namespace prenet

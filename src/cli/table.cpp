@@ -95,8 +95,10 @@ std::string plan_text(const json& p) {
 void print_prediction_table(std::ostream& out, const json& doc) {
     const json& m = doc["model"];
     const json& s = doc["settings"];
-    out << m["name"].get<std::string>() << ": " << si(m["params"].get<double>()) << " parameters, batch "
-        << s["batch"];
+    out << m["name"].get<std::string>() << ": " << si(m["params"].get<double>()) << " parameters";
+    if (m.contains("trainable_params") && m["trainable_params"] != m["params"])
+        out << " (" << si(m["trainable_params"].get<double>()) << " trained, " << s["finetune"].get<std::string>() << ")";
+    out << ", batch " << s["batch"];
     std::int64_t accum = s.value("grad_accum", std::int64_t{1});
     if (accum > 1) out << " x " << accum << " micro-batches (global " << s["global_batch"] << ")";
     out << ", " << s["precision"].get<std::string>();

@@ -847,7 +847,11 @@ void fit_and_validate(const FitOptions& o) {
        << "\n## Many accelerators: whole parallel steps and runs\n\nPredicted vs measured multi-GPU training (NeuSight's "
           "4-GPU data-, tensor- and pipeline-parallel GPT-2 Large iterations; llm-foundry's 139 FSDP runs of MPT on 8-64 "
           "A100s; published GPU-hours and MFU of large pre-training runs), with every row, its command and its "
-          "source: `docs/parallel-accuracy.md` (`node tools/compare_parallel.mjs`).\n";
+          "source: `docs/parallel-accuracy.md` (`node tools/compare_parallel.mjs`).\n"
+       << "\n## Fine-tuning memory vs published\n\nTrainable parameters against PEFT's printouts, predicted memory peaks "
+          "against PEFT's measured LoRA and full\nfine-tuning peaks, and QLoRA's \"fits on one 48 GB / 24 GB GPU\" and "
+          "16-bit \"more than 780 GB\" claims, with every\nrow's source and settings: `docs/finetune-accuracy.md` "
+          "(`node tools/compare_finetune.mjs`).\n";
     if (collectives) {
         md << collectives->markdown;
         write_file(o.collectives_out, collectives->model.to_json().dump(2) + "\n");

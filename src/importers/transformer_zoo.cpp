@@ -1,5 +1,6 @@
 // Transformer architectures of the zoo, with the published hyper-parameters (papers and the models' Hugging Face
 // config.json files). Parameter counts of most are checked exactly in tests/transformer-zoo-test.cpp.
+#include <string>
 #include <tuple>
 
 #include "importers/transformer.hpp"
@@ -118,6 +119,11 @@ std::vector<ZooEntry> transformer_zoo() {
 
     z.push_back(entry(llama_like("tinyllama-1.1b", 32000, 2048, 22, 32, 4, 5632, false, 2048),
                       "TinyLlama 1.1B (Zhang et al. 2024)"));
+    // LLaMA (Touvron et al. 2023, arXiv:2302.13971, table 2): the models QLoRA fine-tuned (Guanaco).
+    z.push_back(entry(llama_like("llama-7b", 32000, 4096, 32, 32, 32, 11008, false, 2048), "LLaMA 7B (Touvron et al. 2023)"));
+    z.push_back(entry(llama_like("llama-13b", 32000, 5120, 40, 40, 40, 13824, false, 2048), "LLaMA 13B"));
+    z.push_back(entry(llama_like("llama-33b", 32000, 6656, 60, 52, 52, 17920, false, 2048), "LLaMA 33B (30B)"));
+    z.push_back(entry(llama_like("llama-65b", 32000, 8192, 80, 64, 64, 22016, false, 2048), "LLaMA 65B"));
     z.push_back(entry(llama_like("llama2-7b", 32000, 4096, 32, 32, 32, 11008, false, 4096), "Llama 2 7B (Touvron et al. 2023)"));
     z.push_back(entry(llama_like("llama2-13b", 32000, 5120, 40, 40, 40, 13824, false, 4096), "Llama 2 13B"));
     z.push_back(entry(llama_like("llama2-70b", 32000, 8192, 80, 64, 8, 28672, false, 4096), "Llama 2 70B (GQA)"));
@@ -132,6 +138,18 @@ std::vector<ZooEntry> transformer_zoo() {
     l32_3.head_dim = 128;
     z.push_back(entry(l32_3, "Llama 3.2 3B (tied embeddings)"));
     z.push_back(entry(llama_like("mistral-7b", 32000, 4096, 32, 32, 8, 14336, false, 4096), "Mistral 7B v0.1 (Jiang et al. 2023)"));
+    // Qwen2.5 (Qwen team 2024; the models' config.json): GQA, biases on the query, key and value projections only,
+    // tied embeddings up to 3B.
+    for (auto [name, vocab, hidden, layers, heads, kv, ffn, tied] :
+         {std::tuple{"qwen2.5-0.5b", 151936, 896, 24, 14, 2, 4864, true},
+          std::tuple{"qwen2.5-1.5b", 151936, 1536, 28, 12, 2, 8960, true},
+          std::tuple{"qwen2.5-3b", 151936, 2048, 36, 16, 2, 11008, true},
+          std::tuple{"qwen2.5-7b", 152064, 3584, 28, 28, 4, 18944, false}}) {
+        TransformerSpec q = llama_like(name, vocab, hidden, layers, heads, kv, ffn, tied, 4096);
+        q.attention_bias = true, q.attention_out_bias = false;
+        z.push_back(entry(q, std::string("Qwen2.5 ") + (name + 6) + " (Qwen team 2024; q/k/v biases" +
+                                 (tied ? ", tied embeddings)" : ")")));
+    }
     TransformerSpec mixtral = llama_like("mixtral-8x7b", 32000, 4096, 32, 32, 8, 14336, false, 4096);
     mixtral.experts = 8, mixtral.top_k = 2, mixtral.moe_intermediate = 14336;
     z.push_back(entry(mixtral, "Mixtral 8x7B: 8 experts, top-2 routing (Jiang et al. 2024)"));

@@ -195,6 +195,29 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
                                    double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);  // context
 }
 
+// The projections PEFT can adapt: query, key, value (one fused module when the layer has one qkv linear; in
+// cross-attention keys and values read the encoder's output) and the output projection.
+std::vector<LinearModule> attention_modules(const Layer& layer) {
+    Heads h = read_heads(layer);
+    std::int64_t batch = layer.input[0], q_len = layer.input[1];
+    std::int64_t kv_len = ops::int_attr(layer, "kv_tokens", q_len);
+    std::int64_t rows = batch * q_len, kv_rows = batch * kv_len;
+    std::int64_t q_out = h.heads * h.qk_dim, k_out = h.kv_heads * h.qk_dim, v_out = h.kv_heads * h.v_dim;
+    std::vector<LinearModule> m;
+    bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
+    if (cross) {
+        m = {{"q", h.hidden, q_out, rows, 1, true}, {"k", h.hidden, k_out, kv_rows, 1, false},
+             {"v", h.hidden, v_out, kv_rows, 1, false}};
+    } else if (ops::string_attr(layer, "projections", "fused") == "separate") {
+        m = {{"q", h.hidden, q_out, rows, 1, true}, {"k", h.hidden, k_out, rows, 1, true},
+             {"v", h.hidden, v_out, rows, 1, true}};
+    } else {
+        m = {{"qkv", h.hidden, q_out + k_out + v_out, rows, 1, true}};
+    }
+    m.push_back({"o", h.heads * h.v_dim, h.hidden, rows, 1, false});
+    return m;
+}
+
 // Multi-head latent attention: queries and keys/values go through low-rank bottlenecks with their own norms.
 void infer_mla(Layer& layer) {
     ops::require_rank(layer, 3, 3);
@@ -228,6 +251,19 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     cost.macs += double(rows) * heads * v_dim * hidden;
     cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
     cost.saved_activation_bytes += double(rows) * (hidden + q_rank + kv_rank + heads * v_dim) * matmul_input_bytes(p);
+}
+
+// MLA's projections: the query bottleneck (target q), the key/value bottleneck (target kv: k or v) and the output.
+std::vector<LinearModule> mla_modules(const Layer& layer) {
+    std::int64_t hidden = layer.input.back(), heads = ops::int_attr(layer, "heads");
+    std::int64_t q_rank = ops::int_attr(layer, "q_lora_rank"), kv_rank = ops::int_attr(layer, "kv_lora_rank");
+    std::int64_t nope = ops::int_attr(layer, "qk_nope_head_dim"), rope = ops::int_attr(layer, "qk_rope_head_dim");
+    std::int64_t v_dim = ops::int_attr(layer, "v_head_dim"), rows = layer.input[0] * layer.input[1];
+    return {{"q", hidden, q_rank, rows, 1, true},
+            {"q", q_rank, heads * (nope + rope), rows, 1, false},
+            {"kv", hidden, kv_rank + rope, rows, 1, true},
+            {"kv", kv_rank, heads * (nope + v_dim), rows, 1, false},
+            {"o", heads * v_dim, hidden, rows, 1, false}};
 }
 
 // T5's bucketed relative position bias: a learned scalar per (bucket, head), expanded to [heads, q, kv].
@@ -267,11 +303,11 @@ void register_attention_ops(OpCatalogue& c) {
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
            "parallelism, the sequence shards whose keys and values this shard attends to)",
-           infer_attention, cost_attention, attention});
+           infer_attention, cost_attention, OpTraits(attention).with_linear_modules(attention_modules)});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
            "qk_rope_head_dim, v_head_dim, causal, flash",
-           infer_mla, cost_mla, attention});
+           infer_mla, cost_mla, OpTraits(attention).with_linear_modules(mla_modules)});
     c.add({"relative_position_bias", "T5 relative position bias shared by a stack: heads, buckets (32)",
            infer_relative_bias, cost_relative_bias, OpTraits::of(AutocastClass::fp32_output)});
 }

@@ -28,6 +28,17 @@ enum class AutocastClass {
 // parallel linears), embeddings their vocabulary rows and a loss its classes (Megatron's vocab-parallel output).
 enum class TensorSplit { replicated, heads, hidden_units, vocabulary, classes };
 
+// A linear projection inside a layer, as PEFT sees it (a LoRA target, a bitsandbytes-quantised weight):
+// `target` is PEFT's short name (q, k, v, o, gate, up, down; "linear" for a plain dense layer), `count` the
+// independent copies (a mixture's experts), each multiplying `rows` x `in` by an `in` x `out` weight.
+// `reads_layer_input`: its input is the layer's input (q, k, v, gate, up), whose gradient the layer owes only
+// when the layer needs an input gradient.
+struct LinearModule {
+    std::string target;
+    std::int64_t in = 0, out = 0, rows = 0, count = 1;
+    bool reads_layer_input = false;
+};
+
 // What a kind's cost depends on beyond its own shapes: how it meets its neighbours and torch.autocast.
 struct OpTraits {
     AutocastClass autocast = AutocastClass::unset;
@@ -42,6 +53,8 @@ struct OpTraits {
     // Eager attention's softmax runs in fp32 under autocast (costed through the layer's `softmax_fp32` attr).
     bool fp32_softmax_under_autocast = false;
     TensorSplit tensor_split = TensorSplit::replicated;
+    // Its linear projections (fine-tuning's LoRA targets, ops/finetune.cpp). Null: it has none.
+    std::function<std::vector<LinearModule>(const Layer&)> linear_modules;
 
     bool keeps_output(const Layer& layer) const { return saves_output && saves_output(layer); }
 
@@ -57,6 +70,10 @@ struct OpTraits {
     OpTraits& adding_to_residual_stream() { adds_to_residual_stream = true; return *this; }
     OpTraits& with_fp32_softmax_under_autocast() { fp32_softmax_under_autocast = true; return *this; }
     OpTraits& split_by(TensorSplit split) { tensor_split = split; return *this; }
+    OpTraits& with_linear_modules(std::function<std::vector<LinearModule>(const Layer&)> modules) {
+        linear_modules = std::move(modules);
+        return *this;
+    }
 };
 
 struct OpDef {

@@ -71,18 +71,39 @@ void add_input_gradient_sums(LayerFeatures& lf, Precision input_type) {
 
 }  // namespace
 
-ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed) {
+namespace {
+
+// The last dense layer outside the blocks (an LM head, a classifier): bitsandbytes leaves the output layer
+// unquantised (transformers' get_keys_to_not_convert).
+const Layer* output_layer(const Model& model) {
+    const Layer* out = nullptr;
+    for (const auto& block : model.blocks)
+        for (const auto& layer : block.layers)
+            if (block.name.empty() && layer.kind == "linear") out = &layer;
+    return out;
+}
+
+}  // namespace
+
+ModelFeatures compute_features(const Model& original, Precision precision, MixedRecipe mixed, const FineTune& ft) {
     ModelFeatures f;
     const Layer* previous = nullptr;
     const OpTraits* previous_traits = nullptr;
     bool autocast = runs_autocast(precision, mixed);
     AutocastStream stream;
+    const FineTuneLayout layout = layout_for_finetune(original, ft);
+    const Model& model = layout.model;
+    const Layer* output = output_layer(model);
+    bool gradient_flows = !ft.freezes();  // something before the current layer trains
     for (const auto& block : model.blocks)
         for (const auto& layer : block.layers)
             if (op_traits(layer).starts_fp32_stream) stream.residual_fp32 = true;
-    for (const auto& block : model.blocks) {
+    for (size_t b = 0; b < model.blocks.size(); ++b) {
+        const Block& block = model.blocks[b];
         double r = double(block.repeat);
-        for (const auto& layer : block.layers) {
+        for (size_t i = 0; i < block.layers.size(); ++i) {
+            Layer layer = block.layers[i];
+            if (!gradient_flows) layer.needs_input_grad = false;
             const OpTraits& traits = op_traits(layer);
             bool input_fp32 = stream.current_fp32;
             Precision p = autocast ? stream.run(traits, precision) : precision;
@@ -103,10 +124,35 @@ ModelFeatures compute_features(const Model& model, Precision precision, MixedRec
                 previous->output == layer.input)
                 lf.cost.saved_activation_bytes = std::max(
                     0.0, lf.cost.saved_activation_bytes - double(elements(layer.input)) * matmul_input_bytes(precision));
-            previous = &layer;
+            previous = &block.layers[i];
             previous_traits = &traits;
-            f.params = checked_add(f.params, checked_mul(lf.cost.params, block.repeat, "parameter count"),
-                                   "parameter count");
+            // Fine-tuning: a frozen layer's weights are quantised (adapters' base only, never the output layer),
+            // lose their gradients, and may carry adapters.
+            lf.frozen = layout.frozen[b][i];
+            std::int64_t adapters = 0;
+            if (lf.frozen) {
+                if (ft.adapters() && &block.layers[i] != output) {
+                    QuantizedBase q = quantize_weights(lf.cost, ft.quantization, p);
+                    f.quantized_params += r * q.params;
+                    f.quantized_weight_bytes += r * q.bytes;
+                    f.largest_dequantized_bytes = std::max(f.largest_dequantized_bytes, q.largest_buffer);
+                }
+                drop_weight_gradients(lf.cost);
+                adapters = add_lora(lf.cost, layer, p, ft);
+            }
+            lf.trainable_params = checked_add(lf.frozen ? 0 : lf.cost.params, adapters, "parameter count");
+            if (!gradient_flows && lf.trainable_params == 0) {
+                drop_backward(lf.cost);
+                lf.runs_backward = false;
+            }
+            if (lf.trainable_params > 0) gradient_flows = true;
+            std::int64_t params = checked_add(lf.cost.params, adapters, "parameter count");
+            f.params = checked_add(f.params, checked_mul(params, block.repeat, "parameter count"), "parameter count");
+            f.trainable_params = checked_add(f.trainable_params, checked_mul(lf.trainable_params, block.repeat,
+                                                                             "parameter count"), "parameter count");
+            f.adapter_params = checked_add(f.adapter_params, checked_mul(adapters, block.repeat, "parameter count"),
+                                           "parameter count");
+            if (lf.frozen) f.frozen_params += r * double(lf.cost.params);
             f.macs += r * lf.cost.macs;
             f.forward_flops += r * lf.cost.forward_flops;
             f.backward_input_flops += r * lf.cost.backward_input_flops;
@@ -116,6 +162,7 @@ ModelFeatures compute_features(const Model& model, Precision precision, MixedRec
             f.layers.push_back(std::move(lf));
         }
     }
+    f.frozen_params -= f.quantized_params;  // the frozen parameters stored unquantised
     // Doubles hold up to ~1e308 but above ~1e30 FLOPs the input is surely a mistake (and 64-bit consumers break).
     if (!std::isfinite(f.forward_flops) || f.forward_flops > 1e30)
         throw Error("model '" + model.name + "' is absurdly large (forward FLOPs " + std::to_string(f.forward_flops) +
@@ -134,6 +181,8 @@ json to_json(const ModelFeatures& f) {
                           {"input_shape", lf.layer.input},
                           {"output_shape", lf.layer.output},
                           {"params", c.params},
+                          {"trainable_params", lf.trainable_params},
+                          {"frozen", lf.frozen},
                           {"macs", c.macs},
                           {"forward_flops", c.forward_flops},
                           {"backward_input_flops", c.backward_input_flops},
@@ -144,6 +193,7 @@ json to_json(const ModelFeatures& f) {
                           {"kernels", c.kernels.size()}});
     }
     return {{"params", f.params},
+            {"trainable_params", f.trainable_params},
             {"macs", f.macs},
             {"forward_flops", f.forward_flops},
             {"backward_flops", f.backward_flops()},

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/model.hpp"
+#include "ops/finetune.hpp"
 #include "ops/kernel.hpp"
 
 namespace prenet {
@@ -14,10 +15,21 @@ struct LayerFeatures {
     std::int64_t repeat = 1;
     LayerCost cost;  // of one execution
     bool input_fp32 = false;  // the layer receives an fp32 tensor although training is mixed (autocast)
+    // Fine-tuning (ops/finetune.hpp): its own parameters are frozen; what it trains per execution (its
+    // parameters unless frozen, plus LoRA adapters); false when nothing before or in it trains, so that it
+    // runs forward only (no backward, no recompute, nothing kept).
+    bool frozen = false;
+    std::int64_t trainable_params = 0;
+    bool runs_backward = true;
 };
 
 struct ModelFeatures {
-    std::int64_t params = 0;
+    std::int64_t params = 0;  // every parameter, LoRA adapters included (PEFT's "all params")
+    // Fine-tuning: what the optimizer updates (all of params without it), the adapters' share, and the frozen
+    // base: unquantised parameters, and the quantised ones with their stored bytes (scales included).
+    std::int64_t trainable_params = 0, adapter_params = 0;
+    double frozen_params = 0, quantized_params = 0, quantized_weight_bytes = 0;
+    double largest_dequantized_bytes = 0;  // the largest weight a quantised base dequantises at once
     double macs = 0, forward_flops = 0, backward_input_flops = 0, backward_weight_flops = 0;
     double forward_bytes = 0, saved_activation_bytes = 0;
     // Under autocast: the half-precision copies of the weights that matmuls and convolutions keep for the
@@ -27,8 +39,9 @@ struct ModelFeatures {
     double backward_flops() const { return backward_input_flops + backward_weight_flops; }
 };
 
-// `mixed` matters for fp16 and bf16 only (core/precision.hpp).
-ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed = MixedRecipe::autocast);
+// `mixed` matters for fp16 and bf16 only (core/precision.hpp); `finetune` says what trains (all by default).
+ModelFeatures compute_features(const Model& model, Precision precision, MixedRecipe mixed = MixedRecipe::autocast,
+                               const FineTune& finetune = FineTune{});
 json to_json(const ModelFeatures& features);
 
 }  // namespace prenet

@@ -53,6 +53,14 @@ void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const Mlp
                                     double(s.intermediate) * matmul_input_bytes(p));      // input of down
 }
 
+std::vector<LinearModule> mlp_modules(const MlpShape& s, std::int64_t rows, std::int64_t count, bool reads_input) {
+    std::vector<LinearModule> m;
+    if (s.gated) m.push_back({"gate", s.hidden, s.intermediate, rows, count, reads_input});
+    m.push_back({"up", s.hidden, s.intermediate, rows, count, reads_input});
+    m.push_back({"down", s.intermediate, s.hidden, rows, count, false});
+    return m;
+}
+
 namespace {
 
 void infer_mlp(Layer& layer) {
@@ -77,7 +85,10 @@ void register_mlp_ops(OpCatalogue& c) {
            "feed-forward block: intermediate, activation (gelu | gelu_tanh | gelu_new (unfused, as Hugging Face's "
            "GPT-2 runs it) | relu | silu), gated (false; true with "
            "silu is SwiGLU, with gelu GeGLU), bias (true unless gated)",
-           infer_mlp, cost_mlp, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)});
+           infer_mlp, cost_mlp, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)
+               .with_linear_modules([](const Layer& layer) {
+                   return mlp_modules(read_mlp(layer), ops::leading_elements(layer.input), 1, true);
+               })});
 }
 
 }  // namespace prenet

@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "graph/model.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/kernel.hpp"
 
 namespace prenet {
@@ -16,6 +19,8 @@ struct MlpShape {
 
 MlpShape read_mlp(const Layer& layer);
 std::int64_t mlp_params(const MlpShape& s);
+// Its gate (when gated), up and down projections, `count` copies of `rows` tokens each (experts).
+std::vector<LinearModule> mlp_modules(const MlpShape& s, std::int64_t rows, std::int64_t count, bool reads_input);
 // `batch` independent feed-forwards (experts) of `rows` tokens each.
 void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const MlpShape& s, std::int64_t batch,
                      std::int64_t rows, bool needs_input_grad, const std::string& prefix);

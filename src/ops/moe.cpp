@@ -1,5 +1,6 @@
 // Mixture-of-experts feed-forward: a router, top-k dispatch to `experts` MLPs (processed as a grouped GEMM
 // with each expert's tokens padded to capacity), optional always-on shared experts, and the weighted combine.
+#include <algorithm>
 #include <cmath>
 
 #include "core/checked.hpp"
@@ -24,12 +25,39 @@ void infer_moe(Layer& layer) {
     layer.output = layer.input;
 }
 
+// Tokens each local expert processes: the routed tokens (top_k per token) padded to capacity, shared evenly.
+std::int64_t tokens_per_expert(const Layer& layer) {
+    std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
+    double capacity = ops::number_attr(layer, "capacity_factor", 1.0);
+    std::int64_t local_experts = experts / ops::int_attr(layer, "expert_shards", 1);
+    double dispatched = double(ops::leading_elements(layer.input)) * double(top_k);
+    // A count, so within the tensor limit (a huge capacity factor or top_k must not wrap it).
+    double rows = std::ceil(dispatched * capacity / double(local_experts));
+    if (!(rows <= double(limits::tensor_elements)))
+        ops::fail(layer, "tokens x top_k x capacity_factor / experts is over the limit of " +
+                             std::to_string(limits::tensor_elements) + " rows per expert");
+    return std::max<std::int64_t>(static_cast<std::int64_t>(rows), 1);
+}
+
+// Every expert's and shared expert's projections (the router is not a LoRA target).
+std::vector<LinearModule> moe_modules(const Layer& layer) {
+    MlpShape s = read_mlp(layer);
+    std::int64_t local_experts = ops::int_attr(layer, "experts") / ops::int_attr(layer, "expert_shards", 1);
+    std::vector<LinearModule> m = mlp_modules(s, tokens_per_expert(layer), local_experts, false);
+    if (std::int64_t shared = ops::int_attr(layer, "shared_experts", 0)) {
+        MlpShape shared_shape = s;
+        shared_shape.intermediate = ops::int_attr(layer, "shared_intermediate", s.intermediate);
+        for (const auto& module : mlp_modules(shared_shape, ops::leading_elements(layer.input), shared, true))
+            m.push_back(module);
+    }
+    return m;
+}
+
 void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     MlpShape s = read_mlp(layer);
     std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
     std::int64_t shared = ops::int_attr(layer, "shared_experts", 0);
     std::int64_t shared_intermediate = ops::int_attr(layer, "shared_intermediate", s.intermediate);
-    double capacity = ops::number_attr(layer, "capacity_factor", 1.0);
     bool router_bias = ops::bool_attr(layer, "router_bias", false);
     std::int64_t tokens = ops::leading_elements(layer.input);
     // Expert parallelism (parallel/): this device holds experts / expert_shards experts and, tokens assumed
@@ -49,13 +77,7 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_vector(cost, layer, p, Family::softmax, "router_topk", double(tokens) * experts, 1, 1, 6);
     double dispatched = double(tokens) * double(top_k);
     ops::add_vector(cost, layer, p, Family::gather, "dispatch", dispatched * s.hidden, 1, 1, 0);
-    // Rows per expert: a count, so within the tensor limit (a huge capacity factor or top_k must not wrap it).
-    double rows_per_expert = std::ceil(dispatched * capacity / double(local_experts));
-    if (!(rows_per_expert <= double(limits::tensor_elements)))
-        ops::fail(layer, "tokens x top_k x capacity_factor / experts is over the limit of " +
-                             std::to_string(limits::tensor_elements) + " rows per expert");
-    auto per_expert = static_cast<std::int64_t>(rows_per_expert);
-    add_mlp_kernels(cost, layer, p, s, local_experts, std::max<std::int64_t>(per_expert, 1), true, "expert_");
+    add_mlp_kernels(cost, layer, p, s, local_experts, tokens_per_expert(layer), true, "expert_");
     if (shared) add_mlp_kernels(cost, layer, p, shared_shape, shared, tokens, true, "shared_expert_");
     ops::add_vector(cost, layer, p, Family::gather, "combine", dispatched * s.hidden, 2, 1, 2);
 }
@@ -67,7 +89,8 @@ void register_moe_ops(OpCatalogue& c) {
            "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
            "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), expert_shards (1: "
            "expert parallelism, this device's share of the experts)",
-           infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)});
+           infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)
+               .with_linear_modules(moe_modules)});
 }
 
 }  // namespace prenet

@@ -6,7 +6,8 @@
 
 namespace prenet {
 
-bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty(); }
+// A layer that runs no backward (fine-tuning: nothing before it trains) is never recomputed.
+bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty() && layer.runs_backward; }
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
 #include "run/optimizer.hpp"
+#include "run/precision_recipe.hpp"
 
 namespace prenet {
 
@@ -36,14 +37,27 @@ struct TrainingSetup {
     // Without full checkpointing: recompute only the attention core (Megatron's selective recomputation),
     // which frees the attention scores and probabilities (ops::is_attention_core).
     bool selective_recompute = false;
+    // The trained parameters are LoRA adapters (fp32 weights and gradients, run/precision_recipe.hpp's
+    // adapter_recipe) rather than the model's own, which then stays frozen in its stored precision.
+    bool adapters = false;
+    bool half_adapters = false;  // QLoRA's adapters: in the compute precision (bf16), fp32 optimizer states
 };
+
+// The recipe the trained parameters follow: the precision's, or the adapters'.
+PrecisionRecipe trained_recipe(const TrainingSetup& setup);
 
 struct MemoryOptions : TrainingSetup {
     FrameworkReserve reserve;  // none unless set
+    // bitsandbytes' paged optimizer (QLoRA): the states live in CUDA unified memory, which moves them to the
+    // host under pressure; the update pages each tensor's states in as it reaches it. They take no device memory.
+    bool paged_optimizer = false;
 };
 
 struct MemoryUse {
     double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+    double frozen_weights = 0;   // of weights: the frozen base in its stored precision (quantised: with scales)
+    double adapter_weights = 0;  // of weights: LoRA adapters
+    double dequantization = 0;   // of layer_temporary: the largest weight a quantised base dequantises at once
     double weight_copies = 0;  // autocast's half-precision weight copies, alive through forward and backward
     // What the peak adds beyond weights, gradients, states and activations (transient buffers).
     double temporary = 0;
@@ -51,6 +65,9 @@ struct MemoryUse {
     double optimizer_scratch = 0;  // the optimizer phase's transient buffers
     double framework_reserve = 0;
     std::string peak_phase = "forward_backward";  // or "optimizer"
+    // Paged optimizer states: in host-backed unified memory, not part of the peak (then weights + gradients +
+    // activations + temporary + framework reserve = peak).
+    bool optimizer_paged = false;
     std::int64_t checkpointed_blocks = 0;
     double peak = 0, capacity = 0;
     bool fits() const { return peak <= capacity; }

@@ -85,7 +85,24 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         a.smallest_hardware = h;
     }
 
+    if (!q.finetune_options.empty()) {
+        FineTuneAdvice f;
+        f.option = q.finetune_options.back();
+        for (const auto& option : q.finetune_options)
+            if (option.peak_bytes <= q.capacity_bytes) {
+                f.option = option;
+                f.fits = true;
+                break;
+            }
+        if (!f.fits)
+            if (const HardwareSpec* hw = smallest_holding(f.option.peak_bytes)) f.hardware = *hw;
+        a.finetune = f;
+    }
+
     std::vector<std::string> ways;
+    if (a.finetune && a.finetune->fits)
+        ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
+                       gb(a.finetune->option.peak_bytes) + ")");
     if (a.micro_batch) ways.push_back("with " + batch_text(*a.micro_batch) + " (same global batch)");
     if (a.checkpointing) {
         if (a.checkpointing->fits) ways.push_back("with --checkpointing (" + gb(a.checkpointing->peak_bytes) + ")");
@@ -111,6 +128,10 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
                                " --zero 3)");
                 break;
             }
+    if (a.finetune && !a.finetune->fits && a.finetune->hardware)
+        ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
+                       gb(a.finetune->option.peak_bytes) + ") on a " + gb(a.finetune->hardware->memory_bytes()) +
+                       " card (" + a.finetune->hardware->id + ")");
     a.summary = "needs " + gb(q.peak_bytes) + ", " + gb(a.over_bytes) + " more than the " + gb(q.capacity_bytes) +
                 " available; ";
     if (ways.empty()) {

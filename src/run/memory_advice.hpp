@@ -36,6 +36,19 @@ struct HardwareAdvice {
     double peak_bytes = 0;
 };
 
+// A fine-tuning setting to try instead (LoRA, QLoRA, with checkpointing) and its peak at the current batch.
+struct FineTuneOption {
+    std::string words;  // "QLoRA rank 16"
+    std::string flags;  // "--finetune qlora --lora-rank 16"
+    double peak_bytes = 0;
+};
+
+struct FineTuneAdvice {
+    FineTuneOption option;
+    bool fits = false;  // on this accelerator; otherwise `hardware` is the smallest one that holds it
+    std::optional<HardwareSpec> hardware;
+};
+
 struct MemoryAdvice {
     double over_bytes = 0;
     std::optional<BatchAdvice> micro_batch;          // same checkpointing setting
@@ -46,6 +59,8 @@ struct MemoryAdvice {
     // Devices of this accelerator over which FSDP (ZeRO 3) sharding of the model states (weights, gradients,
     // optimizer states) would leave room for the rest: a first estimate, which `--gpus N` then predicts.
     std::optional<std::int64_t> fsdp_devices;
+    // Fine-tuning: the first of the request's options that fits here, else where the lightest one fits.
+    std::optional<FineTuneAdvice> finetune;
     std::string summary;
 };
 
@@ -54,7 +69,8 @@ struct AdviceRequest {
     std::int64_t batch = 1, grad_accum = 1;
     bool checkpointing = false;
     bool has_checkpoint_blocks = false;
-    double model_state_bytes = 0;  // weights + gradients + optimizer states, what ZeRO 3 shards
+    double model_state_bytes = 0;  // weights + gradients + optimizer states, what ZeRO 3 shards (0: not offered)
+    std::vector<FineTuneOption> finetune_options;  // lightest change first
 };
 
 MemoryAdvice advise_memory(const AdviceRequest& request, const PeakAt& peak_at,

@@ -129,10 +129,10 @@ std::vector<Kernel> optimizer_kernels(const OptimizerDef& opt, std::int64_t para
 }
 
 double optimizer_state_bytes(const OptimizerDef& opt, const ModelFeatures& features) {
-    if (!opt.factored) return opt.state_bytes_per_param * double(features.params);
+    if (!opt.factored) return opt.state_bytes_per_param * double(features.trainable_params);
     double bytes = 0;
     for (const auto& lf : features.layers) {
-        double p = double(lf.cost.params);
+        double p = double(lf.trainable_params);
         if (p <= 0) continue;
         bool vector_params = lf.layer.kind.find("norm") != std::string::npos;
         bytes += double(lf.repeat) * (vector_params ? 4.0 * p : 4.0 * 2.0 * std::sqrt(p));
@@ -149,10 +149,10 @@ double optimizer_scratch_bytes(const OptimizerDef& opt, const ModelFeatures& fea
                                OptimizerImpl impl) {
     OptimizerImpl used = effective_impl(opt, impl);
     if (used == OptimizerImpl::fused) return 0.0;
-    double n = double(features.params);
+    double n = double(features.trainable_params);
     if (used == OptimizerImpl::single_tensor) {
         n = 0;
-        for (const auto& lf : features.layers) n = std::max(n, double(lf.cost.params));
+        for (const auto& lf : features.layers) n = std::max(n, double(lf.trainable_params));
     }
     double grad_copy = recipe.half_model ? 4.0 * n : 0.0;
     return opt.foreach_scratch_tensors * 4.0 * n + grad_copy;

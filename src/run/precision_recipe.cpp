@@ -16,6 +16,14 @@ PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed) {
     return r;
 }
 
+PrecisionRecipe adapter_recipe(const PrecisionRecipe& base, bool half) {
+    PrecisionRecipe r = base;
+    r.half_model = false;
+    r.weight_bytes = r.gradient_bytes = half && base.mixed ? 2.0 : 4.0;
+    r.master_bytes = 0.0;
+    return r;
+}
+
 std::vector<Kernel> loss_scaling_kernels(const PrecisionRecipe& recipe, std::int64_t params) {
     if (!recipe.loss_scaling || params <= 0) return {};
     // One multiply and one finiteness test per gradient; each is read and written once.

@@ -30,6 +30,12 @@ struct PrecisionRecipe {
 
 PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed = MixedRecipe::autocast);
 
+// What the trained parameters keep when they are LoRA adapters: fp32 weights and gradients beside any base
+// (PEFT's get_peft_model(autocast_adapter_dtype=True) upcasts half-precision adapters), or with `half` (QLoRA's
+// bf16 adapters, Dettmers et al. 2023 eq. 5) half-precision ones under mixed precision; never a master copy (the
+// optimizer's fp32 states update them in place). The loss scaling of `base` stays.
+PrecisionRecipe adapter_recipe(const PrecisionRecipe& base, bool half = false);
+
 // fp16 only (empty otherwise): the unscale/inf-check pass over every gradient that GradScaler runs before
 // the optimizer (`_amp_foreach_non_finite_check_and_unscale_`): reads and writes each gradient once.
 std::vector<Kernel> loss_scaling_kernels(const PrecisionRecipe& recipe, std::int64_t params);

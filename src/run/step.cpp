@@ -83,9 +83,10 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.matmul_ms = micro * matmul;
     t.kernels = micro * kernels;
 
-    PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
-    std::int64_t accumulated = o.accumulated_params < 0 ? features.params : o.accumulated_params;
-    std::int64_t updated = o.updated_params < 0 ? features.params : o.updated_params;
+    // Only what trains accumulates gradients and is updated (fine-tuning: the unfrozen parameters or the adapters).
+    PrecisionRecipe recipe = trained_recipe(o);
+    std::int64_t accumulated = o.accumulated_params < 0 ? features.trainable_params : o.accumulated_params;
+    std::int64_t updated = o.updated_params < 0 ? features.trainable_params : o.updated_params;
     if (o.grad_accum > 1 && accumulated > 0) {
         Kernel acc = gradient_accumulation_kernel(recipe, accumulated);
         double ms = (micro - 1.0) * time(acc);

@@ -184,7 +184,8 @@ test("the CLI's own option table: every training row round-trips through the has
   assert.ok(real.training.length >= 10);
   // A value each row allows, other than its default.
   const sample = (r) =>
-    r.type === 'flag' ? true : r.type === 'choice' ? r.choices.find((c) => c !== r.default && c !== S.PAGE_DEFAULTS[r.name]) : r.min_exclusive ? r.min + 0.5 : r.min + 1;
+    r.type === 'flag' ? true : r.type === 'choice' ? r.choices.find((c) => c !== r.default && c !== S.PAGE_DEFAULTS[r.name])
+      : r.type === 'text' ? r.example ?? 'x' : r.min_exclusive ? r.min + 0.5 : r.min + 1;
   const s = S.fresh(real);
   for (const r of real.training) {
     assert.ok(r.url, `${r.name} has a URL key`);
@@ -194,8 +195,18 @@ test("the CLI's own option table: every training row round-trips through the has
   s.precision = 'bf16'; // mixed applies to fp16/bf16 only
   s.budget = '';
   assert.deepEqual(await S.fromHash(await S.toHash(s, real), real), s);
-  const line = S.commandLine(s, real);
-  for (const r of real.training) if (r.commands.includes('predict') && r.flag) assert.ok(line.includes(` ${r.flag}`), `${r.flag} in ${line}`);
+  // Rows that apply only with some fine-tuning modes (the LoRA rows, the frozen parts) reach the line with them.
+  const shown = new Set();
+  for (const finetune of ['lora', 'freeze']) {
+    s.finetune = finetune;
+    const line = S.commandLine(s, real);
+    for (const r of real.training)
+      if (r.commands.includes('predict') && r.flag && S.applies(s, r, real)) {
+        assert.ok(line.includes(` ${r.flag}`), `${r.flag} in ${line}`);
+        shown.add(r.name);
+      }
+  }
+  for (const r of real.training) if (r.commands.includes('predict') && r.flag) assert.ok(shown.has(r.name), r.name);
 });
 
 test('hostile hashes: huge, markup, bad numbers and inflation bombs fall back to the defaults', async () => {

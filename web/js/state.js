@@ -83,11 +83,25 @@ export function modelArgument(state) {
   return state.source === 'zoo' ? state.model : state.doc;
 }
 
-// The mixed-precision recipe applies to fp16 and bf16 only (fp8 is always a bf16 model).
-function applies(state, row, table) {
+// Rows that apply only with another row's value: the mixed-precision recipe with fp16 and bf16 (fp8 is always a
+// bf16 model), the LoRA rows with lora or qlora, the frozen parts with freeze. The page neither shows nor sends
+// the others (the API refuses them).
+const FINETUNE_ROWS = { lora_rank: ['lora', 'qlora'], lora_targets: ['lora', 'qlora'], lora_alpha: ['lora', 'qlora'],
+  lora_dropout: ['lora', 'qlora'], quantization: ['lora'], freeze: ['freeze'] };
+/** Whether a row is one of the fine-tuning rows that apply only with some --finetune modes. */
+export const followsFinetune = (row) => row.name in FINETUNE_ROWS;
+
+export function applies(state, row, table) {
+  if (row.name in FINETUNE_ROWS) {
+    const finetune = table.byName.get('finetune');
+    return !finetune || FINETUNE_ROWS[row.name].includes(effective(state, finetune));
+  }
   if (row.name !== 'mixed') return true;
   const precision = table.byName.get('precision');
-  return !precision || ['fp16', 'bf16'].includes(effective(state, precision));
+  if (!precision || !['fp16', 'bf16'].includes(effective(state, precision))) return false;
+  // LoRA trains a half-precision base: the recipe is not a choice there.
+  const finetune = table.byName.get('finetune');
+  return !finetune || !['lora', 'qlora'].includes(effective(state, finetune));
 }
 
 // The training rows a command takes, with their values: the state's, or the page's default (sent

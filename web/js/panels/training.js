@@ -28,7 +28,7 @@ function field(row) {
     const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
     control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
   } else if (row.type === 'text') {
-    control = `<input type="text" ${data} autocomplete="off" spellcheck="false" />`;
+    control = `<input type="text" ${data} placeholder="${esc(row.default_text ?? '')}" autocomplete="off" spellcheck="false" />`;
   } else {
     const integer = row.integer || row.type === 'count';
     const attrs = [
@@ -87,6 +87,9 @@ export function render(state, ctx) {
     const message = $(`${row.name}-error`);
     if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
     if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
+    // Rows that apply only with another row's value (the LoRA rows with LoRA or QLoRA) are hidden otherwise.
+    const wrapper = $(`${row.name}-field`);
+    if (wrapper && S.followsFinetune(row)) wrapper.hidden = !S.applies(state, row, table);
   }
   // Sequence length for language models, image size for vision models: the model's own as placeholder.
   const language = last.language;

@@ -1,20 +1,17 @@
 // libFuzzer target: the CLI (cli/args.hpp's parser and cli/commands.hpp's run) on an argument vector: the input's
 // lines are the arguments. Commands that read or write files (fit, kernels) and arguments that could name a file
 // are skipped: the fuzzer must not touch the file system.
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
-#include "core/error.hpp"
+#include "cli_entry_point.hpp"
 #include "known_limits.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size > 4096 || prenet::fuzz::too_deep(data, size)) return -1;
-    std::vector<std::string> argv;
-    std::string text(reinterpret_cast<const char*>(data), size), line;
-    std::stringstream lines(text);
-    while (std::getline(lines, line)) {
+    std::vector<std::string> argv =
+        prenet::fuzz::argument_lines(std::string(reinterpret_cast<const char*>(data), size));
+    for (const auto& line : argv) {
         if (line.find('/') != std::string::npos || line.find(".json") != std::string::npos ||
             (!line.empty() && line[0] == '.'))
             return -1;
@@ -23,13 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             nlohmann::json number = nlohmann::json::parse(line.substr(line.find('=') + 1), nullptr, false);
             if (!number.is_discarded() && prenet::fuzz::out_of_range(number)) return -1;
         }
-        argv.push_back(line);
     }
     if (!argv.empty() && (argv[0] == "fit" || argv[0] == "kernels")) return -1;
-    std::ostringstream out;
-    try {
-        (void)prenet::cli::run(argv, out);
-    } catch (const prenet::Error&) {
-    }
+    prenet::fuzz::cli_args(argv);
     return 0;
 }

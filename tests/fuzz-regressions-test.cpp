@@ -1,8 +1,8 @@
 // Fuzz findings as regression tests: every file under tests/fixtures/fuzz/<target>/ is fed, unfiltered, to the
 // function the libFuzzer target of that name calls (fuzz/entry_points.hpp). Under build-sanitize/ (ASan + UBSan,
 // scripts/test.sh) a crash, a sanitizer report or an escaped exception fails the run; the API target's reply must
-// also be JSON. docs/robustness.md: how a fuzz crash becomes a file here. (The CLI target's findings become cases in
-// tests/cli/, which run the binary.)
+// also be JSON. docs/robustness.md: how a fuzz crash becomes a file here. (The CLI target's files: see
+// cli-fuzz-regressions-test.cpp.)
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

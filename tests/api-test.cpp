@@ -361,6 +361,13 @@ TEST(ApiContract, FineTuningAnswersCanIFineTuneThisOnMyGpu) {
     ASSERT_TRUE(advice.is_object()) << full.dump().substr(0, 300);
     EXPECT_TRUE(advice["finetune"]["fits"]);
     EXPECT_NE(advice["summary"].get<std::string>().find("--finetune"), std::string::npos);
+    // The same change as option values, which the page applies as they are; applied, it fits.
+    EXPECT_EQ(advice["finetune"]["options"], json({{"finetune", "lora"}, {"lora_rank", 16}}));
+    json applied = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512},
+                            {"finetune", "lora"}, {"lora_rank", 16}});
+    EXPECT_TRUE(applied["results"][0]["memory"]["fits"]) << applied.dump().substr(0, 300);
+    EXPECT_NEAR(applied["results"][0]["memory"]["peak_bytes_per_device"].get<double>(), advice["finetune"]["peak_bytes"].get<double>(),
+                1e-6 * advice["finetune"]["peak_bytes"].get<double>());
     // Pre-training is not told to fine-tune.
     json pre = predict({{"model", "llama2-7b"}, {"hardware", "rtx-4090"}, {"precision", "bf16"}, {"seq", 512}});
     EXPECT_TRUE(pre["results"][0]["memory"]["advice"]["finetune"].is_null());

@@ -8,6 +8,13 @@ using nlohmann::json;
 
 namespace {
 
+// A fine-tuning change as the option values that make it (the page applies them as they are).
+json option_values(const FineTuneOption& o) {
+    json values = {{"finetune", o.mode}, {"lora_rank", o.rank}};
+    if (o.checkpointing) values["checkpointing"] = true;
+    return values;
+}
+
 json layers_json(const std::vector<LayerTime>& layers) {
     json out = json::array();
     for (const auto& l : layers)
@@ -102,6 +109,7 @@ json advice_json(const MemoryAdvice& a) {
     if (a.finetune)
         finetune = {{"setting", a.finetune->option.words},
                     {"flags", a.finetune->option.flags},
+                    {"options", option_values(a.finetune->option)},
                     {"peak_bytes", a.finetune->option.peak_bytes},
                     {"fits", a.finetune->fits},
                     {"hardware", a.finetune->hardware ? json(a.finetune->hardware->id) : json(nullptr)}};

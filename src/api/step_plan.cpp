@@ -125,7 +125,8 @@ std::vector<FineTuneOption> StepPlan::finetune_options() const {
                                 std::to_string(ft.rank) + (t.checkpointing && !settings.checkpointing ? " and checkpointing" : "");
             std::string flags = std::string("--finetune ") + to_string(t.mode) + " --lora-rank " + std::to_string(ft.rank) +
                                 (t.checkpointing && !settings.checkpointing ? " --checkpointing" : "");
-            finetune_alternatives->push_back({words, flags, estimate_memory(f, o).peak});
+            finetune_alternatives->push_back({words, flags, estimate_memory(f, o).peak, to_string(t.mode), ft.rank,
+                                              t.checkpointing && !settings.checkpointing});
         } catch (const Error&) {
             continue;  // a rank the model's projections cannot take: no such advice
         }

@@ -41,6 +41,11 @@ struct FineTuneOption {
     std::string words;  // "QLoRA rank 16"
     std::string flags;  // "--finetune qlora --lora-rank 16"
     double peak_bytes = 0;
+    // The same change as option values (the option table's names), for the page to apply: {mode, rank, and
+    // checkpointing when the change turns it on}.
+    std::string mode;
+    std::int64_t rank = 0;
+    bool checkpointing = false;
 };
 
 struct FineTuneAdvice {

@@ -328,9 +328,10 @@ describe('web calculator', () => {
       assert.equal(f.id, row.name, `${row.name}: input id`);
       assert.ok(f.label.includes(row.label), `${row.name}: labelled "${row.label}" (got "${f.label}")`);
       assert.equal(f.more, row.advanced, `${row.name}: under more options iff advanced`);
-      const tag = { choice: 'SELECT', flag: 'INPUT', count: 'INPUT', number: 'INPUT' }[row.type];
+      const tag = { choice: 'SELECT', flag: 'INPUT', count: 'INPUT', number: 'INPUT', text: 'INPUT' }[row.type];
       assert.equal(f.tag, tag, `${row.name}: a ${row.type} field`);
       if (row.type === 'flag') assert.equal(f.type, 'checkbox');
+      if (row.type === 'text') assert.equal(f.type, 'text');
       if (row.type === 'count' || row.type === 'number') assert.equal(f.type, 'number');
       if (row.type === 'choice') assert.deepEqual(f.options, [...(row.default == null ? [''] : []), ...row.choices], `${row.name}: its choices`);
     }

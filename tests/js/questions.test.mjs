@@ -89,6 +89,18 @@ test('what makes a row fit, in the page’s words (names, no flags), each a stat
   assert.deepEqual(fixes(c).map((f) => [f.text, f.patch]), [['32 devices (for example dp 8 · tp 4 · pp 1 · ZeRO 3 (micro-batch 8, full checkpointing))', { gpus: 32 }]]);
 });
 
+test('fine-tuning advice: the LoRA / QLoRA change that fits, as option values, in the page’s words', () => {
+  const ft = (finetune) => nofit('rtx-4090', { advice: { over_bytes: 95e9, finetune } });
+  const nameOf = (id) => ({ 'rtx-a6000': 'NVIDIA RTX A6000' })[id] ?? id;
+  const [here] = buildRows({ settings: {}, model: {}, results: [ft({ fits: true, setting: 'QLoRA rank 16', flags: '--finetune qlora --lora-rank 16', options: { finetune: 'qlora', lora_rank: 16 }, peak_bytes: 11e9, hardware: null })] }, { hardware: new Map(), request: {} });
+  assert.deepEqual(fixes(here, { nameOf }).map((f) => [f.text, f.patch]), [['QLoRA rank 16 (11 GB)', { finetune: 'qlora', lora_rank: 16 }]]);
+  const [there] = buildRows({ settings: {}, model: {}, results: [ft({ fits: false, setting: 'QLoRA rank 16 and checkpointing', flags: '--finetune qlora --lora-rank 16 --checkpointing', options: { finetune: 'qlora', lora_rank: 16, checkpointing: true }, peak_bytes: 44.8e9, hardware: 'rtx-a6000' })] }, { hardware: new Map(), request: {} });
+  const [f] = fixes(there, { nameOf, hw: ['rtx-4090'] });
+  assert.equal(f.text, 'QLoRA rank 16 and checkpointing on NVIDIA RTX A6000 (44.8 GB)');
+  assert.deepEqual(f.patch, { finetune: 'qlora', lora_rank: 16, checkpointing: true, hw: ['rtx-4090', 'rtx-a6000'] });
+  assert.doesNotMatch(f.text, /--/);
+});
+
 test('the LLM defaults for an upload: flash, at most 4,096 tokens, micro-batch 1, about a million tokens per step', () => {
   assert.deepEqual(llmDefaults(8192, cluster), { preset: 'llm', batch: 1, seq: 4096, attention: 'flash', global_batch_tokens: 1048576 });
   assert.deepEqual(llmDefaults(2048, cluster), { preset: 'llm', batch: 1, seq: null, attention: 'flash', global_batch_tokens: 1048576 });

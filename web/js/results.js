@@ -242,6 +242,12 @@ export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
   if (isNum(a.fsdp_devices) && a.fsdp_devices > 1) add(`${F.integer(a.fsdp_devices)} devices with fully sharded data parallelism (ZeRO 3)`, { gpus: a.fsdp_devices, zero: 3 });
   const on = a.fits_on;
   if (on?.gpus) add(`${F.integer(on.gpus)} devices (for example ${planText(on)})`, { gpus: on.gpus });
+  // Fine-tuning: the lightest LoRA / QLoRA change that fits here, or the smallest accelerator it fits on.
+  const ft = a.finetune;
+  if (ft?.options && typeof ft.options === 'object') {
+    if (ft.fits) add(`${ft.setting} (${F.gb(ft.peak_bytes)})`, ft.options);
+    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gb(ft.peak_bytes)})`, { ...ft.options, ...(hw && !hw.includes(ft.hardware) ? { hw: [...hw, ft.hardware] } : {}) }, nameOf(ft.hardware));
+  }
   const sh = a.smallest_hardware;
   if (sh?.id && sh.id !== row.id) {
     const settings = [];

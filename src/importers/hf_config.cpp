@@ -617,6 +617,13 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
             c.fail("missing object 'text_config' (Gemma 3's language model is what is imported)");
         json text = config["text_config"];
         text["model_type"] = "gemma3_text";
+        // A multimodal config's text_config lists only what differs from Gemma3TextConfig's defaults (4B-sized).
+        const json defaults = {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"sliding_window", 4096},
+                               {"sliding_window_pattern", 6}, {"hidden_activation", "gelu_pytorch_tanh"}};
+        for (const auto& [k, v] : defaults.items())
+            if (!text.contains(k)) text[k] = v;
         // The text config leaves out what it has by default; the multimodal config's torch_dtype applies to it.
         for (const char* key : {"torch_dtype", "dtype"})
             if (config.contains(key) && !text.contains(key)) text[key] = config[key];

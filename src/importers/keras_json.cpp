@@ -18,7 +18,16 @@ const std::set<std::string> kModelClasses = {"Sequential", "Functional", "Model"
 
 bool is_model_object(const json& j) {
     return j.is_object() && j.contains("class_name") && j["class_name"].is_string() &&
-           kModelClasses.count(j["class_name"].get<std::string>()) && j.contains("config") && j["config"].is_object();
+           kModelClasses.count(j["class_name"].get<std::string>()) && j.contains("config") &&
+           (j["config"].is_object() || (j["class_name"] == "Sequential" && j["config"].is_array()));
+}
+
+// A Sequential's layers: config.layers, or the config itself in Keras <= 2.1 and TensorFlow.js' older form.
+const json& layer_list(const json& config) {
+    static const json none = json::array();
+    if (config.is_array()) return config;
+    auto it = config.find("layers");
+    return it != config.end() && it->is_array() ? *it : none;
 }
 
 // The model object inside the document: to_json() itself, an HDF5 file's model_config, or a TensorFlow.js
@@ -196,9 +205,8 @@ public:
 
 private:
     std::vector<Shape> run_sequential(const json& config, std::vector<Shape> inputs, const std::string& name) {
-        if (!config.contains("layers") || !config["layers"].is_array())
-            fail(name, "a Sequential model needs a 'layers' list");
-        const json& layers = config["layers"];
+        const json& layers = layer_list(config);
+        if (layers.empty()) fail(name, "a Sequential model needs a non-empty 'layers' list");
         for (size_t i = 0; i < layers.size(); ++i) {
             const json& layer = layers[i];
             if (layer.is_object() && layer.value("class_name", json()) == "InputLayer") continue;
@@ -285,7 +293,7 @@ private:
     }
 
     std::vector<Shape> run_functional(const json& config, const std::vector<Shape>& outer, const std::string& name) {
-        if (!config.contains("layers") || !config["layers"].is_array() || config["layers"].empty())
+        if (!config.is_object() || !config.contains("layers") || !config["layers"].is_array() || config["layers"].empty())
             fail(name, "a Functional model needs a non-empty 'layers' list");
         // Outputs by (layer name, call index).
         std::map<std::pair<std::string, std::int64_t>, std::vector<Shape>> produced;
@@ -778,8 +786,8 @@ private:
 // Sequential), or the Sequential's build_input_shape / build_config (Keras 3).
 json first_input_shape(const json& model) {
     const json& config = model["config"];
-    if (config.contains("layers") && config["layers"].is_array()) {
-        for (const auto& layer : config["layers"]) {
+    {
+        for (const auto& layer : layer_list(config)) {
             if (!layer.is_object() || !layer.contains("config") || !layer["config"].is_object()) continue;
             const json& cfg = layer["config"];
             for (const char* key : {"batch_shape", "batch_input_shape"})
@@ -787,7 +795,8 @@ json first_input_shape(const json& model) {
             if (layer.value("class_name", json()) != "InputLayer") break;
         }
     }
-    if (config.contains("build_input_shape") && config["build_input_shape"].is_array()) return config["build_input_shape"];
+    if (config.is_object() && config.contains("build_input_shape") && config["build_input_shape"].is_array())
+        return config["build_input_shape"];
     if (model.contains("build_config") && model["build_config"].is_object() &&
         model["build_config"].contains("input_shape"))
         return model["build_config"]["input_shape"];
@@ -804,9 +813,10 @@ Model model_from_keras_json(const json& document, const ModelInputs& in) {
     const json& model = *found;
     if (in.batch <= 0) throw Error("batch size must be positive");
     const json& config = model["config"];
-    if (!config.contains("layers") || !config["layers"].is_array() || config["layers"].empty())
-        throw Error("Keras JSON: the model's config needs a non-empty 'layers' list");
-    std::string name = config.contains("name") && config["name"].is_string() ? config["name"].get<std::string>() : "keras";
+    if (layer_list(config).empty()) throw Error("Keras JSON: the model's config needs a non-empty 'layers' list");
+    std::string name = config.is_object() && config.contains("name") && config["name"].is_string()
+                           ? config["name"].get<std::string>()
+                           : "keras";
     std::vector<std::string> notes;
     // The builder's first shape is a placeholder until the input is known; each layer sets the shape it reads.
     ModelBuilder b(name, {in.batch, 1}, infer_shape);

@@ -60,7 +60,7 @@ Settings read_settings(const RequestOptions& o) {
     if (o.has("precision")) s.precision_source = "--precision";
     else if (o.has("model")) {
         // A Hugging Face config's torch_dtype is the default precision when none is asked for.
-        std::string dtype = attribute_errors("model", ErrorCode::invalid_value, [&] {
+        std::string dtype = attribute_errors("model", ErrorCode::invalid_model, [&] {
             return looks_like_hf_config(o.value("model")) ? document_dtype(o.value("model")) : std::string();
         });
         if (!dtype.empty()) s.precision = parse_precision(dtype), s.precision_source = "config.json torch_dtype";

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 #include "importers/hf_config.hpp"
+#include "importers/keras_json.hpp"
 #include "importers/layers_json.hpp"
 #include "importers/transformer.hpp"
 
@@ -37,6 +38,19 @@ inline void hf_config(const nlohmann::json& config) {
         inputs.seq = 128;
         inputs.image = 64;
         (void)build_transformer(spec, inputs);
+    } catch (const Error&) {
+    }
+}
+
+// The Keras model.to_json() importer (importers/keras_json.hpp), at a fixed sequence length and image size for
+// documents that leave those open.
+inline void keras_json(const nlohmann::json& document) {
+    try {
+        (void)looks_like_keras_json(document);
+        ModelInputs inputs;
+        inputs.seq = 64;
+        inputs.image = 32;
+        (void)model_from_keras_json(document, inputs);
     } catch (const Error&) {
     }
 }

@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:-15}
 shift || true
-all_targets=(layers_json hf_config hardware_spec api_request cli_args)
+all_targets=(layers_json hf_config keras_json hardware_spec api_request cli_args)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
@@ -37,6 +37,7 @@ seeds() {
   case $1 in
     layers_json) ls examples/*.json fuzz/seeds/layers_json/* ;;
     hf_config) ls tests/fixtures/hf/*.json ;;
+    keras_json) ls tests/fixtures/keras/*.json fuzz/seeds/keras_json/* ;;
     hardware_spec) ls hardware/*.json | grep -v 'schema\.json$' ;;
     api_request) ls fuzz/seeds/api_request/* ;;
     cli_args) ls fuzz/seeds/cli_args/* ;;

@@ -46,6 +46,7 @@ void feed_json(const std::string& target, void (*entry)(const nlohmann::json&)) 
 
 TEST(FuzzRegressions, LayersJson) { feed_json("layers_json", fuzz::layers_json); }
 TEST(FuzzRegressions, HfConfig) { feed_json("hf_config", fuzz::hf_config); }
+TEST(FuzzRegressions, KerasJson) { feed_json("keras_json", fuzz::keras_json); }
 TEST(FuzzRegressions, HardwareSpec) { feed_json("hardware_spec", fuzz::hardware_spec); }
 
 TEST(FuzzRegressions, ApiRequest) {

@@ -512,3 +512,214 @@ TEST(HfConfig, AttnImplementationWinsOverTheDefaultNotOverAnExplicitAsk) {
     mpt["attn_config"]["attn_impl"] = "triton";
     EXPECT_TRUE(runs_flash(resolve_model(mpt, {1, 128, 0, false})));
 }
+
+// --- Families added for issue #16. Each count is the checkpoint's own, derived from its tensor shapes in the
+// comment, and agrees with the figure its publisher gives (cited).
+
+// google/gemma-2-2b: embeddings 256000 x 2304 (tied); per layer q 2304 x 2048, k and v 2304 x 1024, o 2048 x 2304,
+// gate/up/down 3 x 2304 x 9216 and four RMSNorms (input, post-attention, pre- and post-feedforward) 4 x 2304;
+// final norm 2304. 2,614,341,888: the Hub's safetensors parameter count for google/gemma-2-2b.
+TEST(HfConfigNewFamilies, Gemma2) {
+    EXPECT_EQ(fixture_params("gemma-2-2b.json"),
+              256000LL * 2304 + 26 * (2 * 2304 * 2048 + 2 * 2304 * 1024 + 3 * 2304 * 9216 + 4 * 2304) + 2304);
+    EXPECT_EQ(fixture_params("gemma-2-2b.json"), 2614341888LL);
+    // Alternating local (sliding 4096) and global layers: half of the 26 attention layers are windowed.
+    Model m = resolve_model(fixture("gemma-2-2b.json"), {1, 8192, 0});
+    std::int64_t local = 0, global = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention") (l.attrs.value("window", 0) == 4096 ? local : global) += b.repeat;
+    EXPECT_EQ(local, 13);
+    EXPECT_EQ(global, 13);
+    EXPECT_EQ(count_layers(m, "attention"), 26);
+}
+
+// google/gemma-3-1b-pt: embeddings 262144 x 1152 (tied); per layer q 1152 x 1024, k and v 1152 x 256, o 1024 x 1152,
+// QK-norm 2 x 256, MLP 3 x 1152 x 6912, four norms 4 x 1152; final norm. 999,885,952: the Hub's count ("1B").
+TEST(HfConfigNewFamilies, Gemma3Text) {
+    EXPECT_EQ(fixture_params("gemma-3-1b-pt.json"),
+              262144LL * 1152 + 26 * (2 * 1152 * 1024 + 2 * 1152 * 256 + 2 * 256 + 3 * 1152 * 6912 + 4 * 1152) + 1152);
+    EXPECT_EQ(fixture_params("gemma-3-1b-pt.json"), 999885952LL);
+    // Five local (512) layers per global one: layers 5, 11, 17, 23 are global.
+    Model m = resolve_model(fixture("gemma-3-1b-pt.json"), {1, 2048, 0});
+    std::int64_t local = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.value("window", 0) == 512) local += b.repeat;
+    EXPECT_EQ(local, 22);
+    // A multimodal gemma3 config imports its text model (text_config) and says the vision tower is left out.
+    json mm = {{"model_type", "gemma3"}, {"torch_dtype", "bfloat16"}, {"text_config", fixture("gemma-3-1b-pt.json")}};
+    Model text = resolve_model(mm, {1, 128, 0});
+    EXPECT_EQ(compute_features(text, Precision::fp32).params, 999885952LL);
+    ASSERT_EQ(text.notes.size(), 1u);
+    EXPECT_NE(text.notes[0].find("vision tower"), std::string::npos);
+}
+
+// microsoft/Phi-3-mini-4k-instruct: untied 32064 x 3072 embeddings and head; per layer fused qkv 3072 x 9216,
+// o 3072 x 3072, fused gate_up 3072 x 16384 and down 8192 x 3072, two norms. 3,821,079,552 ("3.8B", Phi-3
+// technical report; the Hub's count).
+TEST(HfConfigNewFamilies, Phi3) {
+    EXPECT_EQ(fixture_params("phi-3-mini-4k-instruct.json"),
+              2 * 32064LL * 3072 + 32 * (4 * 3072LL * 3072 + 3 * 3072LL * 8192 + 2 * 3072) + 3072);
+    EXPECT_EQ(fixture_params("phi-3-mini-4k-instruct.json"), 3821079552LL);
+    Model m = resolve_model(fixture("phi-3-mini-4k-instruct.json"), {1, 4096, 0});
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention") {
+                EXPECT_EQ(l.attrs.value("window", 0), 2047);  // sliding_window on every layer
+                EXPECT_FALSE(l.attrs.contains("projections"));  // fused qkv_proj
+            }
+}
+
+// Qwen/Qwen3-0.6B: tied 151936 x 1024; per layer q 1024 x 2048, k and v 1024 x 1024, o 2048 x 1024, QK-norm 2 x 128,
+// MLP 3 x 1024 x 3072, two norms. 596,049,920: the model card's 0.6B total and 0.44B non-embedding
+// (440,467,456 = 596,049,920 - 151936 x 1024).
+TEST(HfConfigNewFamilies, Qwen3) {
+    EXPECT_EQ(fixture_params("qwen3-0.6b.json"), llama_params(1024, 28, 16, 8, 128, 3072, 151936, true) + 28 * 256);
+    EXPECT_EQ(fixture_params("qwen3-0.6b.json"), 596049920LL);
+}
+
+// Qwen/Qwen1.5-MoE-A2.7B: untied 151936 x 2048; per layer attention with q/k/v biases 3 (2048^2 + 2048) + o 2048^2,
+// 60 experts 3 x 2048 x 1408, router 2048 x 60, shared expert 3 x 2048 x 5632 and its gate 2048 x 1, two norms.
+// 14,315,784,192: the model card's "14.3B parameters in total".
+TEST(HfConfigNewFamilies, Qwen2Moe) {
+    std::int64_t d = 2048;
+    std::int64_t layer = 3 * (d * d + d) + d * d + 60 * 3 * d * 1408 + d * 60 + 3 * d * 5632 + d + 2 * d;
+    EXPECT_EQ(fixture_params("qwen1.5-moe-a2.7b.json"), 2 * 151936LL * d + 24 * layer + d);
+    EXPECT_EQ(fixture_params("qwen1.5-moe-a2.7b.json"), 14315784192LL);
+}
+
+// Qwen/Qwen3-30B-A3B: untied 151936 x 2048; per layer q 2048 x 4096, k and v 2048 x 512, o 4096 x 2048, QK-norm,
+// 128 experts 3 x 2048 x 768, router 2048 x 128, two norms. 30,532,122,624: the model card's 30.5B total.
+TEST(HfConfigNewFamilies, Qwen3Moe) {
+    std::int64_t d = 2048;
+    std::int64_t layer = 2 * d * 4096 + 2 * d * 512 + 256 + 128 * 3 * d * 768 + d * 128 + 2 * d;
+    EXPECT_EQ(fixture_params("qwen3-30b-a3b.json"), 2 * 151936LL * d + 48 * layer + d);
+    EXPECT_EQ(fixture_params("qwen3-30b-a3b.json"), 30532122624LL);
+}
+
+// deepseek-ai/DeepSeek-V3: untied 129280 x 7168; MLA per layer q_a 7168 x 1536 + norm, q_b 1536 x 128 x 192,
+// kv_a 7168 x 576 + norm 512, kv_b 512 x 128 x 256, o 128 x 128 x 7168; 3 dense layers (MLP 3 x 7168 x 18432) and
+// 58 MoE layers (256 routed + 1 shared expert of 3 x 7168 x 2048, router 256 x 7168). 671,026,404,352: the paper's
+// "671B total parameters" (arXiv:2412.19437); the Hub's 685B adds the 14B multi-token-prediction module, which is
+// not part of the Hugging Face model. The router's e_score_correction_bias is a buffer, not counted.
+TEST(HfConfigNewFamilies, DeepSeekV3) {
+    std::int64_t d = 7168;
+    std::int64_t mla = d * 1536 + 1536 + 1536LL * 128 * 192 + d * 576 + 512 + 512LL * 128 * 256 + 128LL * 128 * d;
+    std::int64_t dense = mla + 2 * d + 3 * d * 18432, moe = mla + 2 * d + 257 * 3 * d * 2048 + 256 * d;
+    EXPECT_EQ(fixture_params("deepseek-v3.json"), 2 * 129280LL * d + 3 * dense + 58 * moe + d);
+    EXPECT_EQ(fixture_params("deepseek-v3.json"), 671026404352LL);
+    Model m = resolve_model(fixture("deepseek-v3.json"), {1, 128, 0});
+    EXPECT_EQ(count_layers(m, "mla_attention"), 61);
+    EXPECT_EQ(count_layers(m, "moe"), 58);
+    EXPECT_EQ(count_layers(m, "mlp"), 3);
+}
+
+// bigcode/gpt_bigcode-santacoder: GPT-2 with multi-query attention: c_attn 2048 x (2048 + 2 x 128) + bias;
+// 1,124,886,528 ("1.1B", SantaCoder, arXiv:2301.03988).
+TEST(HfConfigNewFamilies, GptBigCode) {
+    std::int64_t d = 2048, kv = 2 * 128;
+    std::int64_t layer = d * (d + kv) + d + kv + d * d + d + 4 * d + 2 * 4 * d * d + 4 * d + d;
+    EXPECT_EQ(fixture_params("gpt_bigcode-santacoder.json"), 49280LL * d + 2048LL * d + 24 * layer + 2 * d);
+    EXPECT_EQ(fixture_params("gpt_bigcode-santacoder.json"), 1124886528LL);
+}
+
+// openai/whisper-tiny: 37,760,640 parameters in the checkpoint (the Hub's count, "39M" in the Whisper paper's
+// table rounded with the encoder table). Of them the encoder's 1500 x 384 sinusoidal position table is frozen
+// (requires_grad False in transformers): 37,760,640 - 576,000 = 37,184,640 trainable, what PreNeT counts.
+// Encoder: conv1 80 x 384 x 3 + 384, conv2 384 x 384 x 3 + 384, 4 layers of [q, v, o with bias, k without,
+// LN, fc1, fc2, LN], final LN. Decoder: tokens 51865 x 384, positions 448 x 384, 4 layers with cross-attention,
+// final LN; proj_out tied.
+TEST(HfConfigNewFamilies, Whisper) {
+    std::int64_t d = 384, attn = 4 * d * d + 3 * d, mlp = 2 * d * 1536 + 1536 + d;
+    std::int64_t encoder = 80 * d * 3 + d + d * d * 3 + d + 4 * (attn + mlp + 4 * d) + 2 * d;
+    std::int64_t decoder = 51865 * d + 448 * d + 4 * (2 * attn + mlp + 6 * d) + 2 * d;
+    EXPECT_EQ(fixture_params("whisper-tiny.json"), encoder + decoder);
+    EXPECT_EQ(fixture_params("whisper-tiny.json"), 37760640LL - 1500 * 384);
+    Model m = resolve_model(fixture("whisper-tiny.json"), {2, 0, 0});
+    EXPECT_EQ(m.domain, "speech");
+    EXPECT_EQ(m.blocks.front().layers.front().input, (Shape{2, 80, 3000}));
+}
+
+// openai/clip-vit-base-patch32's vision tower (CLIPVisionModel): bias-free patch conv 3 x 32 x 32 x 768, class
+// embedding 768, positions 50 x 768, pre-LN, 12 layers of 7,087,872, post-LN: 87,456,000 (the vision half of the
+// checkpoint's 151,277,313, without the 768 x 512 visual projection).
+// google/siglip-base-patch16-224's (SiglipVisionModel): patch conv 3 x 16 x 16 x 768 + 768, positions 196 x 768,
+// 12 layers, post-LN, attention-pooling head (probe 768, nn.MultiheadAttention 4 x 768^2 + 4 x 768, LN, MLP):
+// 92,884,224.
+TEST(HfConfigNewFamilies, VisionTowers) {
+    std::int64_t d = 768, layer = 4 * (d * d + d) + 2 * d * 3072 + 3072 + d + 4 * d;
+    EXPECT_EQ(fixture_params("clip-vit-base-patch32.json"), 3 * 32 * 32 * d + d + 50 * d + 2 * d + 12 * layer + 2 * d);
+    EXPECT_EQ(fixture_params("clip-vit-base-patch32.json"), 87456000LL);
+    std::int64_t head = d + 4 * (d * d + d) + 2 * d + 2 * d * 3072 + 3072 + d;
+    EXPECT_EQ(fixture_params("siglip-base-patch16-224.json"), 3 * 16 * 16 * d + d + 196 * d + 12 * layer + 2 * d + head);
+    EXPECT_EQ(fixture_params("siglip-base-patch16-224.json"), 92884224LL);
+    Model clip = resolve_model(fixture("clip-vit-base-patch32.json"), {1, 0, 0});
+    ASSERT_EQ(clip.notes.size(), 1u);
+    EXPECT_NE(clip.notes[0].find("text tower"), std::string::npos);
+}
+
+// mosaicml/mpt-7b: tied 50432 x 4096, per layer Wqkv 4096 x 12288, out 4096^2, FFN 2 x 4096 x 16384, two bias-free
+// LayerNorms: 6,649,286,656 ("6.7B", the model card).
+TEST(HfConfigNewFamilies, Mpt) {
+    EXPECT_EQ(fixture_params("mpt-7b.json"), 50432LL * 4096 + 32 * (12 * 4096LL * 4096 + 2 * 4096) + 4096);
+    EXPECT_EQ(fixture_params("mpt-7b.json"), 6649286656LL);
+}
+
+// torch_dtype is the default precision when none is asked for; --precision wins; "auto" and absence say nothing.
+TEST(HfConfigNewFamilies, TorchDtype) {
+    EXPECT_EQ(document_dtype(fixture("qwen3-0.6b.json")), "bf16");
+    EXPECT_EQ(document_dtype(fixture("whisper-tiny.json")), "fp32");
+    EXPECT_EQ(document_dtype(json{{"model_type", "llama"}, {"torch_dtype", "float16"}}), "fp16");
+    EXPECT_EQ(document_dtype(json{{"model_type", "llama"}, {"dtype", "auto"}}), "");
+    EXPECT_EQ(document_dtype(json{{"model_type", "llama"}}), "");
+    EXPECT_THROW(document_dtype(json{{"model_type", "llama"}, {"torch_dtype", "int4"}}), Error);
+    EXPECT_THROW(document_dtype(json{{"model_type", "llama"}, {"torch_dtype", 16}}), Error);
+}
+
+// Qwen2's use_sliding_window windows the layers from max_window_layers on; layer_types wins over any rule.
+TEST(HfConfigNewFamilies, SlidingWindowRules) {
+    json q = fixture("qwen2-7b.json");
+    q["use_sliding_window"] = true, q["sliding_window"] = 4096, q["max_window_layers"] = 20;
+    Model m = resolve_model(q, {1, 8192, 0});
+    std::int64_t local = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.value("window", 0) == 4096) local += b.repeat;
+    EXPECT_EQ(local, q["num_hidden_layers"].get<std::int64_t>() - 20);
+    json g = fixture("gemma-2-2b.json");
+    g["layer_types"] = json::array();
+    for (int i = 0; i < 26; ++i) g["layer_types"].push_back(i < 2 ? "full_attention" : "sliding_attention");
+    Model mg = resolve_model(g, {1, 128, 0});
+    local = 0;
+    for (const auto& b : mg.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.contains("window")) local += b.repeat;
+    EXPECT_EQ(local, 24);
+    g["layer_types"] = json::array({"sliding_attention"});
+    EXPECT_NE(import_error(g).find("layer_types"), std::string::npos);
+    // A windowed layer's fused attention does less work than a global one at a long sequence.
+    json mistral = fixture("mistral-7b-v0.1.json");
+    auto flops = [](const json& c) {
+        return compute_features(resolve_model(c, {1, 16384, 0, true}), Precision::bf16).forward_flops;
+    };
+    json unwindowed = mistral;
+    unwindowed.erase("sliding_window");
+    EXPECT_LT(flops(mistral), flops(unwindowed));
+}
+
+TEST(HfConfigNewFamilies, BadConfigsNameTheField) {
+    json d = fixture("deepseek-v3.json");
+    d.erase("kv_lora_rank");
+    EXPECT_NE(import_error(d).find("kv_lora_rank"), std::string::npos);
+    json w = fixture("whisper-tiny.json");
+    w["decoder_attention_heads"] = 8;
+    EXPECT_NE(import_error(w).find("heads"), std::string::npos);
+    json c = {{"model_type", "clip"}};
+    EXPECT_NE(import_error(c).find("vision_config"), std::string::npos);
+    json m = fixture("qwen1.5-moe-a2.7b.json");
+    m["mlp_only_layers"] = json::array({99});
+    EXPECT_NE(import_error(m).find("mlp_only_layers"), std::string::npos);
+    json g3 = {{"model_type", "gemma3"}};
+    EXPECT_NE(import_error(g3).find("text_config"), std::string::npos);
+}

@@ -109,6 +109,7 @@ json features(const json& request) {
     if (s.finetune.adapters() && precision_recipe(s.precision, s.mixed).mixed) s.mixed = MixedRecipe::half_model;
     json out = to_json(model_features(model, s.precision, s.mixed, s.finetune));
     out["model"] = model.name;
+    out["import_notes"] = model.notes;
     out["settings"] = settings_json(s, model, kFeatures);
     return out;
 }

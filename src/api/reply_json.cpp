@@ -46,7 +46,8 @@ json model_json(const Model& m, const ModelFeatures& f) {
             {"trainable_params", f.trainable_params},
             {"forward_flops", f.forward_flops},
             {"backward_flops", f.backward_flops()},
-            {"tokens_per_sample", m.tokens_per_sample}};
+            {"tokens_per_sample", m.tokens_per_sample},
+            {"import_notes", m.notes}};
 }
 
 json step_json(const StepTime& t, bool input_limited, bool breakdown) {

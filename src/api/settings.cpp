@@ -1,6 +1,7 @@
 #include "api/settings.hpp"
 
 #include "core/error.hpp"
+#include "importers/hf_config.hpp"
 #include "predict/predictor.hpp"
 #include "run/grad_accumulation.hpp"
 #include "run/precision_recipe.hpp"
@@ -95,6 +96,14 @@ Settings read_settings(const RequestOptions& o) {
     s.inputs.flash_attention = o.text("attention") == "flash";
     s.inputs.attention_given = o.has("attention");  // asked for: wins over a config's attn_implementation
     s.precision = parse_precision(o.text("precision"));
+    if (o.has("precision")) s.precision_source = "--precision";
+    else if (o.has("model")) {
+        // A Hugging Face config's torch_dtype is the default precision when none is asked for.
+        std::string dtype = attribute_errors("model", ErrorCode::invalid_model, [&] {
+            return looks_like_hf_config(o.value("model")) ? document_dtype(o.value("model")) : std::string();
+        });
+        if (!dtype.empty()) s.precision = parse_precision(dtype), s.precision_source = "config.json torch_dtype";
+    }
     // fp8 runs as a bf16 model (Transformer Engine); fp16 and bf16 default to PyTorch's autocast.
     s.mixed = s.precision == Precision::fp8 ? MixedRecipe::half_model : MixedRecipe::autocast;
     if (o.has("mixed")) {
@@ -203,7 +212,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"input_samples_per_s", given(s.input_samples_per_s)},
         {"kernel_overhead_ms", s.kernel_overhead_ms},
         {"predictor", s.predictor}};
-    json derived = {{"flops_convention", "FLOPs = 2 x multiply-accumulates"}};
+    json derived = {{"flops_convention", "FLOPs = 2 x multiply-accumulates"}, {"precision_source", s.precision_source}};
     if (command_bit & kPredict) {
         const OptimizerDef& opt = find_optimizer(s.optimizer);
         derived.update(

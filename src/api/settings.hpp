@@ -22,6 +22,9 @@ namespace prenet {
 struct Settings {
     ModelInputs inputs;
     Precision precision = Precision::fp32;
+    // Where the precision came from: "--precision", "config.json torch_dtype" (a Hugging Face config names the
+    // dtype its checkpoint is stored in, and no precision was asked for) or "default".
+    std::string precision_source = "default";
     MixedRecipe mixed = MixedRecipe::autocast;
     std::string optimizer = "adamw", predictor;
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;

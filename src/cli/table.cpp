@@ -103,7 +103,10 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     if (accum > 1) out << " x " << accum << " micro-batches (global " << s["global_batch"] << ")";
     out << ", " << s["precision"].get<std::string>();
     if (s.contains("mixed") && s["mixed"].is_string()) out << " (" << s["mixed"].get<std::string>() << ")";
+    if (s.value("precision_source", "") == "config.json torch_dtype") out << " (the config's torch_dtype)";
     out << ", " << s["optimizer"].get<std::string>();
+    if (m.contains("import_notes"))
+        for (const auto& note : m["import_notes"]) out << "\nnote: " << note.get<std::string>();
     if (s.contains("optimizer_impl_used")) out << " (" << s["optimizer_impl_used"].get<std::string>() << ")";
     if (s["checkpointing"].is_string()) out << ", " << s["checkpointing"].get<std::string>() << " checkpointing";
     else if (s.value("checkpointing", false)) out << ", checkpointing";
@@ -202,7 +205,10 @@ void print_prediction_table(std::ostream& out, const json& doc) {
 void print_features_table(std::ostream& out, const json& doc) {
     out << doc["model"].get<std::string>() << ": " << si(doc["params"].get<double>()) << " parameters, forward "
         << si(doc["forward_flops"].get<double>()) << "FLOPs, backward " << si(doc["backward_flops"].get<double>())
-        << "FLOPs\n\n";
+        << "FLOPs\n";
+    if (doc.contains("import_notes"))
+        for (const auto& note : doc["import_notes"]) out << "note: " << note.get<std::string>() << "\n";
+    out << "\n";
     std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "output", "params", "fwd FLOPs", "bwd FLOPs"}};
     for (const auto& l : doc["layers"]) {
         std::string shape = l["output_shape"].dump();

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/checked.hpp"
 #include "core/limits.hpp"
 
 namespace prenet {
@@ -90,12 +91,47 @@ std::string hf_activation(const Config& c, const std::string& act) {
     if (act == "gelu" || act == "gelu_python") return "gelu";
     if (act == "relu") return "relu";
     if (act == "silu" || act == "swish") return "silu";
+    // CLIP's x * sigmoid(1.702 x): costed as GELU, the function it approximates (one elementwise kernel).
+    if (act == "quick_gelu") return "gelu";
     c.fail("unsupported activation '" + act + "'");
+}
+
+// Sliding-window attention. `layer_types` (transformers >= 4.53: "sliding_attention" / "full_attention" per layer)
+// wins; otherwise each family's own rule: Mistral and Phi-3 window every layer when `sliding_window` is set,
+// Qwen2/Qwen3 only with `use_sliding_window`, from layer `max_window_layers` on; Gemma 2 alternates local and
+// global layers (the even ones local), Gemma 3 has `sliding_window_pattern` - 1 local layers per global one.
+void read_sliding_window(const Config& c, const std::string& type, TransformerSpec& s) {
+    if (!c.has("sliding_window")) return;
+    std::int64_t window = c.integer("sliding_window");
+    if (window == 0) return;
+    if (c.has("layer_types")) {
+        const json& types = c.raw("layer_types");
+        if (!types.is_array() || std::int64_t(types.size()) != s.layers)
+            c.fail("field 'layer_types' must list one attention type per layer (" + std::to_string(s.layers) + ")");
+        for (const auto& t : types) {
+            if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
+                c.fail("field 'layer_types' holds " + t.dump() + " (supported: sliding_attention, full_attention)");
+            s.local_layers.push_back(t == "sliding_attention");
+        }
+        s.sliding_window = window;
+        return;
+    }
+    if (type == "qwen2" || type == "qwen3" || type == "qwen2_moe" || type == "qwen3_moe") {
+        if (!c.boolean("use_sliding_window", false)) return;
+        std::int64_t first = c.integer("max_window_layers", s.layers);
+        for (std::int64_t i = 0; i < s.layers; ++i) s.local_layers.push_back(i >= first);
+        if (first >= s.layers) return;
+    } else if (type == "gemma2") {
+        s.window_pattern = 2;
+    } else if (type == "gemma3_text") {
+        s.window_pattern = c.integer("sliding_window_pattern", 6);
+    }
+    s.sliding_window = window;
 }
 
 TransformerSpec llama_family(const Config& c, const std::string& type) {
     TransformerSpec s;
-    s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
+    s.separate_qkv = type != "phi3";  // Hugging Face's modelling code: query, key and value linears (Phi-3: qkv_proj)
     s.hidden = c.integer("hidden_size");
     s.layers = c.integer("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
@@ -105,16 +141,176 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
     s.head_dim = c.integer("head_dim", 0);
     s.activation = hf_activation(c, c.text("hidden_act", c.text("hidden_activation", "silu")));
     s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
-    bool bias = c.boolean("attention_bias", type == "qwen2");
-    s.attention_bias = bias, s.attention_out_bias = type == "qwen2" ? false : bias;
+    // Qwen2 and Qwen2-MoE: biases on query, key and value, none on the output projection.
+    bool qkv_bias_only = type == "qwen2" || type == "qwen2_moe";
+    bool bias = c.boolean("attention_bias", qkv_bias_only);
+    s.attention_bias = bias, s.attention_out_bias = qkv_bias_only ? false : bias;
     s.mlp_bias = c.boolean("mlp_bias", false);
-    s.tied_embeddings = c.boolean("tie_word_embeddings", type == "gemma");
+    bool gemma = type == "gemma" || type == "gemma2" || type == "gemma3_text";
+    s.tied_embeddings = c.boolean("tie_word_embeddings", gemma);
     s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 4096), 8192);
+    // Gemma's (1 + w) norms and sqrt(hidden) embedding scale change no parameter count. Gemma 2 and 3 norm each
+    // sublayer's output as well as its input; Qwen3 and Gemma 3 norm each query and key head.
+    s.sandwich_norm = type == "gemma2" || type == "gemma3_text";
+    s.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text";
+    if (type == "gemma2") {
+        s.attn_softcap = c.number("attn_logit_softcapping", 50.0);
+        s.final_softcap = c.number("final_logit_softcapping", 30.0);
+    }
+    if (type == "gemma3_text") {
+        s.attn_softcap = c.number("attn_logit_softcapping", 0.0);
+        s.final_softcap = c.number("final_logit_softcapping", 0.0);
+    }
+    if (type == "phi3") s.dropout = c.number("resid_pdrop", 0.0);
+    read_sliding_window(c, type, s);
     if (type == "mixtral") {
         s.experts = c.integer("num_local_experts");
         s.top_k = c.integer("num_experts_per_tok");
         s.moe_intermediate = s.intermediate;
     }
+    if (type == "qwen2_moe" || type == "qwen3_moe") {
+        s.experts = c.integer("num_experts");
+        s.top_k = c.integer("num_experts_per_tok");
+        s.moe_intermediate = c.integer("moe_intermediate_size");
+        // Layer i is sparse when (i + 1) % decoder_sparse_step == 0 and it is not in mlp_only_layers.
+        std::int64_t step = c.integer("decoder_sparse_step", 1);
+        if (step == 0) c.fail("field 'decoder_sparse_step' must be positive");
+        s.moe_every = step, s.moe_first_dense = 0;
+        if (c.has("mlp_only_layers")) {
+            const json& dense = c.raw("mlp_only_layers");
+            if (!dense.is_array()) c.fail("field 'mlp_only_layers' must be a list of layer indices");
+            s.dense_layers.assign(size_t(s.layers), false);
+            for (const auto& i : dense) {
+                if (!i.is_number_integer() || i.get<std::int64_t>() < 0 || i.get<std::int64_t>() >= s.layers)
+                    c.fail("field 'mlp_only_layers' holds " + i.dump() + ", not a layer index below " +
+                           std::to_string(s.layers));
+                s.dense_layers[size_t(i.get<std::int64_t>())] = true;
+            }
+        }
+        if (type == "qwen2_moe") {
+            s.shared_intermediate = c.integer("shared_expert_intermediate_size", 0);
+            s.shared_experts = s.shared_intermediate ? 1 : 0;
+            s.shared_gate = s.shared_experts > 0;
+        }
+    }
+    return s;
+}
+
+// DeepSeek-V2/V3: multi-head latent attention (queries through a q_lora_rank bottleneck, or one q_proj when it is
+// null; keys and values from a kv_lora_rank latent plus a shared rotary key), the first first_k_dense_replace
+// layers dense, the rest (every moe_layer_freq-th) with n_routed_experts routed experts, num_experts_per_tok per
+// token, and n_shared_experts always-on ones (one MLP n_shared_experts x moe_intermediate_size wide, as in the
+// modelling code). The router has no bias; V3's e_score_correction_bias is a buffer (updated by the aux-loss-free
+// balancing rule, not by gradients) and is not counted. The checkpoint's multi-token-prediction layer
+// (num_nextn_predict_layers) is not part of the Hugging Face model and is not built.
+TransformerSpec deepseek(const Config& c) {
+    TransformerSpec s;
+    s.mla = true;
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.integer("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.kv_heads = s.heads;
+    s.intermediate = c.integer("intermediate_size");
+    s.vocab = c.integer("vocab_size");
+    s.q_lora_rank = c.integer("q_lora_rank", 0);
+    s.kv_lora_rank = c.integer("kv_lora_rank");
+    s.qk_nope_head_dim = c.integer("qk_nope_head_dim");
+    s.qk_rope_head_dim = c.integer("qk_rope_head_dim");
+    s.v_head_dim = c.integer("v_head_dim");
+    s.activation = hf_activation(c, c.text("hidden_act", "silu"));
+    s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
+    s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
+    if (c.boolean("attention_bias", false)) c.fail("attention_bias true is not supported for MLA");
+    s.tied_embeddings = c.boolean("tie_word_embeddings", false);
+    s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 4096), 8192);
+    s.experts = c.integer("n_routed_experts", 0);
+    if (s.experts) {
+        s.top_k = c.integer("num_experts_per_tok");
+        s.moe_intermediate = c.integer("moe_intermediate_size");
+        std::int64_t shared = c.integer("n_shared_experts", 0);
+        s.shared_experts = shared ? 1 : 0;
+        s.shared_intermediate = checked_mul(shared, s.moe_intermediate, "shared expert intermediate size");
+        s.moe_first_dense = c.integer("first_k_dense_replace", 0);
+        if (s.moe_first_dense > s.layers) c.fail("field 'first_k_dense_replace' is past the last layer");
+        std::int64_t freq = c.integer("moe_layer_freq", 1);
+        if (freq == 0) c.fail("field 'moe_layer_freq' must be positive");
+        if (freq > 1) {
+            s.dense_layers.assign(size_t(s.layers), false);
+            for (std::int64_t i = 0; i < s.layers; ++i) s.dense_layers[size_t(i)] = i % freq != 0;
+        }
+    }
+    return s;
+}
+
+TransformerSpec gpt2(const Config& c);
+
+// BigCode's GPT-BigCode (SantaCoder, StarCoder): GPT-2 with multi-query attention (one key/value head) when
+// multi_query is true, the fused c_attn projecting to hidden + 2 x head_dim.
+TransformerSpec gpt_bigcode(const Config& c) {
+    TransformerSpec s = gpt2(c);
+    s.kv_heads = c.boolean("multi_query", true) ? 1 : s.heads;
+    s.activation = hf_activation(c, c.text("activation_function", "gelu_pytorch_tanh"));
+    return s;
+}
+
+// OpenAI Whisper: a convolutional front-end over num_mel_bins log-mel channels, an encoder over
+// max_source_positions frames and a decoder over at most max_target_positions tokens with cross-attention.
+// Query and value projections have biases, the key projection none; the output projection is tied.
+TransformerSpec whisper(const Config& c) {
+    TransformerSpec s;
+    s.arch = "whisper";
+    s.separate_qkv = true;
+    s.hidden = c.integer("d_model");
+    s.layers = c.integer("encoder_layers");
+    s.decoder_layers = c.integer("decoder_layers");
+    s.heads = c.integer("encoder_attention_heads");
+    if (c.integer("decoder_attention_heads", s.heads) != s.heads)
+        c.fail("encoder and decoder with different numbers of heads are not supported");
+    s.intermediate = c.integer("encoder_ffn_dim");
+    if (c.integer("decoder_ffn_dim", s.intermediate) != s.intermediate)
+        c.fail("encoder and decoder with different FFN sizes are not supported");
+    s.vocab = c.integer("vocab_size");
+    s.mel_bins = c.integer("num_mel_bins", 80);
+    s.encoder_positions = c.integer("max_source_positions", 1500);
+    s.max_positions = c.integer("max_target_positions", 448);
+    s.activation = hf_activation(c, c.text("activation_function", "gelu"));
+    s.position = "learned", s.key_bias = false;
+    s.dropout = c.number("dropout", 0.0);
+    s.tied_embeddings = c.boolean("tie_word_embeddings", true);
+    s.default_seq = s.max_positions;
+    return s;
+}
+
+// CLIP's and SigLIP's vision towers, from a *_vision_model config or the vision_config of a whole CLIP/SigLIP
+// config (whose text tower is then left out, and said so). CLIP: a bias-free patch convolution, a class token,
+// a LayerNorm before the encoder and one on the pooled class token. SigLIP: no class token, a biased patch
+// convolution, a LayerNorm after the encoder and the attention-pooling (MAP) head (vision_use_head, default on).
+TransformerSpec vision_tower(const Config& c, bool siglip) {
+    TransformerSpec s;
+    s.separate_qkv = true;
+    s.arch = "vit";
+    s.hidden = c.integer("hidden_size", 768);
+    s.layers = c.integer("num_hidden_layers", 12);
+    s.heads = c.integer("num_attention_heads", 12);
+    s.intermediate = c.integer("intermediate_size", 3072);
+    s.image = c.integer("image_size", 224);
+    s.patch = c.integer("patch_size", siglip ? 16 : 32);
+    s.channels = c.integer("num_channels", 3);
+    s.activation = hf_activation(c, c.text("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
+    s.vocab = 1, s.classes = 1;
+    s.patch_bias = siglip, s.class_token = !siglip, s.pre_norm = !siglip, s.pooled_norm = !siglip;
+    s.vision_head = siglip ? (c.boolean("vision_use_head", true) ? "map" : "final_norm_only") : "none";
+    if (s.vision_head == "final_norm_only") s.vision_head = "none", s.pooled_norm = false;
+    return s;
+}
+
+TransformerSpec vision_tower_of(const Config& c, const json& config, bool siglip) {
+    if (!config.contains("vision_config") || !config["vision_config"].is_object())
+        c.fail("missing object 'vision_config' (the vision tower is what is imported)");
+    Config vision(config["vision_config"], siglip ? "siglip vision_config" : "clip vision_config");
+    TransformerSpec s = vision_tower(vision, siglip);
+    s.notes.push_back(std::string("imported the vision tower of this ") + (siglip ? "SigLIP" : "CLIP") +
+                      " config; its text tower and projections are left out");
     return s;
 }
 
@@ -358,6 +554,25 @@ TransformerSpec mpt(const Config& c) {
 
 bool looks_like_hf_config(const json& document) { return document.is_object() && document.contains("model_type"); }
 
+std::string document_dtype(const json& config) {
+    if (!config.is_object()) return "";
+    // transformers 5 writes `dtype`, earlier versions `torch_dtype`.
+    for (const char* key : {"dtype", "torch_dtype"}) {
+        auto it = config.find(key);
+        if (it == config.end() || it->is_null()) continue;
+        if (!it->is_string())
+            throw Error(std::string("config.json: field '") + key + "' must be a string such as \"bfloat16\"");
+        const std::string& d = it->get_ref<const std::string&>();
+        if (d == "bfloat16") return "bf16";
+        if (d == "float16") return "fp16";
+        if (d == "float32") return "fp32";
+        if (d == "auto") return "";
+        throw Error(std::string("config.json: unsupported ") + key + " '" + d +
+                    "' (supported: bfloat16, float16, float32, auto)");
+    }
+    return "";
+}
+
 TransformerSpec spec_from_hf_config(const json& config, const std::string& name) {
     if (!config.is_object()) throw Error("config.json must be a JSON object");
     if (!config.contains("model_type") || !config["model_type"].is_string())
@@ -383,11 +598,50 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"switch_transformers", [](const Config& c) { return t5(c, true); }},
         {"vit", vit},
         {"mpt", mpt},
+        {"gemma2", [](const Config& c) { return llama_family(c, "gemma2"); }},
+        {"gemma3_text", [](const Config& c) { return llama_family(c, "gemma3_text"); }},
+        {"phi3", [](const Config& c) { return llama_family(c, "phi3"); }},
+        {"qwen3", [](const Config& c) { return llama_family(c, "qwen3"); }},
+        {"qwen2_moe", [](const Config& c) { return llama_family(c, "qwen2_moe"); }},
+        {"qwen3_moe", [](const Config& c) { return llama_family(c, "qwen3_moe"); }},
+        {"deepseek_v2", deepseek},
+        {"deepseek_v3", deepseek},
+        {"gpt_bigcode", gpt_bigcode},
+        {"whisper", whisper},
+        {"clip_vision_model", [](const Config& c) { return vision_tower(c, false); }},
+        {"siglip_vision_model", [](const Config& c) { return vision_tower(c, true); }},
     };
+    // Multimodal configs whose part we import: Gemma 3's text model (text_config), CLIP's and SigLIP's vision towers.
+    if (type == "gemma3") {
+        if (!config.contains("text_config") || !config["text_config"].is_object())
+            c.fail("missing object 'text_config' (Gemma 3's language model is what is imported)");
+        json text = config["text_config"];
+        text["model_type"] = "gemma3_text";
+        // A multimodal config's text_config lists only what differs from Gemma3TextConfig's defaults (4B-sized).
+        const json defaults = {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"sliding_window", 4096},
+                               {"sliding_window_pattern", 6}, {"hidden_activation", "gelu_pytorch_tanh"}};
+        for (const auto& [k, v] : defaults.items())
+            if (!text.contains(k)) text[k] = v;
+        // The text config leaves out what it has by default; the multimodal config's torch_dtype applies to it.
+        for (const char* key : {"torch_dtype", "dtype"})
+            if (config.contains(key) && !text.contains(key)) text[key] = config[key];
+        TransformerSpec spec = spec_from_hf_config(text, name);
+        spec.notes.push_back("imported the language model of this Gemma 3 config; its vision tower and projector are left out");
+        return spec;
+    }
+    if (type == "clip" || type == "siglip") {
+        TransformerSpec spec = vision_tower_of(c, config, type == "siglip");
+        spec.dtype = document_dtype(config);
+        spec.name = name;
+        return spec;
+    }
     auto it = importers.find(type);
     if (it == importers.end()) {
         std::string known;
         for (const auto& [k, v] : importers) known += (known.empty() ? "" : ", ") + k;
+        known += ", gemma3, clip, siglip";
         throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
     }
     TransformerSpec spec = it->second(c);
@@ -404,7 +658,8 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
             c.fail("unsupported " + std::string(key) + " '" + impl +
                    "' (supported: eager, sdpa, flash_attention_2, flash_attention_3, flex_attention)");
     }
-    if (spec.arch == "vit" && spec.classes == 0) spec.classes = static_cast<std::int64_t>(config["id2label"].size());
+    spec.dtype = document_dtype(config);
+    if (spec.arch == "vit" && spec.classes == 0 && c.has("id2label")) spec.classes = static_cast<std::int64_t>(config["id2label"].size());
     if (type == "gemma") spec.activation = "gelu_tanh";
     spec.name = name;
     return spec;

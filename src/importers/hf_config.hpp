@@ -1,6 +1,8 @@
 #pragma once
-// Hugging Face `config.json` import for model_type llama, mistral, mixtral, qwen2, gemma, gpt2, gpt_neox, opt,
-// bloom, falcon, bert, roberta, t5, vit and switch_transformers. Missing or wrong fields are errors that name
+// Hugging Face `config.json` import for model_type llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe,
+// gemma, gemma2, gemma3 (its text model) and gemma3_text, phi3, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode,
+// gpt_neox, opt, bloom, falcon, mpt, bert, roberta, t5, switch_transformers, whisper, vit, and the vision towers
+// of clip and siglip (and their *_vision_model configs). Missing or wrong fields are errors that name
 // the field.
 #include "graph/model.hpp"
 #include "importers/transformer.hpp"
@@ -9,5 +11,8 @@ namespace prenet {
 
 TransformerSpec spec_from_hf_config(const json& config, const std::string& name);
 bool looks_like_hf_config(const json& document);
+// The precision a config's torch_dtype (or transformers 5's dtype) names: "bf16", "fp16", "fp32", or "" for none
+// or "auto". An unknown dtype is an error.
+std::string document_dtype(const json& config);
 
 }  // namespace prenet

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "importers/hf_config.hpp"
+#include "importers/keras_json.hpp"
 #include "importers/layers_json.hpp"
 #include "importers/transformer.hpp"
 
@@ -17,9 +18,10 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
                                : arg["model_type"].is_string() ? arg["model_type"].get<std::string>() : std::string("model");
         return build_transformer(spec_from_hf_config(arg, name), inputs);
     }
+    if (looks_like_keras_json(arg)) return model_from_keras_json(arg, inputs);
     if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);
-    throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type') or a layers JSON "
-                "document (with 'layers')");
+    throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type'), a Keras model.to_json() "
+                "document (class_name Sequential or Functional) or a layers JSON document (with 'layers')");
 }
 
 }  // namespace prenet

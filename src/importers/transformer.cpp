@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "graph/builder.hpp"
@@ -37,13 +38,19 @@ void check_bounds(const TransformerSpec& s) {
              {s.q_lora_rank, "q_lora_rank"}, {s.kv_lora_rank, "kv_lora_rank"}, {s.qk_nope_head_dim, "qk_nope_head_dim"},
              {s.qk_rope_head_dim, "qk_rope_head_dim"}, {s.v_head_dim, "v_head_dim"},
              {s.relative_buckets, "relative attention buckets"}, {s.image, "image size"}, {s.patch, "patch size"},
-             {s.channels, "channels"}, {s.classes, "classes"}, {s.default_seq, "default sequence length"}})
+             {s.channels, "channels"}, {s.classes, "classes"}, {s.default_seq, "default sequence length"},
+             {s.sliding_window, "sliding window"}, {s.window_pattern, "sliding window pattern"},
+             {s.mel_bins, "mel bins"}, {s.encoder_positions, "encoder positions"}})
         bound(v, dim, field);
     if (s.moe_first_dense < -limits::layers || s.moe_first_dense > limits::layers)
         throw Error("model '" + s.name + "': first sparse layer " + std::to_string(s.moe_first_dense) +
                     " is out of the range +-" + std::to_string(limits::layers));
     if (!std::isfinite(s.dropout) || s.dropout < 0 || s.dropout >= 1)
         throw Error("model '" + s.name + "': dropout must be in [0, 1)");
+    for (double cap : {s.attn_softcap, s.final_softcap})
+        if (!std::isfinite(cap) || cap < 0) throw Error("model '" + s.name + "': logit soft-capping must be a non-negative number");
+    if (s.local_layers.size() > size_t(limits::layers) || s.dense_layers.size() > size_t(limits::layers))
+        throw Error("model '" + s.name + "': more per-layer entries than the limit of " + std::to_string(limits::layers));
     if (!std::isfinite(s.capacity_factor) || s.capacity_factor <= 0 || s.capacity_factor > 1e6)
         throw Error("model '" + s.name + "': capacity factor must be positive and at most 1e6");
 }
@@ -90,6 +97,9 @@ json attention_attrs(const TransformerSpec& s, bool causal) {
               {"dropout", s.dropout}};
     if (s.head_dim) a["head_dim"] = s.head_dim;
     if (s.separate_qkv) a["projections"] = "separate";
+    if (s.qk_norm) a["qk_norm"] = true;
+    if (!s.key_bias) a["key_bias"] = false;
+    if (s.attn_softcap > 0) a["softcap"] = s.attn_softcap;
     return a;
 }
 
@@ -97,13 +107,21 @@ json attention_attrs(const TransformerSpec& s, bool causal) {
 struct LayerSignature {
     bool moe = false;
     bool relative_bias = false;
-    bool operator==(const LayerSignature& o) const { return moe == o.moe && relative_bias == o.relative_bias; }
+    bool local = false;  // sliding-window attention
+    bool operator==(const LayerSignature& o) const {
+        return moe == o.moe && relative_bias == o.relative_bias && local == o.local;
+    }
 };
 
 LayerSignature signature(const TransformerSpec& s, std::int64_t i) {
     LayerSignature sig;
     if (s.experts > 0 && i >= s.moe_first_dense) sig.moe = (i - s.moe_first_dense) % s.moe_every == s.moe_every - 1;
+    if (sig.moe && i < std::int64_t(s.dense_layers.size()) && s.dense_layers[size_t(i)]) sig.moe = false;
     sig.relative_bias = s.position == "relative" && i == 0;
+    if (s.sliding_window > 0) {
+        if (!s.local_layers.empty()) sig.local = i < std::int64_t(s.local_layers.size()) && s.local_layers[size_t(i)];
+        else sig.local = s.window_pattern <= 1 || (i + 1) % s.window_pattern != 0;
+    }
     return sig;
 }
 
@@ -119,7 +137,8 @@ void add_ffn(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& si
                              {"shared_experts", s.shared_experts},
                              {"shared_intermediate", s.shared_intermediate ? s.shared_intermediate
                                                                           : s.moe_intermediate},
-                             {"router_bias", s.router_bias}});
+                             {"router_bias", s.router_bias},
+                             {"shared_gate", s.shared_gate}});
     } else {
         b.add("mlp", "mlp", {{"intermediate", s.intermediate},
                              {"activation", s.activation},
@@ -136,6 +155,7 @@ void add_attention(ModelBuilder& b, const TransformerSpec& s, const LayerSignatu
               {{"heads", s.heads}, {"buckets", s.relative_buckets}});
     json attrs = attention_attrs(s, causal);
     if (kv_tokens) attrs["kv_tokens"] = kv_tokens, attrs["cross"] = true;
+    if (sig.local && !s.mla) attrs["window"] = s.sliding_window;
     b.add(s.mla ? "mla_attention" : "attention", name, attrs);
     if (s.dropout > 0) b.add("dropout", name + "_dropout", {{"p", s.dropout}});
 }
@@ -163,6 +183,7 @@ void add_layer(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& 
     }
     add_norm(b, s, "ln_attention");
     add_attention(b, s, sig, causal, "attention");
+    if (s.sandwich_norm) add_norm(b, s, "post_attention_norm");
     b.add("residual_add", "residual_attention");
     if (cross_tokens) {
         add_norm(b, s, "ln_cross");
@@ -171,6 +192,7 @@ void add_layer(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& 
     }
     add_norm(b, s, "ln_mlp");
     add_ffn(b, s, sig);
+    if (s.sandwich_norm) add_norm(b, s, "post_mlp_norm");
     b.add("residual_add", "residual_mlp");
 }
 
@@ -183,7 +205,7 @@ void add_stack(ModelBuilder& b, const TransformerSpec& s, const std::string& pre
     std::int64_t i = 0;
     while (i < count) {
         std::int64_t best_period = 1, best_reps = 1;
-        for (std::int64_t period : {std::int64_t{1}, s.moe_every}) {
+        for (std::int64_t period : {std::int64_t{1}, s.moe_every, s.window_pattern}) {
             if (period < 1 || i + period > count) continue;
             std::int64_t reps = 1;
             while (i + (reps + 1) * period <= count &&
@@ -217,6 +239,8 @@ void add_lm_head(ModelBuilder& b, const TransformerSpec& s) {
     if (s.word_embed_proj_dim && s.word_embed_proj_dim != s.hidden)
         b.add("linear", "project_out", {{"out_features", s.word_embed_proj_dim}, {"bias", false}});
     b.add("linear", "lm_head", {{"out_features", s.vocab}, {"bias", false}, {"tied", s.tied_embeddings}});
+    // Gemma 2's final logit soft-capping, cap x tanh(logits / cap), over the logits.
+    if (s.final_softcap > 0) b.add("activation", "final_logit_softcap", {{"function", "tanh"}});
     b.add("cross_entropy", "loss");
 }
 
@@ -231,28 +255,87 @@ Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
                     std::to_string(s.patch));
     std::int64_t patches = (image / s.patch) * (image / s.patch);
     ModelBuilder b(s.name, {in.batch, s.channels, image, image}, infer_shape);
-    b.add("conv2d", "patch_embedding", {{"out_channels", s.hidden}, {"kernel_size", s.patch}, {"stride", s.patch}});
+    b.add("conv2d", "patch_embedding",
+          {{"out_channels", s.hidden}, {"kernel_size", s.patch}, {"stride", s.patch}, {"bias", s.patch_bias}});
     b.add("reshape", "flatten_patches", {{"shape", {patches, s.hidden}}});
-    b.add("cls_token", "class_token");
-    b.add("positional_embedding", "position_embedding", {{"num_embeddings", patches + 1}});
+    if (s.class_token) b.add("cls_token", "class_token");
+    b.add("positional_embedding", "position_embedding", {{"num_embeddings", patches + (s.class_token ? 1 : 0)}});
     if (s.dropout > 0) b.add("dropout", "embedding_dropout", {{"p", s.dropout}});
+    if (s.pre_norm) add_norm(b, s, "pre_layernorm");
     add_stack(b, s, "encoder", s.layers, false, 0);
-    add_norm(b, s, "final_norm");
+    if (s.vision_head == "none") {  // CLIP's vision tower: the class token, normed, is the pooled output
+        b.add("select_token", "class_token_output");
+        if (s.pooled_norm) add_norm(b, s, "post_layernorm");
+        return b.finish("vision", 0);
+    }
+    add_norm(b, s, s.vision_head == "map" ? "post_layernorm" : "final_norm");
+    if (s.vision_head == "map") {
+        // SigLIP's multihead attention-pooling head: one learned probe query attends over the patch tokens, then
+        // a norm and an MLP with a residual; the probe's output is the pooled embedding.
+        Shape tokens = b.shape();
+        b.set_shape({tokens[0], 1, tokens[2]});
+        b.add("positional_embedding", "head.probe", {{"num_embeddings", 1}});
+        json attrs = attention_attrs(s, false);
+        attrs["kv_tokens"] = tokens[1], attrs["cross"] = true, attrs.erase("projections");
+        b.add("attention", "head.attention", attrs);
+        add_norm(b, s, "head.layernorm");
+        add_ffn(b, s, LayerSignature{});
+        b.add("residual_add", "head.residual");
+        b.add("select_token", "pooled_output");
+        return b.finish("vision", 0);
+    }
     b.add("select_token", "class_token_output");
     b.add("linear", "head", {{"out_features", s.classes}});
     b.add("cross_entropy", "loss");
     return b.finish("vision", 0);
 }
 
+// Whisper: log-mel frames -> two convolutions (GELU after each, the second with stride 2) -> the encoder with
+// fixed sinusoidal positions (a frozen table in Hugging Face: added, not trained) -> the decoder, with learned
+// positions and cross-attention to the encoder's output, and an output projection tied to its embedding.
+Model build_whisper(const TransformerSpec& s, const ModelInputs& in) {
+    require_positive(s, s.mel_bins, "number of mel bins");
+    require_positive(s, s.encoder_positions, "encoder positions");
+    std::int64_t frames = checked_mul(2, s.encoder_positions, "mel frames");
+    std::int64_t seq = in.seq ? in.seq : s.default_seq;
+    if (seq > s.max_positions)
+        throw Error("model '" + s.name + "': sequence length " + std::to_string(seq) +
+                    " exceeds its learned position table of " + std::to_string(s.max_positions));
+    ModelBuilder b(s.name, {in.batch, s.mel_bins, frames}, infer_shape);
+    b.add("conv1d", "encoder.conv1", {{"out_channels", s.hidden}, {"kernel_size", 3}, {"padding", 1}});
+    b.add("activation", "encoder.conv1_gelu", {{"function", "gelu"}});
+    b.add("conv1d", "encoder.conv2", {{"out_channels", s.hidden}, {"kernel_size", 3}, {"stride", 2}, {"padding", 1}});
+    b.add("activation", "encoder.conv2_gelu", {{"function", "gelu"}});
+    b.add("reshape", "encoder.to_tokens", {{"shape", {s.encoder_positions, s.hidden}}});
+    b.add("residual_add", "encoder.add_positions");
+    if (s.dropout > 0) b.add("dropout", "encoder.dropout", {{"p", s.dropout}});
+    add_stack(b, s, "encoder", s.layers, false, 0);
+    add_norm(b, s, "encoder.final_norm");
+    b.set_shape({in.batch, seq});
+    add_embeddings(b, s, false, "decoder.");
+    add_stack(b, s, "decoder", s.decoder_layers ? s.decoder_layers : s.layers, true, s.encoder_positions);
+    add_lm_head(b, s);
+    return b.finish("speech", 0);
+}
+
 }  // namespace
 
+static Model build_transformer_model(const TransformerSpec& base, const ModelInputs& inputs);
+
 Model build_transformer(const TransformerSpec& base, const ModelInputs& inputs) {
+    Model m = build_transformer_model(base, inputs);
+    m.notes.insert(m.notes.end(), base.notes.begin(), base.notes.end());
+    return m;
+}
+
+static Model build_transformer_model(const TransformerSpec& base, const ModelInputs& inputs) {
     TransformerSpec spec = base;
     // The kernel asked for explicitly wins; otherwise the one the config names; otherwise the default.
     spec.flash = inputs.attention_given || !spec.config_flash ? inputs.flash_attention : *spec.config_flash;
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");
     if (spec.arch == "vit") return build_vit(spec, inputs);
+    if (spec.arch == "whisper") return build_whisper(spec, inputs);
     std::int64_t seq = inputs.seq ? inputs.seq : spec.default_seq;
     if (seq <= 0) throw Error("sequence length must be positive");
     if (spec.position == "learned" && seq > spec.max_positions)

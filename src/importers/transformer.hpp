@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graph/model.hpp"
 #include "importers/zoo.hpp"
@@ -13,7 +14,7 @@ namespace prenet {
 
 struct TransformerSpec {
     std::string name;
-    std::string arch = "decoder";  // decoder | encoder | encoder_decoder | vit
+    std::string arch = "decoder";  // decoder | encoder | encoder_decoder | vit | whisper
     std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
     std::string activation = "gelu";  // gelu | gelu_tanh | relu | silu
     bool gated = false;                // SwiGLU / GeGLU
@@ -47,6 +48,25 @@ struct TransformerSpec {
     std::int64_t decoder_layers = 0, relative_buckets = 32;
     // ViT.
     std::int64_t image = 224, patch = 16, channels = 3, classes = 1000;
+    // Attention variants: QK-norm (Qwen3, Gemma 3), no key bias (Whisper), norms after each sublayer as well as
+    // before (Gemma 2/3), sliding windows: every layer (window_pattern 0) or all but every window_pattern-th
+    // (Gemma 2: 2, Gemma 3: 6), or per layer from local_layers when it is not empty; logit soft-capping.
+    bool qk_norm = false, key_bias = true, sandwich_norm = false;
+    std::int64_t sliding_window = 0, window_pattern = 0;
+    std::vector<bool> local_layers;
+    double attn_softcap = 0, final_softcap = 0;
+    bool shared_gate = false;          // Qwen2-MoE's sigmoid gate on the shared expert
+    std::vector<bool> dense_layers;    // per layer: a dense MLP where the MoE rule would put experts (mlp_only_layers)
+    // Whisper: log-mel frames through two convolutions (the second halves them) into the encoder.
+    std::int64_t mel_bins = 0, encoder_positions = 0;
+    // Vision towers (CLIP, SigLIP) on top of ViT: patch conv bias, a norm before the encoder, a class token, the
+    // final norm on the pooled token only, and the head: classifier (ViT), none (CLIP's pooled output) or map
+    // (SigLIP's attention-pooling head).
+    bool patch_bias = true, pre_norm = false, class_token = true, pooled_norm = false;
+    std::string vision_head = "classifier";
+    // The precision the checkpoint is stored in (torch_dtype): fp32, fp16 or bf16; empty if it names none.
+    std::string dtype;
+    std::vector<std::string> notes;  // what the import left out (a CLIP config's text tower), kept on the Model
     bool flash = false;
     // The attention kernel the config names (Hugging Face attn_implementation, llm-foundry attn_impl): true for a
     // fused kernel, false for eager; none if it names none. It wins over the default, not over an explicit ask.

@@ -1,5 +1,7 @@
 // Multi-head attention (MHA, GQA, MQA; causal or bidirectional; self or cross; optional fused "flash" kernel;
 // rotary, ALiBi or T5 relative position bias) and DeepSeek's multi-head latent attention (MLA).
+#include <algorithm>
+
 #include "core/checked.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
@@ -37,6 +39,10 @@ void infer_attention(Layer& layer) {
         ops::fail(layer, "field 'position' must be none, rotary, alibi or relative");
     ops::bool_attr(layer, "causal", false);
     ops::bool_attr(layer, "flash", false);
+    ops::bool_attr(layer, "qk_norm", false);
+    ops::bool_attr(layer, "key_bias", true);
+    ops::int_attr(layer, "window", 0);
+    if (ops::number_attr(layer, "softcap", 0.0) < 0) ops::fail(layer, "field 'softcap' must not be negative");
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
     if (context_shards(layer) < 1) ops::fail(layer, "context_shards must be at least 1");
     std::string projections = ops::string_attr(layer, "projections", "fused");
@@ -58,6 +64,7 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         AttentionShape shape;
         shape.batch = batch, shape.heads = heads, shape.kv_heads = kv_heads, shape.q_len = q_len;
         shape.kv_len = kv_len, shape.qk_dim = qk_dim, shape.v_dim = v_dim, shape.causal = causal;
+        shape.window = ops::int_attr(layer, "window", 0);
         FlashAttentionKernels fa = flash_attention_kernels(shape, p);
         cost.forward_flops += fa.forward.flops;
         cost.forward_bytes_read += fa.forward_bytes_read;
@@ -74,6 +81,10 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
     ops::add_vector(cost, layer, p, Family::elementwise, "attention_scale", scores, 1.0, 1.0, 1.0);
     cost.kernels.back().bytes = 2.0 * scores * eb;
     ops::add_vector(cost, layer, p, Family::elementwise, "attention_mask", scores, 1.0, 1.0, 1.0, false);
+    // Gemma 2's logit soft-capping, cap x tanh(scores / cap): three more passes over the scores (eager only;
+    // FlashAttention's softcap argument fuses it).
+    if (ops::number_attr(layer, "softcap", 0.0) > 0)
+        ops::add_vector(cost, layer, p, Family::elementwise, "attention_softcap", scores, 1.0, 1.0, 10.0);
     // Under torch.autocast the softmax (and the dropout after it) run in fp32; the context product then casts
     // the probabilities back to half precision and keeps that copy for its backward.
     bool fp32_softmax = ops::bool_attr(layer, "softmax_fp32", false) && eb < 4.0;
@@ -108,6 +119,14 @@ FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision
     double useful = 1.0;
     if (s.causal && q > 0 && kv > 0)
         useful = q <= kv ? 1.0 - (q - 1.0) / (2.0 * kv) : (kv + 1.0) / (2.0 * q);
+    // A sliding window (FlashAttention-2's window_size): query i of a causal self-attention sees min(i + 1, w)
+    // keys, so the kernel skips the tiles outside the band. Bidirectional windows see up to 2w - 1 keys.
+    if (s.window > 0 && q > 0 && kv > 0) {
+        double w = double(s.window), seen;
+        if (s.causal) seen = q <= w ? q * (q + 1.0) / 2.0 : w * (w + 1.0) / 2.0 + (q - w) * w;
+        else seen = q * std::min(kv, 2.0 * w - 1.0);
+        useful = std::min(useful, seen / (q * kv));
+    }
     double scores = bh * q * kv * useful;
     FlashAttentionKernels out;
     Kernel& f = out.forward;
@@ -158,6 +177,15 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     };
     cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.hidden, out_bias),
                               "parameter count");
+    // Whisper's key projection has no bias while query and value have one.
+    bool key_bias = bias && ops::bool_attr(layer, "key_bias", true);
+    if (bias && !key_bias) cost.params -= h.kv_heads * h.qk_dim;
+    // QK-norm (Qwen3, Gemma 3, OLMo 2): an RMSNorm over each query and key head, one weight of head_dim each.
+    if (ops::bool_attr(layer, "qk_norm", false)) {
+        cost.params = checked_add(cost.params, 2 * h.qk_dim, "parameter count");
+        ops::add_vector(cost, layer, p, Family::norm, "qk_norm", double(rows) * (q_out + h.kv_heads * h.qk_dim), 1.0,
+                        1.0, 4.0);
+    }
     bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
     if (cross) {
         // Queries from the decoder, keys and values from the encoder output.
@@ -234,12 +262,15 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t v_dim = ops::int_attr(layer, "v_head_dim");
     std::int64_t batch = layer.input[0], tokens = layer.input[1], rows = batch * tokens;
     struct Proj { const char* name; std::int64_t in, out; };
-    const Proj projections[] = {{"q_a_proj", hidden, q_rank},
-                                {"q_b_proj", q_rank, checked_mul(heads, nope + rope, "attention projection size")},
+    std::int64_t q_heads_out = checked_mul(heads, nope + rope, "attention projection size");
+    // q_lora_rank 0 (DeepSeek-V2-Lite): the queries come from one full-rank q_proj, with no bottleneck norm.
+    const Proj projections[] = {{q_rank ? "q_a_proj" : "q_proj", hidden, q_rank ? q_rank : q_heads_out},
+                                {"q_b_proj", q_rank, q_rank ? q_heads_out : 0},
                                 {"kv_a_proj", hidden, kv_rank + rope},
                                 {"kv_b_proj", kv_rank, checked_mul(heads, nope + v_dim, "attention projection size")}};
     std::int64_t params = q_rank + kv_rank;  // the two bottleneck RMSNorm weights
     for (const auto& proj : projections) {
+        if (proj.in == 0 || proj.out == 0) continue;
         params = checked_add(params, checked_mul(proj.in, proj.out, "parameter count"), "parameter count");
         ops::add_gemm(cost, layer, p, proj.name, 1, rows, proj.out, proj.in, true, true);
         cost.macs += double(rows) * proj.in * proj.out;
@@ -302,10 +333,12 @@ void register_attention_ops(OpCatalogue& c) {
            "head_dim (hidden / heads), causal (false), flash (absent: the requested --attention, flash by default), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
-           "parallelism, the sequence shards whose keys and values this shard attends to)",
+           "parallelism, the sequence shards whose keys and values this shard attends to), qk_norm (false: RMSNorm "
+           "per query and key head), key_bias (= bias; Whisper's key projection has none), window (0: sliding-window "
+           "attention over that many keys), softcap (0: Gemma 2's logit soft-capping)",
            infer_attention, cost_attention, OpTraits(attention).with_linear_modules(attention_modules)});
     c.add({"mla_attention",
-           "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
+           "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank (0: a full-rank q_proj), kv_lora_rank, qk_nope_head_dim, "
            "qk_rope_head_dim, v_head_dim, causal, flash",
            infer_mla, cost_mla, OpTraits(attention).with_linear_modules(mla_modules)});
     c.add({"relative_position_bias", "T5 relative position bias shared by a stack: heads, buckets (32)",

@@ -36,9 +36,11 @@ struct ConvShape {
 struct AttentionShape {
     std::int64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, qk_dim = 1, v_dim = 1;
     bool causal = false;
+    std::int64_t window = 0;  // sliding-window (local) attention: each query sees at most `window` keys; 0: all
     bool operator==(const AttentionShape& o) const {
         return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && q_len == o.q_len &&
-               kv_len == o.kv_len && qk_dim == o.qk_dim && v_dim == o.v_dim && causal == o.causal;
+               kv_len == o.kv_len && qk_dim == o.qk_dim && v_dim == o.v_dim && causal == o.causal &&
+               window == o.window;
     }
     bool operator!=(const AttentionShape& o) const { return !(*this == o); }
 };

@@ -72,6 +72,9 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     cost.params = checked_add(router, checked_mul(local_experts, mlp_params(s), "parameter count"), "parameter count");
     if (shared) cost.params = checked_add(cost.params, checked_mul(shared, mlp_params(shared_shape),
                                                                    "parameter count"), "parameter count");
+    // Qwen2-MoE gates its shared expert with a sigmoid of one more linear (hidden -> 1).
+    bool shared_gate = shared && ops::bool_attr(layer, "shared_gate", false);
+    if (shared_gate) cost.params = checked_add(cost.params, s.hidden, "parameter count");
 
     ops::add_gemm(cost, layer, p, "router", 1, tokens, experts, s.hidden, true, layer.needs_input_grad);
     ops::add_vector(cost, layer, p, Family::softmax, "router_topk", double(tokens) * experts, 1, 1, 6);
@@ -79,6 +82,7 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_vector(cost, layer, p, Family::gather, "dispatch", dispatched * s.hidden, 1, 1, 0);
     add_mlp_kernels(cost, layer, p, s, local_experts, tokens_per_expert(layer), true, "expert_");
     if (shared) add_mlp_kernels(cost, layer, p, shared_shape, shared, tokens, true, "shared_expert_");
+    if (shared_gate) ops::add_gemm(cost, layer, p, "shared_expert_gate", 1, tokens, 1, s.hidden, true, true);
     ops::add_vector(cost, layer, p, Family::gather, "combine", dispatched * s.hidden, 2, 1, 2);
 }
 
@@ -87,7 +91,7 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
 void register_moe_ops(OpCatalogue& c) {
     c.add({"moe",
            "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
-           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), expert_shards (1: "
+           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), shared_gate (false: a sigmoid gate on the shared experts, Qwen2-MoE), expert_shards (1: "
            "expert parallelism, this device's share of the experts)",
            infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)
                .with_linear_modules(moe_modules)});

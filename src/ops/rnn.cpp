@@ -20,6 +20,8 @@ void infer_rnn(Layer& layer) {
                     " (the limit on layers), got " + std::to_string(stacked))
             .at_attr("layers");
     bool bidirectional = ops::bool_attr(layer, "bidirectional", false);
+    std::int64_t bias_vectors = ops::int_attr(layer, "bias_vectors", 2);
+    if (bias_vectors != 1 && bias_vectors != 2) ops::fail(layer, "field 'bias_vectors' must be 1 or 2");
     layer.output = {layer.input[0], layer.input[1], hidden * (bidirectional ? 2 : 1)};
 }
 
@@ -27,12 +29,14 @@ void cost_rnn(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t hidden = ops::int_attr(layer, "hidden"), layers = std::max<std::int64_t>(1, ops::int_attr(layer, "layers", 1));
     std::int64_t dirs = ops::bool_attr(layer, "bidirectional", false) ? 2 : 1, g = gates(layer);
     bool bias = ops::bool_attr(layer, "bias", true);
+    // PyTorch keeps two bias vectors per gate (b_ih, b_hh); Keras one (two for a GRU with reset_after).
+    std::int64_t bias_vectors = ops::int_attr(layer, "bias_vectors", 2);
     std::int64_t batch = layer.input[0], steps = layer.input[1], in = layer.input[2];
     for (std::int64_t l = 0; l < layers; ++l) {
         std::int64_t layer_in = l == 0 ? in : hidden * dirs;
         for (std::int64_t d = 0; d < dirs; ++d) {
             std::int64_t w = checked_mul(g * hidden, layer_in + hidden, "parameter count");
-            cost.params = checked_add(cost.params, checked_add(w, bias ? 2 * g * hidden : 0, "parameter count"),
+            cost.params = checked_add(cost.params, checked_add(w, bias ? bias_vectors * g * hidden : 0, "parameter count"),
                                       "parameter count");
             // Input projections for every step in one GEMM, then the sequential recurrence.
             ops::add_gemm(cost, layer, p, "rnn_input_proj", 1, batch * steps, g * hidden, layer_in, true,
@@ -67,7 +71,8 @@ void cost_rnn(const Layer& layer, Precision p, LayerCost& cost) {
 
 void register_rnn_ops(OpCatalogue& c) {
     const char* summary = "recurrent layer on [batch, time, features]: hidden, layers (1), bidirectional (false), "
-                          "bias (true)";
+                          "bias (true), bias_vectors (2: PyTorch's b_ih and b_hh per gate; 1: Keras, 2 for its GRU with "
+                          "reset_after)";
     for (const char* kind : {"rnn", "lstm", "gru"}) c.add({kind, summary, infer_rnn, cost_rnn, OpTraits::of(AutocastClass::half).saving_input()});
 }
 

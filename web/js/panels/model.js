@@ -41,11 +41,25 @@ function renderZoo(state, { $, meta }) {
   $('zoo-list').innerHTML = html || `<p class="zoo-empty">No model matches “${esc(query)}”.</p>`;
 }
 
+// What kind of model document the user uploaded, in words (the calculator decides the same way: importers/resolve.cpp).
+const KERAS_CLASSES = ['Sequential', 'Functional', 'Model'];
+function kerasModel(doc) {
+  if (!doc || typeof doc !== 'object') return null;
+  if (KERAS_CLASSES.includes(doc.class_name) && doc.config && typeof doc.config === 'object') return doc;
+  return kerasModel(doc.modelTopology) ?? kerasModel(doc.model_config);
+}
+export function documentKind(doc) {
+  if (doc?.model_type) return { short: `Hugging Face config, ${doc.model_type}`, long: `a Hugging Face config (${doc.model_type})` };
+  const keras = kerasModel(doc);
+  if (keras) return { short: `Keras ${keras.class_name}`, long: `a Keras ${keras.class_name} model` };
+  return { short: 'layers JSON', long: 'a layers JSON document' };
+}
+
 function modelLabel(state, { last }) {
   if (state.source === 'zoo') return `<strong>${esc(state.model)}</strong> from the zoo`;
   const name = state.doc?.name ?? last.features?.model ?? 'custom';
   if (state.source === 'layers') return `<strong>${esc(name)}</strong>, built layer by layer`;
-  const kind = state.doc?.model_type ? `Hugging Face config, ${esc(state.doc.model_type)}` : 'layers JSON';
+  const kind = esc(documentKind(state.doc).short);
   return `<strong>${esc(state.docName || 'uploaded file')}</strong> (${kind})`;
 }
 
@@ -198,20 +212,23 @@ async function loadFile(file, ctx) {
   if (!file) return;
   if (file.size > 5e6) return bad(`${file.name} is ${F.si(file.size, 'B')}; a model description is a small JSON file (under 5 MB).`);
   const text = utf8(await file.arrayBuffer());
-  if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json or a layers JSON document.`);
+  if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json, a Keras model.to_json() file or a layers JSON document.`);
   const { value: doc, error: unreadable } = readJson(text, ctx.table.limits, file.name);
-  if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json or a layers JSON document.`);
+  if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json, a Keras model.to_json() file or a layers JSON document.`);
   if (!doc || typeof doc !== 'object' || Array.isArray(doc))
-    return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type") or a layers JSON document (with "layers").`);
+    return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type"), a Keras model.to_json() file (class_name Sequential or Functional) or a layers JSON document (with "layers").`);
   status.textContent = `Checking ${file.name} (${F.si(file.size, 'B')}) in the calculator…`;
   // The model's own sequence length and image size (not the last model's), for its defaults.
   const { reply, error } = await ctx.features({ ...ctx.state, seq: null, image: null, batch: null }, doc);
   if (error) return bad(`${file.name} could not be used: ${error.message}`);
-  const kind = doc.model_type ? `a Hugging Face config (${doc.model_type})` : 'a layers JSON document';
+  const kind = documentKind(doc).long;
   status.className = 'file-status good';
+  // What the import left out or could not model (unknown Keras layers, a CLIP config's text tower): shown, never dropped.
+  const notes = (reply.import_notes ?? []).map((n) => `<li>${esc(n)}</li>`).join('');
   const layers = reply.layers_total ?? reply.layers?.length;
   status.innerHTML = `Using <strong>${esc(file.name)}</strong>: ${esc(kind)}, ${F.count(reply.params)} parameters${layers > 1000 ? `, ${F.integer(layers)} layers (all of them computed)` : ''}.
-    ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}`;
+    ${doc.layers ? '<button type="button" class="small" id="edit-upload">Edit in the layer editor</button>' : ''}
+    ${notes ? `<ul class="import-notes" aria-label="Not modelled">${notes}</ul>` : ''}`;
   // A Hugging Face language model gets the page's defaults for one (named in "What this assumes").
   const language = doc.model_type && reply.settings?.seq != null && !doc.layers;
   const defaults = language ? llmDefaults(reply.settings.seq, ctx.table) : {};

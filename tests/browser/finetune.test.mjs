@@ -51,6 +51,9 @@ describe('fine-tuning in the page', () => {
     await checkCommandLine(page, 'qlora');
 
     await page.selectOption('#finetune', 'freeze');
+    // What to freeze is an advanced field: under "More training options".
+    await page.locator('#freeze').waitFor({ state: 'attached' });
+    if (!(await page.locator('#freeze').isVisible())) await page.locator('#train-form details.more > summary').click();
     await page.locator('#freeze').waitFor({ state: 'visible' });
     assert.equal(await page.locator('#lora_rank').isVisible(), false, 'no LoRA fields when freezing');
     await page.fill('#freeze', 'embeddings');

@@ -14,8 +14,13 @@ if(EMSCRIPTEN)
     endif()
   endforeach()
   target_include_directories(prenet_deps SYSTEM INTERFACE ${PRENET_WASM_INCLUDE})
-  target_compile_options(prenet_deps INTERFACE -fexceptions)
-  target_link_options(prenet_deps INTERFACE -fexceptions)
+  # C++ exceptions (errors are data: every bad input is a thrown prenet::Error). WebAssembly's own exception
+  # handling (-fwasm-exceptions: Chromium 95+, Firefox 100+, Safari 15.2+, Node 17+) instead of Emscripten's
+  # JavaScript emulation (-fexceptions), which routes every call that may throw through a JS trampoline:
+  # docs/performance.md measures the difference. One flag for every wasm target (Wasm.cmake, tests/).
+  set(PRENET_WASM_EXCEPTIONS -fwasm-exceptions CACHE STRING "Emscripten's exception flag (-fwasm-exceptions or -fexceptions)")
+  target_compile_options(prenet_deps INTERFACE ${PRENET_WASM_EXCEPTIONS})
+  target_link_options(prenet_deps INTERFACE ${PRENET_WASM_EXCEPTIONS})
 else()
   find_package(Eigen3 3.3 REQUIRED NO_MODULE)
   find_package(nlohmann_json 3.2 REQUIRED)

@@ -7,10 +7,10 @@
 #                                             supplies the require()/__dirname the 3.1.6 glue expects
 # -sDYNAMIC_EXECUTION=0: Embind's glue otherwise builds its function wrappers with `new Function`, which the
 # page's Content-Security-Policy (script-src without 'unsafe-eval', docs/web.md) forbids in the worker.
-set(PRENET_WASM_COMPILE_OPTIONS -fexceptions)
+set(PRENET_WASM_COMPILE_OPTIONS ${PRENET_WASM_EXCEPTIONS})
 set(PRENET_WASM_LINK_OPTIONS
     --bind
-    -fexceptions
+    ${PRENET_WASM_EXCEPTIONS}
     -sMODULARIZE=1
     -sEXPORT_ES6=1
     -sEXPORT_NAME=createPrenet

@@ -107,6 +107,7 @@ json features(const json& request) {
     Model model = build_model(model_argument(o), s.inputs);
     json out = to_json(model_features(model, s.precision, s.mixed));
     out["model"] = model.name;
+    if (!model.unknown_ops.empty()) out["unknown_ops"] = unknown_ops_json(model);
     out["settings"] = settings_json(s, model, kFeatures);
     return out;
 }

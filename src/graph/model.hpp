@@ -4,6 +4,7 @@
 // op catalogue can cost it without looking at its neighbours.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,9 @@ struct Model {
     // What one sample is: tokens per sample for sequence models (0 for images).
     std::int64_t tokens_per_sample = 0;
     std::int64_t batch = 1;
+    // An imported graph's ops that map to no layer kind, with their counts: costed as memory-bound over their
+    // tensors (importers/onnx.cpp) and listed in the replies, never dropped.
+    std::vector<std::pair<std::string, std::int64_t>> unknown_ops;
 };
 
 }  // namespace prenet

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "importers/hf_config.hpp"
 #include "importers/layers_json.hpp"
+#include "importers/onnx.hpp"
 #include "importers/transformer.hpp"
 
 namespace prenet {
@@ -18,8 +19,9 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
         return build_transformer(spec_from_hf_config(arg, name), inputs);
     }
     if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);
-    throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type') or a layers JSON "
-                "document (with 'layers')");
+    if (looks_like_onnx_document(arg)) return model_from_onnx_document(arg, inputs);
+    throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type'), a layers JSON "
+                "document (with 'layers') or an ONNX file ({\"onnx_base64\": ...})");
 }
 
 }  // namespace prenet

@@ -157,6 +157,44 @@ def externalize(model_bytes, location):
     return bytes(out)
 
 
+def unknown_op_model(path):
+    """A graph written by hand (not by an exporter) around an op no catalogue knows, com.example.Frobnicate:
+    x [batch, 16] -> MatMul + Add (a linear) -> Relu -> Frobnicate -> MatMul -> y. Its 672 parameters are its
+    initializers' elements (16 x 32 + 32 + 32 x 4), the tests' expectation for unknown ops."""
+    def tensor(name, dims):
+        out = b"".join(varint(1 << 3 | 0) + varint(d) for d in dims)
+        out += varint(2 << 3 | 0) + varint(1) + length_field(8, name.encode())
+        count = 1
+        for d in dims:
+            count *= d
+        return out + length_field(9, bytes(4 * count))  # float32 zeros, inline
+
+    def node(op, inputs, outputs, domain=b""):
+        out = b"".join(length_field(1, i.encode()) for i in inputs)
+        out += b"".join(length_field(2, o.encode()) for o in outputs)
+        out += length_field(3, outputs[0].encode()) + length_field(4, op.encode())
+        return out + (length_field(7, domain) if domain else b"")
+
+    def value(name, elem_type, dims):
+        shape = b"".join(length_field(1, length_field(2, d.encode()) if isinstance(d, str) else varint(1 << 3) + varint(d))
+                         for d in dims)
+        return length_field(1, name.encode()) + length_field(2, length_field(1, varint(1 << 3) + varint(elem_type) +
+                                                                             length_field(2, shape)))
+
+    graph = b"".join(length_field(1, n) for n in [
+        node("MatMul", ["x", "w1"], ["h"]), node("Add", ["h", "b1"], ["hb"]), node("Relu", ["hb"], ["r"]),
+        node("Frobnicate", ["r"], ["f"], b"com.example"), node("MatMul", ["f", "w2"], ["y"])])
+    graph += length_field(2, b"unknown_op")
+    graph += b"".join(length_field(5, tensor(n, d)) for n, d in [("w1", [16, 32]), ("b1", [32]), ("w2", [32, 4])])
+    graph += length_field(11, value("x", 1, ["batch", 16])) + length_field(12, value("y", 1, ["batch", 4]))
+    opsets = length_field(8, length_field(1, b"") + varint(2 << 3) + varint(OPSET))
+    opsets += length_field(8, length_field(1, b"com.example") + varint(2 << 3) + varint(1))
+    model = varint(1 << 3) + varint(8) + length_field(2, b"handmade") + length_field(7, graph) + opsets
+    with open(path, "wb") as f:
+        f.write(model)
+    return {"params": 16 * 32 + 32 + 32 * 4, "input": "x", "unknown_ops": {"com.example.Frobnicate": 1}}
+
+
 def export(name, model, example, input_name, dynamic, out_dir, external):
     model.train()
     path = os.path.join(out_dir, name + ".onnx")
@@ -197,8 +235,10 @@ def main():
                                       token_axes, out_dir, False)
     fixtures["transformer_encoder"] = export("transformer_encoder", TinyTransformer(), tokens, "tokens",
                                              token_axes, out_dir, False)
+    handmade = {"unknown_op": unknown_op_model(os.path.join(out_dir, "unknown_op.onnx"))}
     doc = {"exporter": "torch.onnx.export, training mode, do_constant_folding=False, opset %d" % OPSET,
-           "torch": torch.__version__, "torchvision": torchvision.__version__, "models": fixtures}
+           "torch": torch.__version__, "torchvision": torchvision.__version__, "models": fixtures,
+           "handmade": handmade}
     with open(os.path.join(out_dir, "fixtures.json"), "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")

@@ -48,6 +48,13 @@ TEST(FuzzRegressions, LayersJson) { feed_json("layers_json", fuzz::layers_json);
 TEST(FuzzRegressions, HfConfig) { feed_json("hf_config", fuzz::hf_config); }
 TEST(FuzzRegressions, HardwareSpec) { feed_json("hardware_spec", fuzz::hardware_spec); }
 
+TEST(FuzzRegressions, Onnx) {
+    for (const auto& file : cases("onnx")) {
+        SCOPED_TRACE(file.string());
+        EXPECT_NO_THROW(fuzz::onnx(read_bytes(file)));
+    }
+}
+
 TEST(FuzzRegressions, ApiRequest) {
     for (const auto& file : cases("api_request")) {
         SCOPED_TRACE(file.string());

@@ -235,6 +235,15 @@ def main():
                                       token_axes, out_dir, False)
     fixtures["transformer_encoder"] = export("transformer_encoder", TinyTransformer(), tokens, "tokens",
                                              token_axes, out_dir, False)
+    # Fuzz seeds (fuzz/seeds/onnx/, scripts/fuzz.sh): the fixtures with inline weights, moved out, so that the
+    # graphs fit libFuzzer's input size.
+    seeds = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "seeds", "onnx")
+    os.makedirs(seeds, exist_ok=True)
+    for name in ("lstm_lm_tied", "transformer_encoder"):
+        with open(os.path.join(out_dir, name + ".onnx"), "rb") as f:
+            data = externalize(f.read(), name + ".weights")
+        with open(os.path.join(seeds, name + ".onnx"), "wb") as f:
+            f.write(data)
     handmade = {"unknown_op": unknown_op_model(os.path.join(out_dir, "unknown_op.onnx"))}
     doc = {"exporter": "torch.onnx.export, training mode, do_constant_folding=False, opset %d" % OPSET,
            "torch": torch.__version__, "torchvision": torchvision.__version__, "models": fixtures,

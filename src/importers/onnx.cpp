@@ -126,6 +126,7 @@ private:
     std::vector<bool> fused_;  // Adds folded into the MatMul before them (a linear's bias)
     std::map<std::string, std::int64_t> unknown_;
     std::map<std::string, std::int64_t> symbols_;
+    std::unordered_map<std::string, const onnx::ValueInfo*> value_info_;  // value_info and graph outputs by name
     std::optional<ModelBuilder> b_;
     std::int64_t layers_ = 0, leftover_ = 0, tokens_ = 0;
     std::string domain_ = "custom";
@@ -346,18 +347,19 @@ private:
     }
 
     std::optional<Shape> value_info_shape(const std::string& name) {
-        for (const auto* list : {&g_.value_info, &g_.outputs})
-            for (const auto& vi : *list) {
-                if (vi.name != name || !vi.has_shape) continue;
-                Shape s;
-                for (const auto& d : vi.dims) {
-                    if (d.value >= 0) s.push_back(d.value);
-                    else if (!d.param.empty() && symbols_.count(d.param)) s.push_back(symbols_[d.param]);
-                    else return std::nullopt;
-                }
-                return s;
-            }
-        return std::nullopt;
+        if (value_info_.empty())
+            for (const auto* list : {&g_.outputs, &g_.value_info})
+                for (const auto& vi : *list)
+                    if (vi.has_shape) value_info_[vi.name] = &vi;
+        auto it = value_info_.find(name);
+        if (it == value_info_.end()) return std::nullopt;
+        Shape s;
+        for (const auto& d : it->second->dims) {
+            if (d.value >= 0) s.push_back(d.value);
+            else if (!d.param.empty() && symbols_.count(d.param)) s.push_back(symbols_[d.param]);
+            else return std::nullopt;
+        }
+        return s;
     }
 
     static const Shape* first_data_shape(const NodeInputs& ni) {
@@ -458,6 +460,7 @@ private:
     void map_node(const Node& n, const NodeInputs& ni, const std::vector<Value>& outs, bool known) {
         const std::string& op = n.op_type;
         const Shape* x = ni.shape(0);
+        if (outs.empty()) return;  // a node without outputs computes nothing any other node reads
         if (!known) return memory_bound(n, ni, outs, 1, true);
         if (kViews.count(op) || op == "Shape" || op == "Size") return;
         if (op == "Conv" || op == "ConvTranspose") return conv(n, ni, outs);
@@ -472,6 +475,12 @@ private:
             std::int64_t claimed = claim(ni.at(0), &tied);
             return mapped(n, ni, outs, "embedding", input,
                           {{"num_embeddings", table[0]}, {"embedding_dim", table[1]}, {"tied", tied && claimed == 0}}, claimed);
+        }
+        // The kinds below read input 0 as their activation; a node whose input 0 is absent or static (which no
+        // exporter writes for these ops) is costed over its tensors as the element-wise ops are.
+        if (!x || !ni.at(0)->data) {
+            auto arithmetic = kArithmetic.find(op);
+            return memory_bound(n, ni, outs, arithmetic != kArithmetic.end() ? arithmetic->second : 1, true);
         }
         if (op == "Add" && ni.at(0) && ni.at(1) && ni.at(0)->data && ni.at(1)->data && ni.in.size() == 2 &&
             ni.at(0)->shape == ni.at(1)->shape)
@@ -544,13 +553,14 @@ private:
         const Shape* x = ni.shape(0);
         const Shape* w = ni.shape(1);
         bool transposed = n.op_type == "ConvTranspose";
-        std::size_t rank = w ? w->size() - 2 : 0;
+        std::size_t rank = w && w->size() >= 2 ? w->size() - 2 : 0;
         if (!is_static(ni.at(1)) || !x || rank < 1 || rank > 3 || (transposed && rank != 2)) {
             ++unknown_[n.op_type + (transposed ? " (not 2-d)" : " (weights computed at run time)")];
-            return memory_bound(n, ni, outs, 2.0 * double(elements(*w)) / double(std::max<std::int64_t>((*w)[0], 1)), true);
+            double per_output = w && !w->empty() ? 2.0 * double(elements(*w)) / double(std::max<std::int64_t>((*w)[0], 1)) : 1.0;
+            return memory_bound(n, ni, outs, per_output, true);
         }
         std::int64_t group = n.int_attr("group", 1);
-        json attrs = {{"out_channels", transposed ? (*w)[1] * group : (*w)[0]},
+        json attrs = {{"out_channels", transposed ? checked_mul((*w)[1], group, "channels") : (*w)[0]},
                       {"kernel_size", Shape(w->begin() + 2, w->end())},
                       {"groups", group},
                       {"bias", ni.at(2) != nullptr}};
@@ -576,7 +586,7 @@ private:
         const Value* b = ni.at(1);
         bool gemm = n.op_type == "Gemm";
         const Shape& out = outs[0].shape;
-        if (is_static(b) && bshape && bshape->size() == 2 && ni.at(0)->data) {
+        if (is_static(b) && bshape && bshape->size() == 2 && a && (!gemm || out.size() == 2)) {
             std::int64_t k = gemm && n.int_attr("transB", 0) ? (*bshape)[1] : (*bshape)[0];
             std::int64_t cols = gemm && n.int_attr("transB", 0) ? (*bshape)[0] : (*bshape)[1];
             Shape input = gemm ? Shape{out[0], k} : *a;
@@ -669,7 +679,7 @@ private:
             if (q.size() == 4) {  // [batch, heads, tokens, head_dim]
                 heads = q[1];
                 queries = {q[0], q[2], q[1] * q[3]};
-                if (const Shape* k = ni.shape(1)) kv_heads = k->size() == 4 ? (*k)[1] : kv_heads, kv_tokens = (*k)[2];
+                if (const Shape* k = ni.shape(1); k && k->size() == 4) kv_heads = (*k)[1], kv_tokens = (*k)[2];
             } else if (const Shape* k = ni.shape(1)) {
                 if (k->size() == 3) kv_tokens = (*k)[1];
             }

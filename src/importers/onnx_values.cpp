@@ -94,6 +94,12 @@ Shape window_shape(const NodeInputs& ni, const Shape& x, std::int64_t out_channe
     std::size_t rank = x.size() - 2;
     if (kernel.size() != rank) fail(n, "the kernel has " + std::to_string(kernel.size()) + " dims for input " + to_string(x));
     auto strides = spatial_attr(n, "strides", rank, 1), dil = spatial_attr(n, "dilations", rank, 1);
+    std::vector<std::int64_t> windows = strides;
+    windows.insert(windows.end(), dil.begin(), dil.end());
+    windows.insert(windows.end(), kernel.begin(), kernel.end());
+    for (auto v : windows)
+        if (v <= 0 || v > limits::dimension)
+            fail(n, "kernel, strides and dilations must be between 1 and " + std::to_string(limits::dimension));
     auto pads = n.ints_attr("pads");
     if (pads.empty()) pads.assign(2 * rank, 0);
     if (pads.size() != 2 * rank) fail(n, "attribute 'pads' must have 2 entries per spatial dim");
@@ -295,13 +301,14 @@ std::optional<Shape> slice_shape(const NodeInputs& ni, const Shape& x) {
             return std::max(lo, std::min(hi, v));
         };
         std::int64_t s = (*starts)[i], e = (*ends)[i];
+        if (step == std::numeric_limits<std::int64_t>::min()) step = -limits::tensor_elements;  // its negation overflows
         if (step > 0) {
             s = clampi(s, 0, dim), e = clampi(e, 0, dim);
-            out[axis] = e > s ? (e - s + step - 1) / step : 0;
+            out[axis] = e > s ? (e - s - 1) / step + 1 : 0;
         } else {
             s = clampi(s, -1, dim - 1), e = clampi(e, -1, dim - 1);
             if ((*ends)[i] < -dim) e = -1;
-            out[axis] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+            out[axis] = s > e ? (s - e - 1) / (-step) + 1 : 0;
         }
     }
     return out;
@@ -342,7 +349,7 @@ Shapes split_shapes(const NodeInputs& ni, const Shape& x) {
         sizes = *v;
     } else {
         std::int64_t parts = n.int_attr("num_outputs", std::int64_t(n.outputs.size()));
-        if (parts <= 0) fail(n, "no outputs to split into");
+        if (parts <= 0 || parts != std::int64_t(n.outputs.size())) fail(n, "num_outputs does not match the node's outputs");
         std::int64_t each = (x[axis] + parts - 1) / parts;
         for (std::int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<std::int64_t>(0, std::min(each, x[axis] - i * each)));
     }
@@ -551,7 +558,8 @@ Shapes infer_known(const NodeInputs& ni) {
         if (!x || !pads) return none;
         if (pads->size() != 2 * x->size()) return none;  // with `axes`: not handled
         Shape out = *x;
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = out[i] + (*pads)[i] + (*pads)[i + out.size()];
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = checked_add(out[i], checked_add((*pads)[i], (*pads)[i + out.size()], "padding"), "padding");
         return {out};
     }
     if (op == "ConstantOfShape") {
@@ -582,7 +590,7 @@ Shapes infer_known(const NodeInputs& ni) {
     if (op == "DepthToSpace" || op == "SpaceToDepth") {
         if (!x || x->size() != 4) return none;
         std::int64_t b = n.int_attr("blocksize", 1);
-        if (b <= 0) fail(n, "blocksize must be positive");
+        if (b <= 0 || b > limits::dimension) fail(n, "blocksize must be between 1 and " + std::to_string(limits::dimension));
         Shape out = *x;
         if (op == "DepthToSpace") out[1] /= b * b, out[2] *= b, out[3] *= b;
         else out[1] *= b * b, out[2] /= b, out[3] /= b;
@@ -795,6 +803,8 @@ void fold_values(const NodeInputs& ni, std::vector<Value>& outs) {
         std::int64_t step = 1;
         if (ni.at(4)) { auto s = ni.ints(4); if (!s || s->size() != 1 || (*s)[0] == 0) return; step = (*s)[0]; }
         std::int64_t len = a->shape[0], s = (*starts)[0], e = (*ends)[0];
+        step = std::clamp<std::int64_t>(step, -(len + 1), len + 1);  // past the length one step is as good
+        if (step == 0) return;
         if (s < 0) s = std::max<std::int64_t>(s < -len ? -1 : s + len, step > 0 ? 0 : -1);
         if (e < 0) e = e < -len ? -1 : e + len;
         s = std::min(s, step > 0 ? len : len - 1);

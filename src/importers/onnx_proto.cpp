@@ -27,34 +27,41 @@ std::string read_string(pbf_reader& r, const char* what) {
     return r.get_string();
 }
 
-// One element, or a packed run, of a repeated integer field.
-template <typename Out>
-void read_ints(pbf_reader& r, Out& out, std::size_t max, const char* what) {
-    auto push = [&](std::int64_t v) {
-        if (out.size() >= max) bad(std::string("'") + what + "' has more than " + std::to_string(max) + " entries");
-        out.push_back(v);
-    };
-    if (r.wire_type() == pbf_wire_type::varint) {
-        push(r.get_int64());
+// Each element of a repeated numeric field, one element or a packed run: `single` is one element's wire type.
+template <typename One, typename Packed, typename Each>
+void for_each_repeated(pbf_reader& r, const char* what, pbf_wire_type single, One one, Packed packed, Each each) {
+    if (r.wire_type() == single) {
+        each(one(r));
     } else if (r.wire_type() == pbf_wire_type::length_delimited) {
-        for (auto v : r.get_packed_int64()) push(v);
+        for (auto v : packed(r)) each(v);
     } else {
         bad(std::string("field '") + what + "' has the wrong protobuf wire type (corrupt file?)");
     }
 }
 
-void read_floats(pbf_reader& r, std::vector<double>& out, std::size_t max, const char* what) {
-    auto push = [&](double v) {
+constexpr auto get_int64 = [](pbf_reader& x) { return x.get_int64(); };
+constexpr auto get_packed_int64 = [](pbf_reader& x) { return x.get_packed_int64(); };
+constexpr auto get_float = [](pbf_reader& x) { return x.get_float(); };
+constexpr auto get_packed_float = [](pbf_reader& x) { return x.get_packed_float(); };
+constexpr auto get_double = [](pbf_reader& x) { return x.get_double(); };
+constexpr auto get_packed_double = [](pbf_reader& x) { return x.get_packed_double(); };
+
+// A repeated field into `out`, refusing more than `max` entries.
+template <typename T, typename One, typename Packed>
+void read_repeated(pbf_reader& r, std::vector<T>& out, std::size_t max, const char* what, pbf_wire_type single,
+                   One one, Packed packed) {
+    for_each_repeated(r, what, single, one, packed, [&](auto v) {
         if (out.size() >= max) bad(std::string("'") + what + "' has more than " + std::to_string(max) + " entries");
-        out.push_back(v);
-    };
-    if (r.wire_type() == pbf_wire_type::fixed32) {
-        push(r.get_float());
-    } else if (r.wire_type() == pbf_wire_type::length_delimited) {
-        for (auto v : r.get_packed_float()) push(v);
-    } else {
-        bad(std::string("field '") + what + "' has the wrong protobuf wire type (corrupt file?)");
-    }
+        out.push_back(T(v));
+    });
+}
+
+void read_ints(pbf_reader& r, std::vector<std::int64_t>& out, std::size_t max, const char* what) {
+    read_repeated(r, out, max, what, pbf_wire_type::varint, get_int64, get_packed_int64);
+}
+
+void read_floats(pbf_reader& r, std::vector<double>& out, std::size_t max, const char* what) {
+    read_repeated(r, out, max, what, pbf_wire_type::fixed32, get_float, get_packed_float);
 }
 
 // Bytes per element of a fixed-size type (0: not a fixed size, or 4-bit types, counted apart).
@@ -117,6 +124,12 @@ Tensor read_tensor(pbf_reader r, const std::string& context) {
     std::size_t typed = 0;  // values in the typed fields (float_data, int64_data, ...)
     std::vector<std::int64_t> ints;
     std::vector<double> floats;
+    auto keep_float = [&](double v) {
+        if (typed++ < std::size_t(kMaxValueElements)) floats.push_back(v);
+    };
+    auto keep_int = [&](std::int64_t v) {
+        if (typed++ < std::size_t(kMaxValueElements)) ints.push_back(v);
+    };
     while (r.next()) {
         switch (r.tag()) {
             case 1: read_ints(r, t.dims, 64, "dims"); break;
@@ -130,41 +143,15 @@ Tensor read_tensor(pbf_reader r, const std::string& context) {
                 break;
             }
             case 14: expect(r, pbf_wire_type::varint, "data_location"); t.external = r.get_int32() == 1; break;
-            case 4:  // float_data (packed floats)
-                if (r.wire_type() == pbf_wire_type::length_delimited) {
-                    auto range = r.get_packed_float();
-                    for (auto v : range) {
-                        if (typed < std::size_t(kMaxValueElements)) floats.push_back(v);
-                        ++typed;
-                    }
-                } else {
-                    expect(r, pbf_wire_type::fixed32, "float_data");
-                    floats.push_back(r.get_float());
-                    ++typed;
-                }
+            // Typed data: counted whole, values kept for small tensors only.
+            case 4:  // float_data
+                for_each_repeated(r, "float_data", pbf_wire_type::fixed32, get_float, get_packed_float, keep_float);
                 break;
-            case 5: case 7: case 11: {  // int32_data, int64_data, uint64_data (varints)
-                auto push = [&](std::int64_t v) {
-                    if (typed < std::size_t(kMaxValueElements)) ints.push_back(v);
-                    ++typed;
-                };
-                if (r.wire_type() == pbf_wire_type::varint) push(r.get_int64());
-                else if (r.wire_type() == pbf_wire_type::length_delimited)
-                    for (auto v : r.get_packed_int64()) push(v);
-                else bad("tensor " + context + ": integer data has the wrong protobuf wire type");
+            case 5: case 7: case 11:  // int32_data, int64_data, uint64_data (varints)
+                for_each_repeated(r, "integer data", pbf_wire_type::varint, get_int64, get_packed_int64, keep_int);
                 break;
-            }
             case 10:  // double_data
-                if (r.wire_type() == pbf_wire_type::length_delimited) {
-                    for (auto v : r.get_packed_double()) {
-                        if (typed < std::size_t(kMaxValueElements)) floats.push_back(v);
-                        ++typed;
-                    }
-                } else {
-                    expect(r, pbf_wire_type::fixed64, "double_data");
-                    floats.push_back(r.get_double());
-                    ++typed;
-                }
+                for_each_repeated(r, "double_data", pbf_wire_type::fixed64, get_double, get_packed_double, keep_float);
                 break;
             case 6:  // string_data
                 expect(r, pbf_wire_type::length_delimited, "string_data");

@@ -3,36 +3,20 @@
 // exit 2 with one line naming the problem, never a crash.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { assertFails, prenet as run, root } from './helpers.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
 const fixtures = join(root, 'tests/fixtures/onnx');
 const recorded = JSON.parse(readFileSync(join(fixtures, 'fixtures.json'), 'utf8'));
 let dir;
-
-function prenet(...args) {
-  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
-  if (r.error) throw r.error;
-  return r;
-}
+const prenet = (...args) => run(args, { timeout: 60_000 });
 
 function json(...args) {
   const r = prenet(...args, '--json');
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
-}
-
-function assertFails(args, pattern) {
-  const r = prenet(...args);
-  assert.equal(r.signal, null, `prenet ${args.join(' ')} died of ${r.signal}`);
-  assert.equal(r.status, 2, `prenet ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  assert.match(r.stderr, /^prenet: error: \S.*\n$/);
-  assert.match(r.stderr, pattern);
 }
 
 before(() => {

@@ -315,6 +315,30 @@ TEST(OnnxImport, ShapeComputationsFold) {
     EXPECT_EQ(m.domain, "language");
 }
 
+// A bidirectional GRU as PyTorch exports it: W, R and B per direction; the catalogue's formula is the same.
+TEST(OnnxImport, RecurrentLayersCountTheirWeights) {
+    std::string bytes = model({node("Transpose", {"x"}, {"t"}, {ints_attr("perm", {1, 0, 2})}),
+                               node("GRU", {"t", "w", "r", "b"}, {"y", "h"},
+                                    {int_attr("hidden_size", 16), str_attr("direction", "bidirectional")})},
+                              {initializer("w", {2, 48, 8}), initializer("r", {2, 48, 16}), initializer("b", {2, 96})},
+                              {value_info("x", 1, {"batch", "seq", 8})});
+    Model m = import(bytes, {4, 10, 0});
+    const Layer* gru = find_kind(m, "gru");
+    ASSERT_NE(gru, nullptr);
+    EXPECT_EQ(gru->input, (Shape{4, 10, 8}));
+    EXPECT_TRUE(gru->attrs["bidirectional"].get<bool>());
+    EXPECT_EQ(features(m).params, 2 * (3 * 16 * (8 + 16) + 2 * 3 * 16));
+    EXPECT_EQ(find_kind(m, "parameters"), nullptr);  // all of them owned by the GRU
+}
+
+// A Reshape whose target only the run knows (computed by an op PreNeT cannot evaluate) is an error naming it.
+TEST(OnnxImport, ShapesThatDependOnRunTimeValuesAreErrors) {
+    std::string bytes = model({node("NonZero", {"x"}, {"nz"}), node("Shape", {"nz"}, {"s"}), node("Reshape", {"x", "nz"}, {"y"})},
+                              {}, {kImage});
+    std::string message = import_error(bytes, {1, 0, 8});
+    EXPECT_NE(message.find("cannot infer the shape of 'y'"), std::string::npos) << message;
+}
+
 TEST(OnnxImport, RefusesBadFiles) {
     std::string good = read_bytes(kFixtures + "lstm_lm_tied.onnx");
     EXPECT_NE(import_error("").find("empty"), std::string::npos);

@@ -199,7 +199,7 @@ TEST(OnnxImport, FlopsMatchTheZoo) {
 }
 
 // The 2-layer encoder against the same network as a layers JSON (the zoo's kinds): the matmul FLOPs agree;
-// the export's element-wise ops (scaling, reshapes, transposes) add a few percent.
+// the export's element-wise ops (scaling, transposes as copies) add half a percent.
 TEST(OnnxImport, TransformerEncoderFlopsMatchItsLayersJson) {
     ModelInputs in{2, 64, 0};
     Model m = fixture("transformer_encoder", in);
@@ -218,7 +218,7 @@ TEST(OnnxImport, TransformerEncoderFlopsMatchItsLayersJson) {
                             {{"type", "linear"}, {"out_features", 1000}}}}};
     ModelFeatures onnx = features(m), equivalent = features(resolve_model(doc, in));
     EXPECT_EQ(onnx.params, equivalent.params);
-    EXPECT_NEAR(onnx.forward_flops, equivalent.forward_flops, 0.06 * equivalent.forward_flops);
+    EXPECT_NEAR(onnx.forward_flops, equivalent.forward_flops, 0.02 * equivalent.forward_flops);
     EXPECT_GE(onnx.forward_flops, equivalent.forward_flops * 0.99);
 }
 

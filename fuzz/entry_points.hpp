@@ -16,7 +16,9 @@
 #include "importers/hf_config.hpp"
 #include "importers/keras_json.hpp"
 #include "importers/layers_json.hpp"
+#include "importers/onnx.hpp"
 #include "importers/transformer.hpp"
+#include "ops/features.hpp"
 
 namespace prenet::fuzz {
 
@@ -67,6 +69,20 @@ inline void hardware_spec(const nlohmann::json& sheet) {
         (void)spec.memory_bytes();
         (void)spec.price_per_hour();
         (void)to_json(spec).dump();
+    } catch (const Error&) {
+    }
+}
+
+// The ONNX importer (importers/onnx.hpp) on any bytes, then the features of the model it built (every layer's
+// cost, on shapes and attributes the importer derived from the file).
+inline void onnx(const std::string& bytes) {
+    try {
+        ModelInputs inputs;
+        inputs.batch = 2;
+        inputs.seq = 16;
+        inputs.image = 32;
+        Model model = model_from_onnx(bytes, "fuzz", inputs);
+        (void)compute_features(model, Precision::bf16);
     } catch (const Error&) {
     }
 }

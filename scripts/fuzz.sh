@@ -2,7 +2,7 @@
 # Usage: scripts/fuzz.sh [seconds-per-target] [target...]     (default: 15 s each, every target)
 # Builds the libFuzzer targets (fuzz/, PRENET_FUZZ=ON with clang, in build-sanitize/, the same build as the
 # sanitizer test suite) and runs each for the given time on a working corpus seeded from the repository's
-# fixtures (hardware/*.json, tests/fixtures/hf/, examples/, fuzz/seeds/). `npm test` runs it with a short
+# fixtures (hardware/*.json, tests/fixtures/hf/, tests/fixtures/onnx/, examples/, fuzz/seeds/). `npm test` runs it with a short
 # budget; for long runs see docs/robustness.md.
 #   PRENET_FUZZ_CORPUS=DIR     keep the working corpus in DIR/<target> (default: a temporary folder, removed)
 #   PRENET_FUZZ_ARTIFACTS=DIR  where crashing inputs go (default: build-sanitize/fuzz-artifacts)
@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:-15}
 shift || true
-all_targets=(layers_json hf_config keras_json hardware_spec api_request cli_args)
+all_targets=(layers_json hf_config keras_json hardware_spec api_request cli_args onnx)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
@@ -41,6 +41,7 @@ seeds() {
     hardware_spec) ls hardware/*.json | grep -v 'schema\.json$' ;;
     api_request) ls fuzz/seeds/api_request/* ;;
     cli_args) ls fuzz/seeds/cli_args/* ;;
+    onnx) find tests/fixtures/onnx -name '*.onnx' -size -100k; ls fuzz/seeds/onnx/* ;;
   esac
 }
 
@@ -53,13 +54,15 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$tmp/run-$t"
   seeds "$t" | while read -r f; do cp "$f" "$corpus/seed-$(basename "$f")"; done
   log=$artifacts/$t.log   # libFuzzer's whole output, kept until the next run
+  max_len=8192
+  [[ $t == onnx ]] && max_len=65536   # a small exported graph is tens of kB
   echo "fuzz: $t for ${seconds}s (corpus $corpus)"
   found_before=$(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l)
   # The working directory is an empty folder: the CLI target must find no file to read.
   # (In fork mode with -ignore_crashes libFuzzer exits 0 after findings: new artifacts count as failures too.)
   # shellcheck disable=SC2086
   if (cd "$tmp/run-$t" && "$root/$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
-        -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
+        -malloc_limit_mb=1024 -max_len=$max_len -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
         ${PRENET_FUZZ_FLAGS:-} "$corpus") >"$log" 2>&1 &&
     (($(find "$artifacts" -maxdepth 1 -name "$t-*" | wc -l) == found_before)); then
     { grep -oE '#[0-9]+:?[[:space:]]+(DONE[[:space:]]+)?cov: .*' "$log" | tail -1; grep -E '^Done |stat::number_of_executed_units|stat::peak_rss_mb' "$log"; } | sed "s/^/fuzz: $t: /" || true

@@ -49,6 +49,13 @@ TEST(FuzzRegressions, HfConfig) { feed_json("hf_config", fuzz::hf_config); }
 TEST(FuzzRegressions, KerasJson) { feed_json("keras_json", fuzz::keras_json); }
 TEST(FuzzRegressions, HardwareSpec) { feed_json("hardware_spec", fuzz::hardware_spec); }
 
+TEST(FuzzRegressions, Onnx) {
+    for (const auto& file : cases("onnx")) {
+        SCOPED_TRACE(file.string());
+        EXPECT_NO_THROW(fuzz::onnx(read_bytes(file)));
+    }
+}
+
 TEST(FuzzRegressions, ApiRequest) {
     for (const auto& file : cases("api_request")) {
         SCOPED_TRACE(file.string());

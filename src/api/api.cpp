@@ -110,6 +110,7 @@ json features(const json& request) {
     json out = to_json(model_features(model, s.precision, s.mixed, s.finetune));
     out["model"] = model.name;
     out["import_notes"] = model.notes;
+    if (!model.unknown_ops.empty()) out["unknown_ops"] = unknown_ops_json(model);
     out["settings"] = settings_json(s, model, kFeatures);
     return out;
 }

@@ -473,6 +473,7 @@ json options_json() {
     // against the same numbers before it holds the document (web/js/documents.js).
     json document_limits = {{"json_depth", limits::json_depth},
                             {"document_bytes", limits::document_bytes},
+                            {"onnx_bytes", limits::onnx_bytes},
                             {"layers", limits::layers},
                             {"dimension", limits::dimension}};
     return {{"options", rows}, {"limits", document_limits}};

@@ -39,15 +39,24 @@ json batch_advice_json(const std::optional<BatchAdvice>& a) {
 
 }  // namespace
 
+json unknown_ops_json(const Model& m) {
+    json out = json::array();
+    for (const auto& [op, count] : m.unknown_ops) out.push_back({{"op", op}, {"count", count}});
+    return out;
+}
+
 json model_json(const Model& m, const ModelFeatures& f) {
-    return {{"name", m.name},
-            {"domain", m.domain},
-            {"params", f.params},
-            {"trainable_params", f.trainable_params},
-            {"forward_flops", f.forward_flops},
-            {"backward_flops", f.backward_flops()},
-            {"tokens_per_sample", m.tokens_per_sample},
-            {"import_notes", m.notes}};
+    json out = {{"name", m.name},
+                {"domain", m.domain},
+                {"params", f.params},
+                {"trainable_params", f.trainable_params},
+                {"forward_flops", f.forward_flops},
+                {"backward_flops", f.backward_flops()},
+                {"tokens_per_sample", m.tokens_per_sample},
+                {"import_notes", m.notes}};
+    // An imported graph's ops that map to no layer kind (costed memory-bound), when there are any.
+    if (!m.unknown_ops.empty()) out["unknown_ops"] = unknown_ops_json(m);
+    return out;
 }
 
 json step_json(const StepTime& t, bool input_limited, bool breakdown) {

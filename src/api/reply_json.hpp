@@ -16,6 +16,8 @@
 namespace prenet {
 
 nlohmann::json model_json(const Model& m, const ModelFeatures& f);
+// [{"op", "count"}] for an imported graph's ops without a layer kind (Model::unknown_ops).
+nlohmann::json unknown_ops_json(const Model& m);
 nlohmann::json step_json(const StepTime& t, bool input_limited, bool breakdown);
 nlohmann::json memory_json(const MemoryUse& m, nlohmann::json advice);
 nlohmann::json advice_json(const MemoryAdvice& a);

@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -15,6 +16,7 @@
 #include "fit/dataset.hpp"
 #include "fit/fit_models.hpp"
 #include "hardware/spec.hpp"
+#include "importers/onnx.hpp"
 #include "importers/zoo.hpp"
 #include "parallel/collective_rows.hpp"
 #include "predict/learned.hpp"
@@ -37,12 +39,22 @@ bool is_zoo_id(const std::string& s) {
     return false;
 }
 
+bool is_onnx_path(const std::string& path) {
+    std::string tail = path.size() >= 5 ? path.substr(path.size() - 5) : "";
+    for (auto& c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return tail == ".onnx";
+}
+
 json model_argument(const Args& a) {
     if (!a.has("model")) throw Error("missing --model (a zoo id or a JSON file); see `prenet predict --help`");
     std::string m = a.get("model");
     if (is_zoo_id(m)) return m;
+    // An ONNX file travels to the API as base64 in a JSON request, as the page sends it (docs/importers.md).
+    if (path_exists(m) && is_onnx_path(m))
+        return json{{"onnx_base64", base64_encode(read_file_bytes(m, limits::onnx_bytes, ErrorCode::invalid_model, "model"))},
+                    {"name", m}};
     if (path_exists(m)) return read_json_file(m, ErrorCode::invalid_model, "model");
-    if (m.find(".json") != std::string::npos) throw Error("cannot read model file '" + m + "'");
+    if (m.find(".json") != std::string::npos || is_onnx_path(m)) throw Error("cannot read model file '" + m + "'");
     return m;  // reported by the API as an unknown zoo id, with suggestions
 }
 

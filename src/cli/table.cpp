@@ -90,6 +90,14 @@ std::string plan_text(const json& p) {
     return t;
 }
 
+// An imported graph's ops without a layer kind (costed memory-bound), as a line of their own; "" when none.
+std::string unknown_ops_line(const json& ops) {
+    if (!ops.is_array() || ops.empty()) return "";
+    std::string line = "unknown ops (costed memory-bound over their tensors):";
+    for (const auto& op : ops) line += " " + op["op"].get<std::string>() + " x" + op["count"].dump();
+    return line + "\n";
+}
+
 }  // namespace
 
 void print_prediction_table(std::ostream& out, const json& doc) {
@@ -111,7 +119,8 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     if (s["checkpointing"].is_string()) out << ", " << s["checkpointing"].get<std::string>() << " checkpointing";
     else if (s.value("checkpointing", false)) out << ", checkpointing";
     if (s.value("gpus", std::int64_t{1}) > 1) out << ", " << s["gpus"] << " devices";
-    out << ", predictor " << s["predictor"].get<std::string>() << "\n\n";
+    out << ", predictor " << s["predictor"].get<std::string>() << "\n";
+    out << unknown_ops_line(m.value("unknown_ops", json())) << "\n";
 
     bool with_run = false, input_bound = false, parallel = false;
     std::vector<std::string> refused;  // accelerators that could not form the cluster, with why
@@ -208,7 +217,7 @@ void print_features_table(std::ostream& out, const json& doc) {
         << "FLOPs\n";
     if (doc.contains("import_notes"))
         for (const auto& note : doc["import_notes"]) out << "note: " << note.get<std::string>() << "\n";
-    out << "\n";
+    out << unknown_ops_line(doc.value("unknown_ops", json())) << "\n";
     std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "output", "params", "fwd FLOPs", "bwd FLOPs"}};
     for (const auto& l : doc["layers"]) {
         std::string shape = l["output_shape"].dump();

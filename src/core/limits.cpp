@@ -77,14 +77,14 @@ bool path_exists(const std::string& path) {
     return !path.empty() && ::stat(path.c_str(), &st) == 0;
 }
 
-std::string read_text_file(const std::string& path, ErrorCode code, const std::string& field) {
+std::string read_file_bytes(const std::string& path, std::size_t max_bytes, ErrorCode code, const std::string& field) {
     struct stat st{};
     if (path.empty() || ::stat(path.c_str(), &st) != 0) throw Error("cannot read '" + path + "'", code, field);
     if (!S_ISREG(st.st_mode))
         throw Error("'" + path + "' is not a regular file (only regular files are read)", code, field);
-    if (st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) > limits::document_bytes)
+    if (st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) > max_bytes)
         throw Error("'" + path + "' is " + std::to_string(st.st_size) + " bytes, more than the limit of " +
-                        mib(limits::document_bytes),
+                        mib(max_bytes),
                     code, field);
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) throw Error("cannot read '" + path + "'", code, field);
@@ -92,12 +92,16 @@ std::string read_text_file(const std::string& path, ErrorCode code, const std::s
     char buffer[65536];
     for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;) {
         // The file may grow between stat and read: the limit holds for what is read too.
-        if (text.size() + n > limits::document_bytes)
-            throw Error("'" + path + "' is more than the limit of " + mib(limits::document_bytes), code, field);
+        if (text.size() + n > max_bytes)
+            throw Error("'" + path + "' is more than the limit of " + mib(max_bytes), code, field);
         text.append(buffer, n);
     }
     if (std::ferror(f.get())) throw Error("cannot read '" + path + "'", code, field);
     return text;
+}
+
+std::string read_text_file(const std::string& path, ErrorCode code, const std::string& field) {
+    return read_file_bytes(path, limits::document_bytes, code, field);
 }
 
 std::int64_t check_range(std::int64_t value, std::int64_t lo, std::int64_t hi, const std::string& what) {

@@ -18,6 +18,11 @@ namespace prenet::limits {
 inline constexpr int json_depth = 64;
 // Size of one document or file: the largest real model config is a few MB.
 inline constexpr std::size_t document_bytes = std::size_t{64} << 20;  // 64 MiB
+// Size of one ONNX file (read as bytes; it reaches the API base64-encoded, 4/3 as large, within document_bytes).
+// The importer reads only the weights' dims: a larger model exported with its weights as external data
+// (torch.onnx.export writes them apart past 2 GB; onnx.save_model(..., save_as_external_data=True)) needs
+// only its small .onnx file.
+inline constexpr std::size_t onnx_bytes = std::size_t{40} << 20;  // 40 MiB
 // Stored layers in one model (a repeated block counts once): features, predictions and replies are linear in it.
 inline constexpr std::int64_t layers = 100'000;
 // Every dimension (batch, sequence, hidden, heads, vocab, kernel, stride, padding, dilation, repeat counts, ...):
@@ -54,6 +59,9 @@ bool path_exists(const std::string& path);
 // directory or a larger file is refused without reading it.
 std::string read_text_file(const std::string& path, ErrorCode code = ErrorCode::invalid_value,
                            const std::string& field = "");
+// The same for a binary file of at most `max_bytes` (an ONNX model: limits::onnx_bytes).
+std::string read_file_bytes(const std::string& path, std::size_t max_bytes, ErrorCode code = ErrorCode::invalid_value,
+                            const std::string& field = "");
 
 // `value` when it is in [lo, hi]; otherwise an Error naming `what` and the range.
 std::int64_t check_range(std::int64_t value, std::int64_t lo, std::int64_t hi, const std::string& what);

@@ -4,6 +4,7 @@
 // op catalogue can cost it without looking at its neighbours.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,9 @@ struct Model {
     // What the importer could not model or left out (unknown layers with what was assumed for them, a part of
     // the document not imported): reported with every result, never dropped silently.
     std::vector<std::string> notes;
+    // An imported graph's ops that map to no layer kind, with their counts: costed as memory-bound over their
+    // tensors (importers/onnx.cpp) and listed in the replies, never dropped.
+    std::vector<std::pair<std::string, std::int64_t>> unknown_ops;
 };
 
 }  // namespace prenet

@@ -4,6 +4,7 @@
 #include "importers/hf_config.hpp"
 #include "importers/keras_json.hpp"
 #include "importers/layers_json.hpp"
+#include "importers/onnx.hpp"
 #include "importers/transformer.hpp"
 
 namespace prenet {
@@ -20,8 +21,10 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
     }
     if (looks_like_keras_json(arg)) return model_from_keras_json(arg, inputs);
     if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);
+    if (looks_like_onnx_document(arg)) return model_from_onnx_document(arg, inputs);
     throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type'), a Keras model.to_json() "
-                "document (class_name Sequential or Functional) or a layers JSON document (with 'layers')");
+                "document (class_name Sequential or Functional), a layers JSON document (with 'layers') or an "
+                "ONNX file ({\"onnx_base64\": ...})");
 }
 
 }  // namespace prenet

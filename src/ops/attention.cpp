@@ -323,6 +323,32 @@ bool is_attention_core(const Kernel& k) {
     return false;
 }
 
+namespace {
+
+// Scaled dot-product attention alone, on queries [batch, tokens, heads x head_dim] whose projections are layers
+// of their own (an imported graph's Attention or MultiHeadAttention op).
+void infer_attention_core(Layer& layer) {
+    ops::require_rank(layer, 3, 3);
+    std::int64_t heads = ops::int_attr(layer, "heads"), kv_heads = ops::int_attr(layer, "kv_heads", heads);
+    if (kv_heads == 0 || heads % kv_heads)
+        ops::fail(layer, "kv_heads " + std::to_string(kv_heads) + " must divide heads " + std::to_string(heads));
+    if (layer.input.back() % heads) ops::fail(layer, "heads must divide the query width " + to_string(layer.input));
+    std::int64_t v_dim = ops::int_attr(layer, "v_head_dim", layer.input.back() / heads);
+    ops::int_attr(layer, "kv_tokens", layer.input[1]);
+    ops::bool_attr(layer, "causal", false);
+    ops::bool_attr(layer, "flash", false);
+    layer.output = {layer.input[0], layer.input[1], checked_mul(heads, v_dim, "attention width")};
+}
+
+void cost_attention_core(const Layer& layer, Precision p, LayerCost& cost) {
+    std::int64_t heads = ops::int_attr(layer, "heads"), kv_heads = ops::int_attr(layer, "kv_heads", heads);
+    std::int64_t qk_dim = layer.input.back() / heads, v_dim = layer.output.back() / heads;
+    add_attention_core(cost, layer, p, layer.input[0], layer.input[1], ops::int_attr(layer, "kv_tokens", layer.input[1]),
+                       heads, kv_heads, qk_dim, v_dim);
+}
+
+}  // namespace
+
 void register_attention_ops(OpCatalogue& c) {
     // The projections run in half precision under autocast and keep their input; the softmax between them is
     // on autocast's fp32 list.
@@ -341,6 +367,11 @@ void register_attention_ops(OpCatalogue& c) {
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank (0: a full-rank q_proj), kv_lora_rank, qk_nope_head_dim, "
            "qk_rope_head_dim, v_head_dim, causal, flash",
            infer_mla, cost_mla, OpTraits(attention).with_linear_modules(mla_modules)});
+    c.add({"attention_core",
+           "scaled dot-product attention without projections on queries [batch, tokens, heads x head_dim]: heads, "
+           "kv_heads (= heads), v_head_dim (= head_dim), kv_tokens (= tokens), causal (false), flash (false)",
+           infer_attention_core, cost_attention_core,
+           OpTraits::of(AutocastClass::half).saving_input().with_fp32_softmax_under_autocast()});
     c.add({"relative_position_bias", "T5 relative position bias shared by a stack: heads, buckets (32)",
            infer_relative_bias, cost_relative_bias, OpTraits::of(AutocastClass::fp32_output)});
 }

@@ -126,6 +126,45 @@ void cost_mean_tokens(const Layer& layer, Precision p, LayerCost& cost) {
 
 void no_cost(const Layer&, Precision, LayerCost&) {}
 
+// An op costed as memory-bound over its tensors (an imported graph's op without a kind of its own): it writes
+// `output_shape` once, reads `reads` times that many elements (all its inputs), and computes
+// `flops_per_element` per output element. Its backward, when its input needs a gradient, reads one more tensor
+// and writes a gradient per input; `saves` (true) keeps its input for that backward.
+void infer_memory_bound(Layer& layer) {
+    if (!layer.attrs.contains("op") || !layer.attrs["op"].is_string()) ops::fail(layer, "missing string field 'op'");
+    if (!layer.attrs.contains("output_shape") || !layer.attrs["output_shape"].is_array() ||
+        layer.attrs["output_shape"].empty())
+        ops::fail(layer, "missing field 'output_shape' (the output's dims, batch first)");
+    Shape out;
+    for (const auto& d : layer.attrs["output_shape"]) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
+            ops::fail(layer, "field 'output_shape' must hold positive integers");
+        out.push_back(d.get<std::int64_t>());
+    }
+    elements(out);
+    double reads = ops::number_attr(layer, "reads", 1.0), flops = ops::number_attr(layer, "flops_per_element", 1.0);
+    if (!(reads >= 0) || !(flops >= 0)) ops::fail(layer, "fields 'reads' and 'flops_per_element' must not be negative");
+    ops::bool_attr(layer, "saves", true);
+    layer.output = out;
+}
+
+void cost_memory_bound(const Layer& layer, Precision p, LayerCost& cost) {
+    double n = double(elements(layer.output)), reads = ops::number_attr(layer, "reads", 1.0);
+    ops::add_vector(cost, layer, p, Family::elementwise, ops::string_attr(layer, "op", "op"), n, reads, 1.0,
+                    ops::number_attr(layer, "flops_per_element", 1.0), layer.needs_input_grad);
+    if (ops::bool_attr(layer, "saves", true)) cost.saved_activation_bytes += double(elements(layer.input)) * activation_bytes(p);
+}
+
+// Trainable parameters that no layer of their own owns (an imported graph's biases added by an element-wise
+// op, learned position tables, scales): counted, with their gradients and optimizer state; the ops that read
+// them are costed where they are.
+void infer_parameters(Layer& layer) {
+    ops::int_attr(layer, "count");
+    layer.output = layer.input;
+}
+
+void cost_parameters(const Layer& layer, Precision, LayerCost& cost) { cost.params = ops::int_attr(layer, "count"); }
+
 // PyTorch's ReLU, ReLU6, sigmoid and tanh compute their gradient from their output, so they keep it.
 bool activation_saves_output(const Layer& layer) {
     std::string fn = layer.attrs.value("function", std::string("relu"));
@@ -173,6 +212,12 @@ void register_elementwise_ops(OpCatalogue& c) {
            no_cost, follows});
     c.add({"mean_tokens", "mean over the token dim of [batch, tokens, hidden]", infer_mean_tokens,
            cost_mean_tokens, follows});
+    c.add({"memory_bound",
+           "an op costed as memory-bound over its tensors (imported ops without a kind of their own): op, "
+           "output_shape, reads (1: input elements per output element), flops_per_element (1), saves (true)",
+           infer_memory_bound, cost_memory_bound, follows});
+    c.add({"parameters", "trainable parameters no layer owns (an imported graph's loose weights): count; no kernel",
+           infer_parameters, cost_parameters, follows});
     c.add({"squeeze_excitation", "squeeze-and-excitation gate on [N, C, H, W]: squeeze_channels",
            infer_squeeze_excitation, cost_squeeze_excitation, OpTraits::of(AutocastClass::half).saving_input()});
 }

@@ -35,11 +35,30 @@ void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
     cost.saved_activation_bytes += double(rows) * double(in) * matmul_input_bytes(p);
 }
 
+// The product of two activations (attention scores and context written out as MatMul in an imported graph):
+// input [..., m, k] times [..., k, n]; the leading dims are the batch of independent products.
+void infer_matmul(Layer& layer) {
+    ops::require_rank(layer, 2, 8);
+    layer.output = layer.input;
+    layer.output.back() = ops::int_attr(layer, "n");
+}
+
+void cost_matmul(const Layer& layer, Precision p, LayerCost& cost) {
+    const Shape& in = layer.input;
+    std::int64_t m = in[in.size() - 2], k = in.back(), n = layer.output.back();
+    std::int64_t batch = elements(in) / (m * k);
+    cost.macs += double(batch) * double(m) * double(n) * double(k);
+    ops::add_gemm(cost, layer, p, "matmul", batch, m, n, k, false, layer.needs_input_grad);
+    cost.saved_activation_bytes += double(batch) * (double(m) * k + double(k) * n) * matmul_input_bytes(p);
+}
+
 }  // namespace
 
 void register_linear_ops(OpCatalogue& c) {
     c.add({"linear", "dense layer over the last dimension: out_features, bias (true), tied (false)", infer_linear,
            cost_linear, OpTraits::of(AutocastClass::half).saving_input()});
+    c.add({"matmul", "product of two activations, [..., m, k] x [..., k, n] (leading dims batched): n", infer_matmul,
+           cost_matmul, OpTraits::of(AutocastClass::half).saving_input()});
 }
 
 }  // namespace prenet

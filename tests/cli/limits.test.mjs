@@ -6,29 +6,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { assertFails, prenet as run } from './helpers.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
 let dir;
 const file = (name) => join(dir, name);
-
-function prenet(...args) {
-  // A short timeout: a FIFO that blocked the reader would hang here.
-  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 20_000, maxBuffer: 64 * 1024 * 1024 });
-  if (r.error) throw r.error;
-  return r;
-}
-
-function assertFails(args, pattern) {
-  const r = prenet(...args);
-  assert.equal(r.signal, null, `prenet ${args.join(' ')} died of ${r.signal}`);
-  assert.equal(r.status, 2, `prenet ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  assert.match(r.stderr, /^prenet: error: \S.*\n$/);
-  assert.match(r.stderr, pattern);
-  return r.stderr;
-}
+const prenet = (...args) => run(args);
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'prenet-limits-'));

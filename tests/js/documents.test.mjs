@@ -1,7 +1,7 @@
 // web/js/documents.js: a document read within the API's limits before the page holds it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonTextDepth, readJson, utf8 } from '../../web/js/documents.js';
+import { fromBase64, isOnnxDoc, jsonTextDepth, readJson, toBase64, utf8 } from '../../web/js/documents.js';
 
 const LIMITS = { json_depth: 64, document_bytes: 1000 };
 
@@ -25,4 +25,14 @@ test('readJson: the size, nesting and syntax limits, in the API\'s words', () =>
 test('utf8: text, or null for bytes that are not UTF-8', () => {
   assert.equal(utf8(new TextEncoder().encode('{"é": 1}')), '{"é": 1}');
   assert.equal(utf8(Uint8Array.from([0x7b, 0xff, 0x7d])), null);
+});
+
+test('an ONNX file as the API takes it: base64 both ways, across chunk boundaries', () => {
+  assert.equal(toBase64(new TextEncoder().encode('hello')), 'aGVsbG8=');
+  const bytes = new Uint8Array(100_003).map((_, i) => (i * 7919) & 0xff);
+  const text = toBase64(bytes.buffer);
+  assert.equal(text, Buffer.from(bytes).toString('base64'));
+  assert.deepEqual(fromBase64(text), bytes);
+  assert.ok(isOnnxDoc({ onnx_base64: text, name: 'm.onnx' }));
+  assert.ok(!isOnnxDoc({ layers: [] }) && !isOnnxDoc(null) && !isOnnxDoc({ onnx_base64: 3 }));
 });

@@ -51,3 +51,23 @@ export function utf8(bytes) {
     return null;
   }
 }
+
+/** Bytes (an ArrayBuffer or a typed array) as standard base64, as the API takes an ONNX file ({onnx_base64}). */
+export function toBase64(bytes) {
+  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  let binary = '';
+  const CHUNK = 0x8000; // String.fromCharCode takes its arguments on the stack: a chunk at a time
+  for (let i = 0; i < view.length; i += CHUNK) binary += String.fromCharCode.apply(null, view.subarray(i, i + CHUNK));
+  return btoa(binary);
+}
+
+/** An ONNX file's bytes back from the model document the page holds ({onnx_base64}), for saving it. */
+export function fromBase64(text) {
+  const binary = atob(text);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
+
+/** Whether a model document is an ONNX file as the API takes it. */
+export const isOnnxDoc = (doc) => !!doc && typeof doc === 'object' && typeof doc.onnx_base64 === 'string';

@@ -31,6 +31,10 @@ const STARTER = {
   rnn: { hidden: 256 },
   lstm: { hidden: 256 },
   gru: { hidden: 256 },
+  matmul: { n: 64 },
+  attention_core: { heads: 8 },
+  memory_bound: { op: 'op', output_shape: [1, 128] },
+  parameters: { count: 1000 },
   repeat: { count: 2, layers: [] },
   residual: { layers: [] },
 };

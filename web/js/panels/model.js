@@ -1,7 +1,7 @@
 // Panel 1, the model: the zoo (searchable, by domain), the layer-by-layer editor, a dropped or chosen file,
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
-import { readJson, utf8 } from '../documents.js';
+import { isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
 import { createLayersEditor } from '../layers-editor.js';
 import { llmDefaults } from '../results.js';
 
@@ -49,6 +49,7 @@ function kerasModel(doc) {
   return kerasModel(doc.modelTopology) ?? kerasModel(doc.model_config);
 }
 export function documentKind(doc) {
+  if (isOnnxDoc(doc)) return { short: 'ONNX model', long: 'an ONNX model' };
   if (doc?.model_type) return { short: `Hugging Face config, ${doc.model_type}`, long: `a Hugging Face config (${doc.model_type})` };
   const keras = kerasModel(doc);
   if (keras) return { short: `Keras ${keras.class_name}`, long: `a Keras ${keras.class_name} model` };
@@ -164,7 +165,7 @@ export function render(state, ctx) {
     stat('Training FLOPs / sample', F.si(perSample), 'forward + backward, FLOPs = 2 × multiply-accumulates'),
     stat('Forward FLOPs / sample', F.si(f.forward_flops / batch)),
     f.settings?.seq != null ? stat('Tokens / sample', F.integer(f.settings.seq)) : f.settings?.image != null ? stat('Image', `${f.settings.image} px`) : '',
-  ].join('');
+  ].join('') + unknownOps(f.unknown_ops);
   if (state.source === 'layers') editor?.annotate(f, null);
   renderLayerTable(ctx);
 }
@@ -202,6 +203,33 @@ async function ensureEditor(ctx) {
   return editorLoading;
 }
 
+// An imported graph's ops without a layer kind (the reply's unknown_ops): named, with their counts.
+function unknownOps(ops) {
+  if (!ops?.length) return '';
+  const list = ops.map((o) => `<code>${esc(o.op)}</code> × ${F.integer(o.count)}`).join(', ');
+  return `<p class="unknown-ops hint" role="note">Ops with no kind of their own, costed as memory-bound over their tensors: ${list}.</p>`;
+}
+
+// An ONNX file (binary): handed to the calculator base64-encoded ({onnx_base64}, docs/importers.md), within the
+// API's own limit on its size.
+async function loadOnnx(file, ctx, bad) {
+  const status = ctx.$('file-status');
+  const most = ctx.table.limits.onnx_bytes ?? 40 * 2 ** 20;
+  if (file.size > most)
+    return bad(`${file.name} is ${F.si(file.size, 'B')}, more than the limit of ${Math.round(most / 2 ** 20)} MiB on an ONNX file: export it with its weights as external data (only the .onnx file is needed).`);
+  const doc = { onnx_base64: toBase64(await file.arrayBuffer()), name: file.name };
+  status.textContent = `Checking ${file.name} (${F.si(file.size, 'B')}) in the calculator…`;
+  const { reply, error } = await ctx.features({ ...ctx.state, seq: null, image: null, batch: null }, doc);
+  if (error) return bad(`${file.name} could not be used: ${error.message}`);
+  status.className = 'file-status good';
+  const count = (reply.unknown_ops ?? []).reduce((n, o) => n + o.count, 0);
+  const unknown = count
+    ? `; ${F.integer(count)} op${count === 1 ? '' : 's'} with no kind of their own (${reply.unknown_ops.map((o) => esc(o.op)).join(', ')}), costed as memory-bound`
+    : '';
+  status.innerHTML = `Using <strong>${esc(file.name)}</strong>: an ONNX model, ${F.count(reply.params)} parameters${unknown}.`;
+  ctx.update({ source: 'file', doc, docName: file.name, ...newModel(ctx.state) }, { compute: 'now' });
+}
+
 async function loadFile(file, ctx) {
   const status = ctx.$('file-status');
   status.className = 'file-status';
@@ -210,11 +238,12 @@ async function loadFile(file, ctx) {
     status.textContent = message;
   };
   if (!file) return;
+  if (/\.onnx$/i.test(file.name)) return loadOnnx(file, ctx, bad);
   if (file.size > 5e6) return bad(`${file.name} is ${F.si(file.size, 'B')}; a model description is a small JSON file (under 5 MB).`);
   const text = utf8(await file.arrayBuffer());
-  if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json, a Keras model.to_json() file or a layers JSON document.`);
+  if (text == null) return bad(`${file.name} is not UTF-8 text. Expected a Hugging Face config.json, a Keras model.to_json() file, a layers JSON document or an .onnx file.`);
   const { value: doc, error: unreadable } = readJson(text, ctx.table.limits, file.name);
-  if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json, a Keras model.to_json() file or a layers JSON document.`);
+  if (unreadable) return bad(`${unreadable}. Expected a Hugging Face config.json, a Keras model.to_json() file, a layers JSON document or an .onnx file.`);
   if (!doc || typeof doc !== 'object' || Array.isArray(doc))
     return bad(`${file.name} is not a model description: expected a JSON object, a Hugging Face config.json (with "model_type"), a Keras model.to_json() file (class_name Sequential or Functional) or a layers JSON document (with "layers").`);
   status.textContent = `Checking ${file.name} (${F.si(file.size, 'B')}) in the calculator…`;

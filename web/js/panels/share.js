@@ -3,6 +3,7 @@
 import { neutralised, toCsv } from '../results.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
+import { fromBase64, isOnnxDoc } from '../documents.js';
 
 export const reads = ['*'];
 
@@ -67,7 +68,11 @@ export function bind(ctx) {
     const b = e.target.closest('button');
     if (!b) return;
     const state = ctx.state;
-    if (b.dataset.saveModel !== undefined) download(S.modelFile(state), `${JSON.stringify(state.doc, null, 2)}\n`, 'application/json');
+    if (b.dataset.saveModel !== undefined) {
+      // An ONNX file is saved as the file itself (the command line reads it so), any other model as its JSON.
+      if (isOnnxDoc(state.doc)) download(S.modelFile(state), fromBase64(state.doc.onnx_base64), 'application/octet-stream');
+      else download(S.modelFile(state), `${JSON.stringify(state.doc, null, 2)}\n`, 'application/json');
+    }
     if (b.dataset.saveSheet !== undefined) {
       const sheet = state.custom[Number(b.dataset.saveSheet)];
       download(S.sheetFile(sheet), `${JSON.stringify(sheet, null, 2)}\n`, 'application/json');

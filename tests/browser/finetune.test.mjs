@@ -1,21 +1,11 @@
 // Fine-tuning in the page (issue #15): the "Training" choice with its LoRA fields, the trainable parameters of
 // each mode, and the advice that knows fine-tuning ("fits with QLoRA rank 16"), applied by a button. Every number
 // shown is compared with the native CLI's, run with the command line the page shows.
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli, compareReplies, settled, splitCommand, start } from './helpers.mjs';
+import { cli, compareReplies, settled, splitCommand, useHarness } from './helpers.mjs';
 
-let h;
-before(async () => {
-  h = await start();
-});
-after(async () => {
-  await h?.close();
-});
-afterEach(async () => {
-  for (const page of h.context.pages()) await page.close();
-  assert.deepEqual(h.problems.splice(0), [], 'console errors or outside requests');
-});
+const harness = useHarness();
 
 const reply = (page) => page.evaluate(() => window.prenet.last().predict);
 async function checkCommandLine(page, label) {
@@ -25,7 +15,7 @@ async function checkCommandLine(page, label) {
 
 describe('fine-tuning in the page', () => {
   test('LoRA, QLoRA and frozen parts: the fields each mode needs, its trainable parameters, the CLI\'s numbers', async () => {
-    const page = await h.page('index.html#model=llama2-7b&hw=a100-sxm4-80gb&batch=1&seq=512');
+    const page = await harness().page('index.html#model=llama2-7b&hw=a100-sxm4-80gb&batch=1&seq=512');
     await settled(page, 60_000);
     // Pre-training: no LoRA fields, every parameter trains.
     assert.equal(await page.locator('#lora_rank').isVisible(), false);
@@ -66,7 +56,7 @@ describe('fine-tuning in the page', () => {
   });
 
   test('a full fine-tune that does not fit on a 24 GB card: the advice offers LoRA rank 16, and its button applies it', async () => {
-    const page = await h.page('index.html#model=llama2-7b&hw=rtx-4090&batch=1&seq=512&ft=full');
+    const page = await harness().page('index.html#model=llama2-7b&hw=rtx-4090&batch=1&seq=512&ft=full');
     await settled(page, 60_000);
     const advice = (await reply(page)).results[0].memory.advice.finetune;
     assert.deepEqual(advice.options, { finetune: 'lora', lora_rank: 16 }, 'bf16 (the page\'s default): LoRA is the lightest change');

@@ -2,6 +2,7 @@
 // driven by playwright-core with a fresh profile, a record of console errors and of every request that
 // does not go to the local server (those are blocked), and (from ../js/compare.mjs) the native CLI for comparisons.
 import assert from 'node:assert/strict';
+import { after, afterEach, before } from 'node:test';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -99,6 +100,26 @@ export async function start({ serviceWorkers = 'block', viewport = { width: 1440
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The usual set-up of a browser test file: a harness started before its tests and closed after them, and after
+ * each test its pages closed and no problem (console error, outside request, CSP violation) recorded. Returns a
+ * function that gives the harness.
+ */
+export function useHarness(options) {
+  let h;
+  before(async () => {
+    h = await start(options);
+  });
+  after(async () => {
+    await h?.close();
+  });
+  afterEach(async () => {
+    for (const page of h.context.pages()) await page.close();
+    assert.deepEqual(h.problems.splice(0), [], 'console errors, outside requests or CSP violations');
+  });
+  return () => h;
 }
 
 /** Waits until the page shows the results of its current inputs. */

@@ -1,24 +1,14 @@
 // The importers through the page's upload (issue #16): a Keras model.to_json() file and Hugging Face configs of
 // the newer families, each with the CLI's parameter count; a layer the importer cannot model is listed on the
 // page, not dropped; a broken file of each kind is refused with its message and the page keeps working.
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, root, settled, start } from './helpers.mjs';
+import { cli, root, settled, useHarness } from './helpers.mjs';
 
-let h;
-before(async () => {
-  h = await start();
-});
-after(async () => {
-  await h?.close();
-});
-afterEach(async () => {
-  for (const page of h.context.pages()) await page.close();
-  assert.deepEqual(h.problems.splice(0), [], 'console errors or outside requests');
-});
+const harness = useHarness();
 
 const status = (page) => page.locator('#file-status').textContent();
 
@@ -32,7 +22,7 @@ async function upload(page, name, text) {
 
 describe('importers through the page', () => {
   test('Keras and Hugging Face uploads: the kind named, the CLI\'s parameter count, unknown layers listed', async () => {
-    const page = await h.page('index.html#hw=a100-sxm4-80gb');
+    const page = await harness().page('index.html#hw=a100-sxm4-80gb');
     await settled(page);
     await page.click('#tab-file');
     const fixtures = [
@@ -68,7 +58,7 @@ describe('importers through the page', () => {
   });
 
   test('a broken file of each kind: its message, and the page keeps the model it had', async () => {
-    const page = await h.page('index.html#hw=t4');
+    const page = await harness().page('index.html#hw=t4');
     await settled(page);
     await page.click('#tab-file');
     const before = await page.locator('#model-in-use').textContent();

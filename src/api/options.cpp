@@ -251,7 +251,7 @@ std::vector<OptionDef> build_table() {
                   "its scales) or int8 (8 bits and an fp32 scale per row), dequantised before each matmul; none")
             .echoed().on_page("training", "quant").advanced(),
         Row("freeze", T::text, kModel).example("embeddings", {"--finetune", "freeze", "--model", "gpt2"}).flag("freeze", "PARTS")
-            .label("Frozen parts").defaults(nullptr, "embeddings with --finetune freeze")
+            .label("Frozen parts").defaults(nullptr, "embeddings, when freezing")
             .help("with --finetune freeze, the parts that keep their weights: embeddings, head (the layers after the "
                   "last block), a stack of blocks (layers, encoder, decoder) or some of its copies (layers:0-11); "
                   "comma-separated")

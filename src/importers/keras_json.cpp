@@ -158,9 +158,14 @@ public:
         LayerConfig c(config, where + " ('" + name + "', " + cls + ")");
         std::optional<Shape> out = lower(cls, c, name, inputs);
         if (out) return {*out};
+        // A layer PreNeT has no kind for: costed memory-bound over its tensors, as an ONNX graph's unknown ops
+        // are (one rule for every importer), counted in the model's unknown_ops, and said in its notes.
         Shape assumed = recorded ? *recorded : inputs[0];
-        notes_.push_back("layer '" + name + "' (" + cls + ") is not modelled: its parameters and work are not counted; "
-                         "its output is taken as " + to_string(assumed));
+        b_.set_shape(inputs[0]);
+        add("memory_bound", name, {{"op", cls}, {"output_shape", assumed}});
+        ++unknown_[cls];
+        notes_.push_back("layer '" + name + "' (" + cls + ") has no PreNeT kind: costed as memory-bound over its "
+                         "tensors, its parameters not counted; its output is taken as " + to_string(assumed));
         return {assumed};
     }
 
@@ -779,7 +784,11 @@ private:
     ModelBuilder& b_;
     const ModelInputs& in_;
     std::vector<std::string>& notes_;
+
     int depth_ = 0;
+
+public:
+    std::map<std::string, std::int64_t> unknown_;  // Keras class -> how many of its layers have no PreNeT kind
 };
 
 // The model's input shape: the first InputLayer's batch shape, a first layer's batch_input_shape (tf.keras
@@ -852,6 +861,7 @@ Model model_from_keras_json(const json& document, const ModelInputs& in) {
         }
     if (tokens) m.domain = "language", m.tokens_per_sample = tokens;
     m.notes = notes;
+    for (const auto& [cls, count] : importer.unknown_) m.unknown_ops.push_back({cls, count});
     return m;
 }
 

@@ -50,7 +50,12 @@ test('what an import leaves out is in the result and in the table', () => {
   writeFileSync(join(dir, 'custom.json'), JSON.stringify(doc));
   const f = json('features', '--model', join(dir, 'custom.json'));
   assert.equal(f.params, 1199882);
-  assert.match(f.import_notes[0], /mystery.*MyCustomLayer.*not modelled/);
+  assert.match(f.import_notes[0], /mystery.*MyCustomLayer.*has no PreNeT kind: costed as memory-bound/);
+  // Counted and costed as an ONNX graph's unknown ops are: one memory-bound layer of its tensors.
+  assert.deepEqual(f.unknown_ops, [{ op: 'MyCustomLayer', count: 1 }]);
+  const mystery = f.layers.find((l) => l.name === 'mystery');
+  assert.equal(mystery?.kind, 'memory_bound');
+  assert.ok(mystery.forward_flops > 0, 'its work is counted');
   const table = run('features', '--model', join(dir, 'custom.json'));
   assert.equal(table.status, 0, table.stderr);
   assert.match(table.stdout, /note: layer 'mystery'/);

@@ -12,6 +12,7 @@
 #include "importers/hf_config.hpp"
 #include "importers/resolve.hpp"
 #include "ops/features.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
@@ -19,11 +20,7 @@ namespace {
 
 const std::string kFixtures = PRENET_SOURCE_DIR "/tests/fixtures/hf/";
 
-json fixture(const std::string& file) {
-    std::ifstream in(kFixtures + file);
-    if (!in) throw std::runtime_error("cannot open fixture " + kFixtures + file);
-    return json::parse(in);
-}
+json fixture(const std::string& file) { return prenet::testing::source_json("tests/fixtures/hf/" + file); }
 
 std::int64_t params_of(const json& config, ModelInputs inputs = {1, 128, 0}) {
     return compute_features(resolve_model(config, inputs), Precision::fp32).params;
@@ -31,15 +28,8 @@ std::int64_t params_of(const json& config, ModelInputs inputs = {1, 128, 0}) {
 
 std::int64_t fixture_params(const std::string& file) { return params_of(fixture(file)); }
 
-// The message of the prenet::Error that importing `config` throws ("" if it does not throw).
-std::string import_error(const json& config) {
-    try {
-        resolve_model(config, {1, 128, 0});
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+// The message of the prenet::Error that importing `config` at 128 tokens throws ("" if it does not throw).
+std::string import_error(const json& config) { return prenet::testing::import_error(config, {1, 128, 0}); }
 
 // Executions of layers of `kind` in the model (a repeated block counts its repeat).
 std::int64_t count_layers(const Model& m, const std::string& kind) {

@@ -9,31 +9,19 @@
 #include "importers/keras_json.hpp"
 #include "importers/resolve.hpp"
 #include "ops/features.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
 namespace {
 
-const std::string kFixtures = PRENET_SOURCE_DIR "/tests/fixtures/keras/";
-
-json fixture(const std::string& file) {
-    std::ifstream in(kFixtures + file);
-    if (!in) throw std::runtime_error("cannot open fixture " + kFixtures + file);
-    return json::parse(in);
-}
+json fixture(const std::string& file) { return prenet::testing::source_json("tests/fixtures/keras/" + file); }
 
 std::int64_t params_of(const json& doc, ModelInputs in = {1, 0, 0}) {
     return compute_features(resolve_model(doc, in), Precision::fp32).params;
 }
 
-std::string import_error(const json& doc, ModelInputs in = {1, 0, 0}) {
-    try {
-        resolve_model(doc, in);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using prenet::testing::import_error;
 
 // Keras 3's serialised tensor and layer.
 json tensor(const std::string& layer, json shape) {

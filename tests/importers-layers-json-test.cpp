@@ -10,16 +10,14 @@
 #include "importers/resolve.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
 namespace {
 
-json source_file(const std::string& relative) {
-    std::ifstream in(std::string(PRENET_SOURCE_DIR "/") + relative);
-    if (!in) throw std::runtime_error("cannot open " + relative);
-    return json::parse(in);
-}
+using prenet::testing::import_error;
+using prenet::testing::source_json;
 
 std::int64_t params_of(const Model& m) { return compute_features(m, Precision::fp32).params; }
 
@@ -30,15 +28,6 @@ const Layer* find_layer(const Model& m, const std::string& name) {
     return nullptr;
 }
 
-// The message of the prenet::Error that importing `doc` throws ("" if none).
-std::string import_error(const json& doc, ModelInputs inputs = {1, 0, 0}) {
-    try {
-        resolve_model(doc, inputs);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 // A document with a [16] input and these layers.
 json doc16(json layers) { return {{"input", {{"shape", {16}}}}, {"layers", std::move(layers)}}; }
@@ -46,7 +35,7 @@ json doc16(json layers) { return {{"input", {{"shape", {16}}}}, {"layers", std::
 }  // namespace
 
 TEST(LayersJson, MnistMlpExample) {
-    json doc = source_file("examples/mnist-mlp.json");
+    json doc = source_json("examples/mnist-mlp.json");
     ASSERT_TRUE(looks_like_layers_json(doc));
     Model m = resolve_model(doc, {64, 0, 0});
     // 784 x 512 + 512 = 401,920; 512 x 512 + 512 = 262,656; 512 x 10 + 10 = 5,130 (Keras mnist_mlp: 669,706).
@@ -67,7 +56,7 @@ TEST(LayersJson, MnistMlpExample) {
 }
 
 TEST(LayersJson, TinyTransformerExample) {
-    json doc = source_file("examples/tiny-transformer.json");
+    json doc = source_json("examples/tiny-transformer.json");
     Model m = resolve_model(doc, {1, 0, 0});
     // Token table 8000 x 256 = 2,048,000; positions 512 x 256 = 131,072; per block two layer norms 2 x 512,
     // attention 4 (256^2 + 256) = 263,168, MLP 256 x 1024 + 1024 + 1024 x 256 + 256 = 525,568 (789,760), x 4;
@@ -254,7 +243,7 @@ TEST(LayersJson, ImageOverrideResizesAnImageInput) {
     auto f32 = compute_features(at32, Precision::fp32), f64 = compute_features(at64, Precision::fp32);
     EXPECT_NEAR(f64.macs / f32.macs, 4.0, 0.05);  // the conv dominates and has 4x the positions
     // The MNIST MLP's [1, 28, 28] input is an image too: at 64 px its first linear layer sees 4096 features.
-    Model mlp = resolve_model(source_file("examples/mnist-mlp.json"), {1, 0, 64});
+    Model mlp = resolve_model(source_json("examples/mnist-mlp.json"), {1, 0, 64});
     EXPECT_EQ(find_layer(mlp, "fc1")->input, (Shape{1, 4096}));
     EXPECT_EQ(params_of(mlp), 4096 * 512 + 512 + 262656 + 5130);
     // --image does not touch inputs that are not [C, H, W].
@@ -264,7 +253,7 @@ TEST(LayersJson, ImageOverrideResizesAnImageInput) {
 
 // The schema names exactly the catalogue's layer types (plus the two groups), each with a definition.
 TEST(LayersJson, SchemaCoversTheCatalogue) {
-    json schema = source_file("schemas/layers.schema.json");
+    json schema = source_json("schemas/layers.schema.json");
     EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
     std::vector<std::string> in_schema = schema["$defs"]["layer"]["properties"]["type"]["enum"];
     std::vector<std::string> expected = OpCatalogue::instance().kinds();
@@ -289,7 +278,7 @@ TEST(LayersJson, SchemaCoversTheCatalogue) {
 // An attention layer that names its kernel (`flash`) keeps it; the others run the requested kernel (flash by
 // default).
 TEST(LayersJson, AnAttentionLayersFlashWinsOverTheRequestedKernel) {
-    json doc = source_file("examples/tiny-transformer.json");
+    json doc = source_json("examples/tiny-transformer.json");
     auto attention_of = [](const Model& m) {
         auto it = std::find_if(m.blocks.begin(), m.blocks.end(), [](const Block& b) { return b.name == "blocks"; });
         return it->layers[1];

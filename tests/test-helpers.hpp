@@ -1,14 +1,38 @@
 #pragma once
 // Small fixtures several test files share.
 #include <cstdint>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 #include "graph/builder.hpp"
+#include "importers/resolve.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/features.hpp"
 #include "predict/op_rows.hpp"
 #include "run/memory.hpp"
 
 namespace prenet::testing {
+
+// A JSON file of the repository (a fixture, an example), by its path from the repository's root.
+inline nlohmann::json source_json(const std::string& relative) {
+    std::ifstream in(std::string(PRENET_SOURCE_DIR "/") + relative);
+    if (!in) throw std::runtime_error("cannot open " + relative);
+    return nlohmann::json::parse(in);
+}
+
+// The message of the prenet::Error that importing the model document `doc` throws ("" if none).
+inline std::string import_error(const nlohmann::json& doc, ModelInputs inputs = {1, 0, 0}) {
+    try {
+        resolve_model(doc, inputs);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
 
 // A model that is nothing but its parameter count: for the per-parameter memory and optimizer formulas.
 inline ModelFeatures params_only(std::int64_t params) {

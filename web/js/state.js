@@ -3,7 +3,7 @@
 // they are the rows of the API's option table ({"command": "options"}: name, flag, type, range, choices,
 // default, url key), so a new option reaches the form, the URL, the request and the command line by itself.
 // Pure: no DOM at import time, so Node's tests import it.
-import { readJson, utf8 } from './documents.js';
+import { fromBase64, readJson, toBase64, utf8 } from './documents.js';
 
 /** Where the page's defaults differ from the API's (the API: batch 1, fp32, a budget by model kind). */
 export const PAGE_DEFAULTS = Object.freeze({ batch: 8, precision: 'bf16', tokens: 1e9, samples: 1281167, epochs: 1 });
@@ -166,16 +166,9 @@ export function commandLine(state, table) {
 
 // ---- URL hash ---------------------------------------------------------------------------------------------
 
-function toBase64Url(bytes) {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function fromBase64Url(text) {
-  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-}
+// base64url (RFC 4648 section 5, unpadded): documents.js's base64 in the URL-safe alphabet.
+const toBase64Url = (bytes) => toBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const fromBase64Url = (text) => fromBase64(text.replace(/-/g, '+').replace(/_/g, '/'));
 
 async function pipe(bytes, stream) {
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(stream)).arrayBuffer());

@@ -214,7 +214,7 @@ function unknownOps(ops) {
 // API's own limit on its size.
 async function loadOnnx(file, ctx, bad) {
   const status = ctx.$('file-status');
-  const most = ctx.table.limits.onnx_bytes ?? 40 * 2 ** 20;
+  const most = ctx.table.limits.onnx_bytes;
   if (file.size > most)
     return bad(`${file.name} is ${F.si(file.size, 'B')}, more than the limit of ${Math.round(most / 2 ** 20)} MiB on an ONNX file: export it with its weights as external data (only the .onnx file is needed).`);
   const doc = { onnx_base64: toBase64(await file.arrayBuffer()), name: file.name };

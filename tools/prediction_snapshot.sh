@@ -35,4 +35,26 @@ for model in gpt2 llama2-7b bert-base-pretraining; do
   "$prenet" predict --model "$model" --hardware all --precision bf16 --tokens 2e12 --grad-accum 2 --json \
     >"$out/$model.tokens.json" 2>&1 || true
 done
+# Fine-tuning modes on a few language models.
+for model in llama2-7b qwen2.5-0.5b; do
+  "$prenet" predict --model "$model" --hardware all --precision bf16 --finetune lora --lora-rank 8 --lora-targets q,v \
+    --tokens 1e8 --json >"$out/$model.lora.json" 2>&1 || true
+  "$prenet" predict --model "$model" --hardware all --precision bf16 --finetune qlora --checkpointing --json \
+    >"$out/$model.qlora.json" 2>&1 || true
+done
+# Cluster questions: a plan search, a pinned layout, nodes that some sheets cannot form, an MoE with experts.
+cluster=(
+  "gpt2:plan16:--gpus 16 --precision bf16 --tokens 1e9"
+  "llama2-7b:gpus12:--gpus 12 --precision bf16"
+  "llama2-70b:tp8pp4:--gpus 64 --tp 8 --pp 4 --vp 2 --schedule interleaved --sequence-parallel --zero 1 --precision bf16 --global-batch 256 --tokens 1e10"
+  "mixtral-8x7b:ep8:--gpus 32 --ep 8 --zero 3 --precision bf16 --checkpointing"
+  "llama2-13b:cluster-file:--cluster examples/cluster-2x8-ib.json --precision bf16"
+)
+for entry in "${cluster[@]}"; do
+  model=${entry%%:*}
+  rest=${entry#*:}
+  name=${rest%%:*}
+  # shellcheck disable=SC2086  # the settings are words
+  "$prenet" predict --model "$model" --hardware all ${rest#*:} --json >"$out/$model.$name.json" 2>&1 || true
+done
 echo "snapshot: $(ls "$out" | wc -l) files in $out"

@@ -2,7 +2,8 @@
 # Usage: scripts/fuzz.sh [seconds-per-target] [target...]     (default: 15 s each, every target)
 # Builds the libFuzzer targets (fuzz/, PRENET_FUZZ=ON with clang, in build-sanitize/, the same build as the
 # sanitizer test suite) and runs each for the given time on a working corpus seeded from the repository's
-# fixtures (hardware/*.json, tests/fixtures/hf/, tests/fixtures/onnx/, examples/, fuzz/seeds/). `npm test` runs it with a short
+# fixtures (hardware/*.json, tests/fixtures/hf/, tests/fixtures/onnx/, examples/, fuzz/seeds/, and the past
+# findings in tests/fixtures/fuzz/<target>/). `npm test` runs it with a short
 # budget; for long runs see docs/robustness.md.
 #   PRENET_FUZZ_CORPUS=DIR     keep the working corpus in DIR/<target> (default: a temporary folder, removed)
 #   PRENET_FUZZ_ARTIFACTS=DIR  where crashing inputs go (default: build-sanitize/fuzz-artifacts)
@@ -32,8 +33,10 @@ mkdir -p "$artifacts"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Seeds per target: copied into the working corpus (libFuzzer adds what it finds there).
+# Seeds per target: copied into the working corpus (libFuzzer adds what it finds there). Every target's past
+# findings (tests/fixtures/fuzz/<target>/, where the regression tests read them) seed it too.
 seeds() {
+  ls tests/fixtures/fuzz/"$1"/*
   case $1 in
     layers_json) ls examples/*.json fuzz/seeds/layers_json/* ;;
     hf_config) ls tests/fixtures/hf/*.json ;;
@@ -69,7 +72,8 @@ for t in "${targets[@]}"; do
   else
     failed+=("$t")
     tail -60 "$log" >&2
-    echo "fuzz: $t FAILED; replay: $build/fuzz/${t}_fuzz <the artifact named above>" >&2
+    echo "fuzz: $t FAILED; replay: $build/fuzz/${t}_fuzz <the artifact named above>; once fixed, copy it to" \
+      "tests/fixtures/fuzz/$t/ (docs/robustness.md)" >&2
   fi
 done
 

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 TEST(CliFuzzRegressions, EveryArgumentListEndsAsAnErrorOrAStatus) {
     const fs::path folder = PRENET_SOURCE_DIR "/tests/fixtures/fuzz/cli_args";
     std::vector<fs::path> files;
+    ASSERT_TRUE(fs::is_directory(folder)) << folder.string();
     for (const auto& entry : fs::directory_iterator(folder))
         if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path());
     std::sort(files.begin(), files.end());

@@ -25,13 +25,16 @@ std::string read_bytes(const fs::path& p) {
     return ss.str();
 }
 
-// The files of one target's folder (none is fine: the folder fills as findings are fixed).
+// The files of one target's folder. Each target has a folder with at least one case (an input that once crashed
+// it, or one of its parser's known bad-input classes), so a renamed or missing folder fails here instead of
+// passing with nothing to feed.
 std::vector<fs::path> cases(const std::string& target) {
     std::vector<fs::path> out;
     if (fs::is_directory(kRoot / target))
         for (const auto& entry : fs::directory_iterator(kRoot / target))
             if (entry.is_regular_file()) out.push_back(entry.path());
     std::sort(out.begin(), out.end());
+    EXPECT_FALSE(out.empty()) << "no cases in " << (kRoot / target).string();
     return out;
 }
 
@@ -39,7 +42,8 @@ void feed_json(const std::string& target, void (*entry)(const nlohmann::json&)) 
     for (const auto& file : cases(target)) {
         SCOPED_TRACE(file.string());
         nlohmann::json document = nlohmann::json::parse(read_bytes(file), nullptr, false);
-        if (document.is_discarded()) continue;  // the target skips invalid JSON too
+        // The target skips invalid JSON, so no finding is one: a file that does not parse is a broken case.
+        ASSERT_FALSE(document.is_discarded()) << "not JSON";
         EXPECT_NO_THROW(entry(document));
     }
 }

@@ -50,21 +50,15 @@ TEST(Pipeline, MoreChunksThanBlocksIsAnError) {
 TEST(Pipeline, BubbleFractionIsPMinusOneOverMTimesV) {
     const std::int64_t p = 4, m = 8;
     std::vector<double> even(p, 10.0);
-    PipelineTime t = pipeline_time(even, m, 1, 0.0);
-    EXPECT_DOUBLE_EQ(t.bubble_ms / (double(m) * 10.0), double(p - 1) / double(m));
-    EXPECT_DOUBLE_EQ(t.total_ms, (double(m) + double(p - 1)) * 10.0);
-    PipelineTime v2 = pipeline_time(even, m, 2, 0.0);
-    EXPECT_DOUBLE_EQ(v2.bubble_ms / (double(m) * 10.0), double(p - 1) / double(m * 2));
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, 1, 0.0) / (double(m) * 10.0), double(p - 1) / double(m));
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, 2, 0.0) / (double(m) * 10.0), double(p - 1) / double(m * 2));
 }
 
-TEST(Pipeline, TheSlowestStageSetsTheSteadyState) {
-    PipelineTime t = pipeline_time({10.0, 20.0, 10.0}, 4, 1, 0.0);
-    EXPECT_DOUBLE_EQ(t.total_ms, 4 * 20.0 + 20.0);
-    PipelineTime one = pipeline_time({10.0}, 4, 1, 5.0);  // one stage: no bubble, no transfers
-    EXPECT_DOUBLE_EQ(one.total_ms, 40.0);
-    EXPECT_DOUBLE_EQ(one.bubble_ms, 0.0);
-    PipelineTime sends = pipeline_time({10.0, 10.0}, 4, 1, 1.0);
-    EXPECT_GT(sends.total_ms, pipeline_time({10.0, 10.0}, 4, 1, 0.0).total_ms);
+TEST(Pipeline, TheBubbleIsTheOtherStagesAndTheTransfers) {
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 20.0, 10.0}, 1, 0.0), 20.0);  // the slowest stage waits for the rest
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0}, 1, 5.0), 0.0);               // one stage: no bubble, no transfers
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 10.0}, 1, 1.0), 10.0 + 2.0);  // one boundary, there and back
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({}, 1, 1.0), 0.0);
 }
 
 TEST(Pipeline, MicroBatchesInFlight) {

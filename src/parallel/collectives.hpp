@@ -39,15 +39,15 @@ struct GroupSpan {
 };
 GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster);
 
-// Fitted parameters per link kind: achieved fraction of the link's bandwidth and latency per algorithm step.
-// Added: base_us, a fixed cost per collective (kernel launch and synchronisation), which NCCL's small-message
+// Fitted parameters per link kind: achieved fraction of the link's bandwidth and latency per algorithm step;
+// base_us, a fixed cost per collective (kernel launch and synchronisation), which NCCL's small-message
 // times show apart from the per-step latency (A100: ~8 us + ~1 us per ring step); `fitted` says whether the
 // values came from measurements of this link kind or from the pooled fit of the others.
 struct LinkFit {
     double efficiency = 0.8;
     double latency_us = 5.0;
     double base_us = 0.0;
-    // Added: NCCL moves a buffer in chunks through the steps, so mid-size messages pay part of the latency per
+    // `pipeline`: NCCL moves a buffer in chunks through the steps, so mid-size messages pay part of the latency per
     // chunk; with chunks sized to the message that overhead grows as sqrt(latency x transfer) (the optimum of
     // a pipelined transfer). Dimensionless; 0 = none.
     double pipeline = 0.0;
@@ -65,26 +65,26 @@ public:
     double time_ms(Collective c, double message_bytes, const CollectiveGroup& group, const Cluster& cluster) const;
 
     std::map<LinkKind, LinkFit> links;
-    // Added: the fit used for a link kind missing from `links`.
+    // The fit used for a link kind missing from `links`.
     LinkFit fallback;
-    // Added: fits per collective where the data has it (NCCL's algorithms differ by collective: all-to-all is
+    // Fits per collective where the data has it (NCCL's algorithms differ by collective: all-to-all is
     // pairwise, all-reduce on NVSwitch uses NVLS); a collective without one uses its kind's fit.
     std::map<LinkKind, std::map<Collective, LinkFit>> by_op;
     std::map<Collective, LinkFit> fallback_by_op;
-    // Added: the fit for `kind` (links[kind], or the fallback), and for `op` on `kind`: by_op[kind][op], else
+    // The fit for `kind` (links[kind], or the fallback), and for `op` on `kind`: by_op[kind][op], else
     // links[kind], else fallback_by_op[op], else the fallback.
     const LinkFit& fit(LinkKind kind) const;
     const LinkFit& fit(LinkKind kind, Collective op) const;
 };
 
-// Added: the latency-step count and per-device bus bytes of one flat ring (or pairwise, for all-to-all) phase of
+// The latency-step count and per-device bus bytes of one flat ring (or pairwise, for all-to-all) phase of
 // `c` over `n` devices, which the fit regresses on (one fact, one place: time_ms uses the same terms).
 struct RingTerms {
     double steps = 0, bus_bytes = 0;
 };
 RingTerms ring_terms(Collective c, double message_bytes, std::int64_t n);
 
-// Added: one phase's time is linear in the fitted parameters: latency_us x `latency` + `transfer` / efficiency
+// One phase's time is linear in the fitted parameters: latency_us x `latency` + `transfer` / efficiency
 // + pipeline x `pipeline` (milliseconds). The fit regresses on these same terms.
 struct PhaseTerms {
     double latency = 0;   // ms per us of step latency (steps / 1000)

@@ -54,7 +54,7 @@ struct LayoutRequest {
     bool fully_given() const;
 };
 
-// What a layout must agree with in the model (parallel/model_shape.hpp reads it from the model).
+// What a layout must agree with in the model (model_shape in parallel/tensor_parallel.hpp reads it from a model).
 struct ModelShape {
     std::int64_t heads = 0, kv_heads = 0;  // attention heads (0: no attention)
     std::int64_t blocks = 0;               // repeated block copies a pipeline splits (transformer layers)

@@ -186,11 +186,10 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     }
     size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
     double p2p = results[slowest].p2p_ms;
-    PipelineTime pipe = pipeline_time(per_micro_batch, l.grad_accum, l.vp, p2p);
     const StageResult& r = results[slowest];
     double m = double(l.grad_accum);
     s.time = r.time;
-    s.time.bubble_ms = pipe.bubble_ms;
+    s.time.bubble_ms = pipeline_bubble_ms(per_micro_batch, l.vp, p2p);
     double p2p_steady = l.pp > 1 ? 2.0 * p2p * m : 0.0;
     s.time.communication_ms = m * r.per_micro_batch_exposed + p2p_steady + r.tail_exposed;
     s.exposed_by_kind_ms = r.exposed;

@@ -75,19 +75,12 @@ std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int
     return stages;
 }
 
-PipelineTime pipeline_time(const std::vector<double>& stage_ms, std::int64_t micro_batches, std::int64_t vp,
-                           double p2p_ms) {
-    PipelineTime t;
-    if (stage_ms.empty()) return t;
+double pipeline_bubble_ms(const std::vector<double>& stage_ms, std::int64_t vp, double p2p_ms) {
+    if (stage_ms.empty()) return 0;
     double slowest = *std::max_element(stage_ms.begin(), stage_ms.end());
     double sum = std::accumulate(stage_ms.begin(), stage_ms.end(), 0.0);
     double boundaries = double(stage_ms.size() - 1);
-    // Each micro-batch crosses every boundary forward and back; in the steady state the slowest stage also waits
-    // for its own two transfers per micro-batch (Megatron's blocking send/recv).
-    double steady = double(micro_batches) * (slowest + (boundaries > 0 ? 2.0 * p2p_ms : 0.0));
-    t.bubble_ms = (sum - slowest + 2.0 * boundaries * p2p_ms) / double(std::max<std::int64_t>(vp, 1));
-    t.total_ms = steady + t.bubble_ms;
-    return t;
+    return (sum - slowest + 2.0 * boundaries * p2p_ms) / double(std::max<std::int64_t>(vp, 1));
 }
 
 double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {

@@ -56,8 +56,11 @@ test('a given layout is kept, and GPU-hours count every device', () => {
   assert.deepEqual([r.plan.dp, r.plan.tp, r.plan.pp, r.plan.zero, r.plan.micro_batch, r.plan.grad_accum, r.plan.checkpointing],
     [2, 2, 2, 1, 2, 8, 'selective']);
   assert.ok(r.step.bubble_ms > 0);
-  assert.ok(r.step.communication.tensor_parallel === undefined);
-  assert.ok(r.step.communication['tensor parallel'].total_ms > 0);
+  // Every kind of communication in words (docs/parallel.md), and each the layout splits over moves data.
+  assert.deepEqual(Object.keys(r.step.communication).sort(),
+    ['context parallel', 'data parallel', 'expert parallel', 'pipeline parallel', 'tensor parallel']);
+  for (const kind of ['tensor parallel', 'data parallel', 'pipeline parallel'])
+    assert.ok(r.step.communication[kind].total_ms > 0, kind);
   assert.ok(Math.abs(r.run.gpu_hours - r.run.hours * 8) < 1e-9 * r.run.gpu_hours);
 });
 

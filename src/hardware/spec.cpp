@@ -5,8 +5,8 @@
 
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "hardware/link.hpp"
 #include "hardware/precision_support.hpp"
-#include "parallel/cluster.hpp"
 
 namespace prenet {
 namespace {

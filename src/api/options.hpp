@@ -42,7 +42,7 @@ enum CommandBit : unsigned {
 struct CommandDef {
     const char* name;
     unsigned bit;
-    bool api;              // handled by handle_request (kernels and fit run in the CLI only)
+    bool api;              // handled by handle_request (kernels, fit: api/kernels_command.hpp, api/fit_command.hpp)
     const char* summary;   // one line for `prenet --help`
     const char* synopsis;  // the usage line after `prenet <name>`
     const char* epilogue;  // what the help adds after the options

@@ -3,25 +3,19 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <sstream>
 
 #include "api/api.hpp"
+#include "api/fit_command.hpp"
+#include "api/kernels_command.hpp"
+#include "api/model_argument.hpp"
 #include "api/options.hpp"
 #include "cli/args.hpp"
 #include "cli/help.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
-#include "fit/dataset.hpp"
-#include "fit/fit_models.hpp"
-#include "hardware/spec.hpp"
-#include "importers/onnx.hpp"
-#include "importers/zoo.hpp"
-#include "parallel/collective_rows.hpp"
-#include "predict/learned.hpp"
-#include "predict/op_rows.hpp"
-#include "predict/predictor.hpp"
+#include "core/precision.hpp"
 
 namespace prenet::cli {
 namespace {
@@ -31,12 +25,6 @@ using nlohmann::json;
 // A user's JSON file: a regular file within the size and nesting limits (core/limits.hpp).
 json read_json_file(const std::string& path, ErrorCode code, const std::string& field) {
     return parse_json_document(read_text_file(path, code, field), "'" + path + "'", code, field);
-}
-
-bool is_zoo_id(const std::string& s) {
-    for (const auto& e : zoo())
-        if (e.id == s) return true;
-    return false;
 }
 
 bool is_onnx_path(const std::string& path) {
@@ -51,8 +39,7 @@ json model_argument(const Args& a) {
     if (is_zoo_id(m)) return m;
     // An ONNX file travels to the API as base64 in a JSON request, as the page sends it (docs/importers.md).
     if (path_exists(m) && is_onnx_path(m))
-        return json{{"onnx_base64", base64_encode(read_file_bytes(m, limits::onnx_bytes, ErrorCode::invalid_model, "model"))},
-                    {"name", m}};
+        return onnx_model_document(read_file_bytes(m, limits::onnx_bytes, ErrorCode::invalid_model, "model"), m);
     if (path_exists(m)) return read_json_file(m, ErrorCode::invalid_model, "model");
     if (m.find(".json") != std::string::npos || is_onnx_path(m)) throw Error("cannot read model file '" + m + "'");
     return m;  // reported by the API as an unknown zoo id, with suggestions
@@ -123,11 +110,6 @@ json request_from(const CommandDef& command, const Args& a) {
     return r;
 }
 
-// A CLI-only count (fit's --trees): the row's check, the flag's name.
-int count_flag(const Args& a, const std::string& flag, unsigned command_bit) {
-    return int(check_option(*find_flag(flag, command_bit), number_flag(flag, a.get(flag)), "--" + flag).get<double>());
-}
-
 json call(const json& request) {
     json reply = handle_request(request);
     // The CLI prints only the message (main.cpp); the code and field are for programs reading the JSON.
@@ -146,73 +128,38 @@ int print(std::ostream& out, const json& doc, bool as_json, void (*table)(std::o
     return 0;
 }
 
-HardwareSpec single_hardware(const std::string& h) {
-    json arg = hardware_argument(h);
-    if (arg.is_object()) return parse_hardware(arg, h);
-    if (arg.is_array() && arg.size() == 1) return find_hardware(arg[0].get<std::string>());
-    throw Error("--hardware must name one accelerator (an id or a spec file)");
-}
-
 int kernels_command(const Args& a, std::ostream& out) {
     if (!a.has("csv")) throw Error("missing --csv (a table of kernels); see `prenet kernels --help`");
     if (!a.has("hardware")) throw Error("missing --hardware (an id or a spec file)");
-    HardwareSpec hw = single_hardware(a.get("hardware"));
+    KernelsRequest request;
+    request.hardware_origin = a.get("hardware");
+    request.hardware = hardware_argument(request.hardware_origin);
     const OptionDef& precision_row = *find_flag("precision", kKernels);
-    Precision precision = parse_precision(a.has("precision") ? flag_value(precision_row, a).get<std::string>()
-                                                             : precision_row.default_value.get<std::string>());
-    std::unique_ptr<KernelPredictor> predictor;
-    if (a.has("models")) predictor = std::make_unique<LearnedPredictor>(read_json_file(a.get("models"), ErrorCode::invalid_value, "models"));
-    else predictor = make_predictor(a.get("predictor", default_predictor_name()));
-    CsvTable table = read_csv_file(a.get("csv"));
-    // Collective rows are timed by the shipped collective model on a cluster of this accelerator; every other
-    // row is a kernel.
-    // A matrix row at a precision this device has no units for is timed as the row at the precision it runs as.
-    std::vector<Kernel> kernels = kernels_from_table(table, precision, a.get("csv"), is_collective_row_op, &hw);
-    int op_col = table.column("op");
-    std::vector<double> predicted(table.rows.size());
-    for (size_t r = 0; r < table.rows.size(); ++r) {
-        if (is_collective_row_op(table.rows[r][op_col])) {
-            CollectiveRow c = collective_row_of(table, r, hw, a.get("csv") + " row " + std::to_string(r + 2));
-            predicted[r] = CollectiveModel::shipped().time_ms(c.op, c.message_bytes, c.group, c.cluster);
-        } else {
-            predicted[r] = predictor->kernel_ms(kernels[r], hw);
-        }
-    }
+    request.precision = parse_precision(a.has("precision") ? flag_value(precision_row, a).get<std::string>()
+                                                           : precision_row.default_value.get<std::string>());
+    if (a.has("models")) request.kernel_models = read_json_file(a.get("models"), ErrorCode::invalid_value, "models");
+    if (a.has("predictor")) request.predictor = a.get("predictor");
+    request.csv_path = a.get("csv");
+    std::string table = kernel_predictions_csv(request);
     std::ofstream file;
     if (a.has("out")) {
         file.open(a.get("out"));
         if (!file) throw Error("cannot write '" + a.get("out") + "'");
     }
-    std::ostream& dest = a.has("out") ? file : out;
-    for (size_t i = 0; i < table.header.size(); ++i) dest << (i ? "," : "") << csv_field(table.header[i]);
-    // predicted_ms stays the last column; matmul_precision_used (the precision a matrix row was timed at: the
-    // row's, or its fallback on this device) comes before it, empty for vector and collective rows.
-    dest << ",matmul_precision_used,predicted_ms\n";
-    char buf[32];
-    for (size_t r = 0; r < table.rows.size(); ++r) {
-        for (size_t i = 0; i < table.rows[r].size(); ++i) dest << (i ? "," : "") << csv_field(table.rows[r][i]);
-        std::snprintf(buf, sizeof buf, "%.6g", predicted[r]);
-        bool matrix = !is_collective_row_op(table.rows[r][op_col]) && uses_matrix_units(kernels[r].family);
-        dest << "," << (matrix ? to_string(kernels[r].precision) : "") << "," << buf << "\n";
-    }
+    (a.has("out") ? file : out) << table;
     return 0;
 }
 
+// The fit's options by their rows: counts checked as any flag's, lists split at commas, paths as given.
 int fit_command(const Args& a) {
-    FitOptions o;
-    o.data_dir = a.get("data", o.data_dir);
-    o.models_out = a.get("models", o.models_out);
-    o.report_out = a.get("report", o.report_out);
-    o.plots_dir = a.get("plots", o.plots_dir);
-    if (a.has("rows-per-device")) o.max_rows_per_device = count_flag(a, "rows-per-device", kFit);
-    o.dump_predictions = a.get("dump-predictions");
-    if (a.has("trees")) o.gbt.trees = count_flag(a, "trees", kFit);
-    if (a.has("without")) o.without = comma_list(a.get("without"));
-    o.collectives_out = a.get("collectives", o.collectives_out);
-    o.only = a.get("only");
-    // A partial fit never overwrites the full report unless told to: without --report it prints its section.
-    if (o.only == "collectives" && !a.has("report")) o.report_out.clear();
-    fit_and_validate(o);
+    json options = json::object();
+    for (const auto& row : option_table()) {
+        if (!row.takes(kFit) || row.flag.empty() || row.is_switch() || !a.has(row.flag)) continue;
+        if (row.type == OptionType::count) options[row.name] = flag_value(row, a);
+        else if (row.type == OptionType::list) options[row.name] = comma_list(a.get(row.flag));
+        else options[row.name] = a.get(row.flag);
+    }
+    fit_kernel_models(options);
     return 0;
 }
 

@@ -4,60 +4,13 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
-#include "importers/resolve.hpp"
+#include "parallel-fixture.hpp"
 #include "run/optimizer.hpp"
 
 namespace prenet {
 namespace {
 
-// GPT-2 small at 128 tokens on A100s joined by a link of `gbps`, timed by the roofline (no fitted models).
-struct Fixture {
-    HardwareSpec hw = find_hardware("a100-sxm4-80gb");
-    RooflinePredictor roofline;
-    Cluster cluster;
-    CollectiveModel collectives;
-    ParallelContext context;
-    StageModels models{[](std::int64_t batch, std::int64_t tokens) {
-                           ModelInputs in;
-                           in.batch = batch;
-                           in.seq = tokens;
-                           return resolve_model("gpt2", in);
-                       },
-                       128, Precision::bf16, MixedRecipe::autocast};
-
-    explicit Fixture(std::int64_t gpus, double gbps = 300) {
-        cluster.gpus = gpus;
-        cluster.gpus_per_node = cluster.scale_up_domain = gpus;
-        cluster.scale_up = {LinkKind::nvlink, gbps, "test link"};
-        cluster.scale_out = {LinkKind::infiniband, gbps, "test network"};
-        for (LinkKind k : {LinkKind::nvlink, LinkKind::infiniband}) collectives.links[k] = LinkFit{1.0, 1.0};
-        context.hw = &hw;
-        context.predictor = &roofline;
-        context.cluster = &cluster;
-        context.collectives = &collectives;
-        context.step.precision = Precision::bf16;
-        context.step.optimizer = &find_optimizer("adamw");
-    }
-    LayoutRequest request() const {
-        LayoutRequest r;
-        r.gpus = cluster.gpus;
-        return r;
-    }
-};
-
-TEST(PlanSearch, OneDeviceIsTheSingleDeviceStep) {
-    Fixture f(1);
-    ParallelLayout l;
-    l.grad_accum = 4;
-    ParallelStep s = predict_parallel_step(l, f.models, f.context);
-    StepOptions o = f.context.step;
-    o.grad_accum = 4;
-    ModelFeatures features = compute_features(f.models.whole(1), Precision::bf16);
-    StepTime alone = predict_step(features, f.hw, f.roofline, o);
-    EXPECT_NEAR(s.total_ms(), alone.total_ms(), 1e-9 * alone.total_ms());
-    EXPECT_EQ(s.time.communication_ms, 0.0);
-    EXPECT_EQ(s.time.bubble_ms, 0.0);
-}
+using Fixture = testing::ParallelFixture;
 
 TEST(PlanSearch, ASlowLinkPicksThePipelineAFastOneDataParallel) {
     for (double gbps : {0.01, 1000.0}) {

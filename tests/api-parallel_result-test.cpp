@@ -1,0 +1,40 @@
+// api/parallel_result.hpp: one accelerator's answer for several devices: the layout fills the devices, the
+// throughput and the run count every device, and an impossible cluster is an error of its field.
+#include "api/parallel_result.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/step_plan.hpp"
+#include "core/error.hpp"
+#include "hardware/spec.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+StepPlan plan(json request) { return plan_step("gpt2", json(), read_settings(RequestOptions(request, kPredict))); }
+
+TEST(ParallelResult, TheLayoutFillsTheDevicesAndTheRunCountsThemAll) {
+    json r = parallel_device_result(plan({{"gpus", 8}, {"batch", 2}, {"tokens", 1e9}}), find_hardware("a100-sxm4-80gb"));
+    const json& p = r["plan"];
+    EXPECT_EQ(p["dp"].get<int>() * p["tp"].get<int>() * p["pp"].get<int>() * p["cp"].get<int>(), 8);
+    double tokens = r["throughput"]["tokens_per_s"].get<double>();
+    EXPECT_NEAR(r["throughput"]["tokens_per_s_per_device"].get<double>(), tokens / 8, 1e-9 * tokens);
+    EXPECT_NEAR(r["run"]["gpu_hours"].get<double>(), r["run"]["hours"].get<double>() * 8,
+                1e-9 * r["run"]["gpu_hours"].get<double>());
+    EXPECT_GT(r["throughput"]["mfu"].get<double>(), 0.0);
+    EXPECT_LT(r["throughput"]["mfu"].get<double>(), 1.0);
+}
+
+TEST(ParallelResult, DevicesThatDoNotFillNodesAreAnErrorOfGpus) {
+    try {
+        parallel_device_result(plan({{"gpus", 12}}), find_hardware("a100-sxm4-80gb"));
+        FAIL() << "12 devices in nodes of 8";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "gpus");
+    }
+}
+
+}  // namespace
+}  // namespace prenet

@@ -1,0 +1,44 @@
+#pragma once
+// The parallel tests' common setting (parallel-plan_search-test.cpp, parallel-parallel_step-test.cpp).
+#include "importers/resolve.hpp"
+#include "parallel/parallel_step.hpp"
+#include "run/optimizer.hpp"
+
+namespace prenet::testing {
+
+// GPT-2 small at 128 tokens on A100s joined by a link of `gbps`, timed by the roofline (no fitted models).
+struct ParallelFixture {
+    HardwareSpec hw = find_hardware("a100-sxm4-80gb");
+    RooflinePredictor roofline;
+    Cluster cluster;
+    CollectiveModel collectives;
+    ParallelContext context;
+    StageModels models{[](std::int64_t batch, std::int64_t tokens) {
+                           ModelInputs in;
+                           in.batch = batch;
+                           in.seq = tokens;
+                           return resolve_model("gpt2", in);
+                       },
+                       128, Precision::bf16, MixedRecipe::autocast};
+
+    explicit ParallelFixture(std::int64_t gpus, double gbps = 300) {
+        cluster.gpus = gpus;
+        cluster.gpus_per_node = cluster.scale_up_domain = gpus;
+        cluster.scale_up = {LinkKind::nvlink, gbps, "test link"};
+        cluster.scale_out = {LinkKind::infiniband, gbps, "test network"};
+        for (LinkKind k : {LinkKind::nvlink, LinkKind::infiniband}) collectives.links[k] = LinkFit{1.0, 1.0};
+        context.hw = &hw;
+        context.predictor = &roofline;
+        context.cluster = &cluster;
+        context.collectives = &collectives;
+        context.step.precision = Precision::bf16;
+        context.step.optimizer = &find_optimizer("adamw");
+    }
+    LayoutRequest request() const {
+        LayoutRequest r;
+        r.gpus = cluster.gpus;
+        return r;
+    }
+};
+
+}  // namespace prenet::testing

@@ -1,0 +1,77 @@
+// parallel/parallel_step.hpp: one layout's step on a cluster: one device is the single-device step, a pipeline
+// adds its bubble and its transfers, each kind of parallelism accounts its collectives, and memory is the same
+// with or without timing.
+#include "parallel/parallel_step.hpp"
+
+#include <gtest/gtest.h>
+
+#include "parallel-fixture.hpp"
+#include "parallel/pipeline.hpp"
+
+namespace prenet {
+namespace {
+
+using Fixture = testing::ParallelFixture;
+
+TEST(ParallelStep, OneDeviceIsTheSingleDeviceStep) {
+    Fixture f(1);
+    ParallelLayout l;
+    l.grad_accum = 4;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    StepOptions o = f.context.step;
+    o.grad_accum = 4;
+    ModelFeatures features = compute_features(f.models.whole(1), Precision::bf16);
+    StepTime alone = predict_step(features, f.hw, f.roofline, o);
+    EXPECT_NEAR(s.total_ms(), alone.total_ms(), 1e-9 * alone.total_ms());
+    EXPECT_EQ(s.time.communication_ms, 0.0);
+    EXPECT_EQ(s.time.bubble_ms, 0.0);
+}
+
+TEST(ParallelStep, APipelineAddsItsBubbleAndItsTransfers) {
+    Fixture f(2);
+    ParallelLayout l;
+    l.pp = 2, l.grad_accum = 4;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    ASSERT_EQ(s.stage_ms.size(), 2u);
+    // Nothing else is split, so the bubble is the other stage's compute plus the activations' transfers.
+    EXPECT_GT(s.time.bubble_ms, pipeline_bubble_ms(s.stage_ms, 1, 0.0));
+    EXPECT_GT(pipeline_bubble_ms(s.stage_ms, 1, 0.0), 0.0);
+    EXPECT_GT(s.total_by_kind_ms.at("pipeline parallel"), 0.0);
+    EXPECT_EQ(s.total_by_kind_ms.at("tensor parallel"), 0.0);
+}
+
+TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
+    Fixture f(4);
+    ParallelLayout l;
+    l.dp = 2, l.tp = 2;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    EXPECT_GT(s.total_by_kind_ms.at("tensor parallel"), 0.0);
+    EXPECT_GT(s.total_by_kind_ms.at("data parallel"), 0.0);
+    double sum = 0;
+    for (const auto& [kind, ms] : s.total_by_kind_ms) {
+        EXPECT_LE(s.exposed_by_kind_ms.at(kind), ms + 1e-12) << kind;  // overlap only hides time
+        sum += ms;
+    }
+    EXPECT_DOUBLE_EQ(s.communication_total_ms, sum);
+}
+
+TEST(ParallelStep, MemoryIsTheSameWithOrWithoutTiming) {
+    Fixture f(4);
+    ParallelLayout l;
+    l.dp = 2, l.pp = 2, l.zero = 1;
+    ParallelMemory alone = parallel_memory(l, f.models, f.context);
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    EXPECT_EQ(s.memory.peak, alone.memory.peak);
+    EXPECT_EQ(s.fullest_stage, alone.fullest_stage);
+}
+
+TEST(ParallelStep, MsPerSampleDividesByTheGlobalBatch) {
+    Fixture f(2);
+    ParallelLayout l;
+    l.dp = 2, l.micro_batch = 2, l.grad_accum = 3;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    EXPECT_DOUBLE_EQ(ms_per_sample(s), s.total_ms() / 12.0);
+}
+
+}  // namespace
+}  // namespace prenet

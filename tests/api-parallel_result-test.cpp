@@ -7,6 +7,7 @@
 #include "api/step_plan.hpp"
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
+#include "test-helpers.hpp"
 
 namespace prenet {
 namespace {
@@ -28,12 +29,8 @@ TEST(ParallelResult, TheLayoutFillsTheDevicesAndTheRunCountsThemAll) {
 }
 
 TEST(ParallelResult, DevicesThatDoNotFillNodesAreAnErrorOfGpus) {
-    try {
-        parallel_device_result(plan({{"gpus", 12}}), find_hardware("a100-sxm4-80gb"));
-        FAIL() << "12 devices in nodes of 8";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.field(), "gpus");
-    }
+    StepPlan twelve = plan({{"gpus", 12}});
+    EXPECT_EQ(testing::error_field([&] { parallel_device_result(twelve, find_hardware("a100-sxm4-80gb")); }), "gpus");
 }
 
 }  // namespace

@@ -4,23 +4,11 @@
 
 #include "core/error.hpp"
 #include "hardware/link.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
-namespace {
-
-// The field an Error names, or "" when `f` does not throw one.
-template <class F>
-std::string error_field(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.field();
-    }
-    return "";
-}
-
-}  // namespace
+using prenet::testing::error_field;
 
 TEST(ParseNetwork, NicsTimesGbpsInGBps) {
     Link ib = parse_network("8x400g-ib");

@@ -4,22 +4,14 @@
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 #include "parallel/cluster.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 using nlohmann::json;
 
 namespace {
 
-// The field an Error names, or "" when `f` does not throw one.
-template <class F>
-std::string error_field(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.field();
-    }
-    return "";
-}
+using prenet::testing::error_field;
 
 // A user's sheet with no interconnect section at all.
 HardwareSpec bare_sheet() {

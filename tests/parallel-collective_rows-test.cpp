@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
@@ -25,14 +26,7 @@ TEST(CollectiveRows, NodesAndDefaults) {
     // Without nodes, a PCIe card's row is one machine, not one card per node.
     const HardwareSpec& a10 = find_hardware("a10");
     EXPECT_EQ(collective_row("all_gather", 1e6, 4, std::nullopt, std::nullopt, a10).cluster.gpus_per_node, 4);
-    auto field = [](auto f) {
-        try {
-            f();
-        } catch (const Error& e) {
-            return e.field();
-        }
-        return std::string();
-    };
+    auto field = [](auto f) { return prenet::testing::error_field(f); };
     EXPECT_EQ(field([&] { collective_row("all_reduce", 1e6, 12, 5, std::nullopt, h100); }), "nodes");
     EXPECT_EQ(field([&] { collective_row("all_reduce", -1, 8, std::nullopt, std::nullopt, h100); }), "message_size");
     EXPECT_EQ(field([&] { collective_row("send_recv", 1e6, 4, std::nullopt, std::nullopt, h100); }), "gpus");

@@ -17,6 +17,17 @@
 
 namespace prenet::testing {
 
+// The field an Error names, or "" when `f` does not throw one.
+template <class F>
+std::string error_field(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.field();
+    }
+    return "";
+}
+
 // A JSON file of the repository (a fixture, an example), by its path from the repository's root.
 inline nlohmann::json source_json(const std::string& relative) {
     std::ifstream in(std::string(PRENET_SOURCE_DIR "/") + relative);

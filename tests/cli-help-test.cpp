@@ -16,9 +16,11 @@ TEST(Help, TheMainUsageNamesEveryCommand) {
 
 TEST(Help, ACommandsUsageNamesEachOfItsFlags) {
     std::string usage = command_usage("kernels");
-    for (const auto& row : option_table())
-        if (!row.flag.empty() && row.takes(kKernels) && row.name != "version")
+    for (const auto& row : option_table()) {
+        if (!row.flag.empty() && row.takes(kKernels) && row.name != "version") {
             EXPECT_NE(usage.find("--" + row.flag), std::string::npos) << row.flag;
+        }
+    }
     EXPECT_THROW(command_usage("no-such-command"), Error);
 }
 

@@ -14,7 +14,10 @@ namespace {
 
 using nlohmann::json;
 
-StepPlan plan(json request) { return plan_step("gpt2", json(), read_settings(RequestOptions(request, kPredict))); }
+// The plan keeps a pointer to the model argument (it rebuilds the model per layout): one that outlives it.
+const json kGpt2 = "gpt2";
+
+StepPlan plan(json request) { return plan_step(kGpt2, json(), read_settings(RequestOptions(request, kPredict))); }
 
 TEST(ParallelResult, TheLayoutFillsTheDevicesAndTheRunCountsThemAll) {
     json r = parallel_device_result(plan({{"gpus", 8}, {"batch", 2}, {"tokens", 1e9}}), find_hardware("a100-sxm4-80gb"));

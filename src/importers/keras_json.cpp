@@ -10,6 +10,7 @@
 #include "core/limits.hpp"
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
+#include "ops/window.hpp"
 
 namespace prenet {
 namespace {
@@ -130,11 +131,11 @@ private:
     std::string where_;
 };
 
-// Keras' output length of a convolution or pooling window: "valid" floor((n - span) / s) + 1, "same" (and
-// Conv1D's "causal", stride 1) ceil(n / s).
+// Keras' output length of a convolution or pooling window: its padding words on the op catalogue's rule
+// ("valid" pads nothing; 0 when the window does not fit).
 std::int64_t window_output(std::int64_t n, std::int64_t span, std::int64_t stride, const std::string& padding) {
-    if (padding == "same" || padding == "causal") return (n + stride - 1) / stride;
-    return n < span ? 0 : (n - span) / stride + 1;
+    if (padding == "same" || padding == "causal") return ops::same_padding_output(n, stride);
+    return ops::window_output(n, span, stride, 0, false).value_or(0);
 }
 
 class Importer {

@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "ops/window.hpp"
 
 namespace prenet::onnx {
 namespace {
@@ -67,17 +68,15 @@ Shape checked(const Node& n, Shape s) {
     return s;
 }
 
-// Output size along one spatial dim of a convolution or pooling.
+// Output size along one spatial dim of a convolution or pooling: ONNX's auto_pad words on the op catalogue's rule.
 std::int64_t window_out(const Node& n, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dil,
                         std::int64_t pad_total, const std::string& auto_pad, bool ceil_mode) {
     if (k <= 0 || stride <= 0 || dil <= 0) fail(n, "kernel, stride and dilation must be positive");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return ops::same_padding_output(in, stride);
     std::int64_t eff = checked_add(checked_mul(dil, k - 1, "kernel size"), 1, "kernel size");
-    std::int64_t span = in + (auto_pad == "VALID" ? 0 : pad_total) - eff;
-    if (span < 0) fail(n, "the kernel (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
-    std::int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad_total / 2) --o;
-    return o;
+    std::optional<std::int64_t> o = ops::window_output(in, eff, stride, auto_pad == "VALID" ? 0 : pad_total, ceil_mode);
+    if (!o) fail(n, "the kernel (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
+    return *o;
 }
 
 std::vector<std::int64_t> spatial_attr(const Node& n, const char* key, std::size_t rank, std::int64_t fallback) {

@@ -625,62 +625,71 @@ void fit_collectives_only(const FitOptions& o) {
     if (o.verbose) std::cerr << "wrote " << o.collectives_out << (o.report_out.empty() ? "" : " and " + o.report_out) << "\n";
 }
 
-}  // namespace
+// ---- `prenet fit`'s steps, in the order fit_and_validate takes them ----
 
-void fit_and_validate(const FitOptions& o) {
-    if (o.only == "collectives") return fit_collectives_only(o);
-    if (!o.only.empty() && o.only != "kernels")
-        throw Error("--only takes 'kernels' or 'collectives', got '" + o.only + "'", ErrorCode::invalid_value, "only");
-    auto start = std::chrono::steady_clock::now();
-    // What the report was computed from, read before anything is written.
-    const std::string commit = source_commit();
+// What the report was computed from, read before anything is written: the kernel data files, those kept aside
+// and the measured iterations (the collective data's are added when that model is fitted).
+std::vector<DataFileStamp> kernel_data_stamps(const std::string& data_dir) {
     std::vector<DataFileStamp> stamps;
-    for (const auto& f : data_files(o.data_dir)) stamps.push_back(stamp_data_file(f));
-    for (const auto& f : excluded_data_files(o.data_dir)) stamps.push_back(stamp_data_file(f));
-    if (std::filesystem::exists(o.data_dir + "/neusight/e2e.csv"))
-        stamps.push_back(stamp_data_file(o.data_dir + "/neusight/e2e.csv"));
-    std::optional<CollectiveFitReport> collectives;
-    if (has_collective_data(o)) {
-        collectives = fit_collectives(o.data_dir, o.verbose);
-        for (const auto& f : collectives->files) stamps.push_back(stamp_data_file(f));
-    }
+    for (const auto& f : data_files(data_dir)) stamps.push_back(stamp_data_file(f));
+    for (const auto& f : excluded_data_files(data_dir)) stamps.push_back(stamp_data_file(f));
+    if (std::filesystem::exists(data_dir + "/neusight/e2e.csv")) stamps.push_back(stamp_data_file(data_dir + "/neusight/e2e.csv"));
+    return stamps;
+}
+
+// The kernel measurements to fit on: the data folder's, less the held-out chips'.
+std::vector<Sample> load_kernel_samples(const FitOptions& o) {
     std::vector<Sample> samples = load_data_folder(o.data_dir);
     samples.erase(std::remove_if(samples.begin(), samples.end(),
                                  [&](const Sample& s) { return is_held_out_chip(s.device, o.without); }),
                   samples.end());
     if (o.verbose) std::cerr << "loaded " << samples.size() << " kernel measurements from " << o.data_dir << "\n";
-    auto families = build_rows(samples, o.max_rows_per_device);
-    // The largest convolution batch measured, beyond which prediction splits a kernel into passes.
+    return samples;
+}
+
+// The largest convolution batch measured per family, beyond which prediction splits a kernel into passes.
+std::map<std::string, double> max_conv_batch_by_family(const std::vector<Sample>& samples) {
     std::map<std::string, double> max_batch;
     for (const auto& s : samples)
         if (s.kernel.family == Family::conv && s.kernel.conv)
             max_batch[to_string(model_family(s.kernel))] =
                 std::max(max_batch[to_string(model_family(s.kernel))], double(s.kernel.conv->n));
+    return max_batch;
+}
 
-    json models = {{"format", 1},
-                   {"description", "Per-family kernel models: time = roofline bound x 10^g(features), g >= 0"},
-                   {"feature_names", kernel_feature_names()},
-                   {"fitted_on", o.data_dir},
-                   {"held_out_chips", o.without},
-                   {"max_rows_per_device", o.max_rows_per_device},
-                   {"gbt", {{"trees", o.gbt.trees}, {"depth", o.gbt.depth}, {"learning_rate", o.gbt.learning_rate},
-                            {"min_leaf", o.gbt.min_leaf}}},
-                   {"families", json::object()}};
+// The models document before its families: what it was fitted on and how.
+json models_document(const FitOptions& o) {
+    return {{"format", 1},
+            {"description", "Per-family kernel models: time = roofline bound x 10^g(features), g >= 0"},
+            {"feature_names", kernel_feature_names()},
+            {"fitted_on", o.data_dir},
+            {"held_out_chips", o.without},
+            {"max_rows_per_device", o.max_rows_per_device},
+            {"gbt", {{"trees", o.gbt.trees}, {"depth", o.gbt.depth}, {"learning_rate", o.gbt.learning_rate},
+                     {"min_leaf", o.gbt.min_leaf}}},
+            {"families", json::object()}};
+}
+
+// The report's kernel tables, a family's rows added as its leave-one-device-out validation ends.
+struct KernelTables {
     std::ostringstream table, detail, weighted, precision_table, shipped, device_precision;
-    device_precision << "| family | device left out | precision | sources | rows | roofline median | PreNeT-style "
-                        "median | ours (shipped predictor) median / p90 | ours, time-weighted | target |\n"
-                        "|---|---|---|---|---|---|---|---|---|---|\n";
-    precision_table << "| family | precision | rows | devices | roofline median / p90 | PreNeT-style median / p90 | ours "
-                       "(shipped predictor) median / p90 |\n|---|---|---|---|---|---|---|\n";
-    shipped << "| family | kept learner | rows | devices | median APE | p90 APE | time-weighted APE | as fitted: "
-               "median / p90 |\n|---|---|---|---|---|---|---|---|\n";
-    weighted << "| family | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
-             << "|---|---|---|---|---|---|---|---|---|\n";
-    table << "| family | rows | devices | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
-          << "|---|---|---|---|---|---|---|---|---|---|---|\n";
-    std::map<std::string, FamilyResult> results;
-    for (const auto& [family, rows] : families) {
-        FamilyResult r = leave_one_device_out(rows, o.gbt, o.verbose, family);
+
+    KernelTables() {
+        device_precision << "| family | device left out | precision | sources | rows | roofline median | PreNeT-style "
+                            "median | ours (shipped predictor) median / p90 | ours, time-weighted | target |\n"
+                            "|---|---|---|---|---|---|---|---|---|---|\n";
+        precision_table << "| family | precision | rows | devices | roofline median / p90 | PreNeT-style median / p90 | ours "
+                           "(shipped predictor) median / p90 |\n|---|---|---|---|---|---|---|\n";
+        shipped << "| family | kept learner | rows | devices | median APE | p90 APE | time-weighted APE | as fitted: "
+                   "median / p90 |\n|---|---|---|---|---|---|---|---|\n";
+        weighted << "| family | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
+                 << "|---|---|---|---|---|---|---|---|---|\n";
+        table << "| family | rows | devices | roofline | PreNeT-style | ridge | ridge-all | GBT | GBT-all | GBT-time | kept |\n"
+              << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    }
+
+    // `r` is not const: reading an error list a fold did not fill adds it empty (a blank cell), as before.
+    void add(const std::string& family, const std::vector<Row>& rows, FamilyResult& r) {
         std::set<std::string> devices;
         for (const auto& row : rows) devices.insert(row.device);
         table << "| " << family << " | " << rows.size() << " | " << devices.size();
@@ -693,6 +702,13 @@ void fit_and_validate(const FitOptions& o) {
                 << r.shipped_by_device.size() << " | " << pct(r.shipped_pooled.median()) << " | "
                 << pct(r.shipped_pooled.p90()) << " | " << pct(r.shipped_time_weighted) << " | "
                 << pct(r.pooled[r.chosen].median()) << " / " << pct(r.pooled[r.chosen].p90()) << " |\n";
+        add_detail(family, devices, r);
+        add_precisions(family, rows, r);
+        add_device_precisions(family, rows, r);
+    }
+
+private:
+    void add_detail(const std::string& family, const std::set<std::string>& devices, FamilyResult& r) {
         detail << "\n### " << family << "\n\n| device left out | rows | roofline | PreNeT-style | ridge | ridge-all | "
                << "GBT | GBT-all | GBT-time | shipped (" << r.chosen << ") |\n|---|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& d : devices) {
@@ -702,6 +718,9 @@ void fit_and_validate(const FitOptions& o) {
             detail << " | " << pct(r.shipped_by_device[d].median()) << " / " << pct(r.shipped_by_device[d].p90());
             detail << " |\n";
         }
+    }
+
+    void add_precisions(const std::string& family, const std::vector<Row>& rows, const FamilyResult& r) {
         for (const auto& [prec, by_learner] : r.by_precision) {
             std::set<std::string> prec_devices;
             for (const auto& row : rows)
@@ -712,6 +731,9 @@ void fit_and_validate(const FitOptions& o) {
                 precision_table << " | " << pct(by_learner.at(l).median()) << " / " << pct(by_learner.at(l).p90());
             precision_table << " |\n";
         }
+    }
+
+    void add_device_precisions(const std::string& family, const std::vector<Row>& rows, const FamilyResult& r) {
         for (const auto& [d, by_prec] : r.by_device_precision)
             for (const auto& [prec, by_learner] : by_prec) {
                 std::set<std::string> sources;
@@ -726,53 +748,67 @@ void fit_and_validate(const FitOptions& o) {
                                  << pct(ours.p90()) << " | " << pct(ours.time_weighted()) << " | "
                                  << target_verdict(family, prec, ours.median()) << " |\n";
             }
-        std::vector<ScatterSeries> series;
-        for (const auto& [d, pts] : r.best_points) {
-            ScatterSeries s{d, {}, {}};
-            size_t step = std::max<size_t>(1, pts.first.size() / 600);  // keep the SVGs small
-            for (size_t i = 0; i < pts.first.size(); i += step)
-                s.measured.push_back(pts.first[i]), s.predicted.push_back(pts.second[i]);
-            series.push_back(std::move(s));
-        }
-        write_file(o.plots_dir + "/" + family + ".svg",
-                   scatter_svg(family + ": " + r.chosen + " as shipped, each device predicted by models fitted without it",
-                               series));
-        Fitted final_model = fit_learner(r.chosen, rows, o.gbt);
-        models["families"][family] = {{"learner", r.chosen},
-                                      {"floor_ms", final_model.floor_ms},
-                                      {"floor_ms_by_source", final_model.floor_by_source},
-                                      {"features", final_model.features},
-                                      {"target", final_model.target},
-                                      {"rows", rows.size()},
-                                      {"devices", std::vector<std::string>(devices.begin(), devices.end())},
-                                      {"validation",
-                                       {{"method", "leave one accelerator out"},
-                                        {"median_ape", r.pooled[r.chosen].median()},
-                                        {"p90_ape", r.pooled[r.chosen].p90()}}},
-                                      {"model", final_model.model->to_json()}};
-        if (max_batch.count(family)) models["families"][family]["max_batch"] = max_batch[family];
-        results[family] = std::move(r);
     }
-    if (!o.dump_predictions.empty()) {
-        std::ostringstream dump;
-        dump << "family,device,source,measured_ms,predicted_ms,bound_ms";
-        for (const auto& n : kernel_feature_names()) dump << "," << n;
-        dump << "\n";
-        for (const auto& [family, r] : results)
-            for (const auto& [device, pts] : r.best_points)
-                for (size_t i = 0; i < pts.first.size(); ++i) {
-                    const Row* row = r.rows_by_device.at(device)[i];
-                    dump << family << "," << device << "," << row->source << "," << pts.first[i] << "," << pts.second[i]
-                         << "," << row->bound_ms;
-                    for (double v : row->x) dump << "," << v;
-                    dump << "\n";
-                }
-        write_file(o.dump_predictions, dump.str());
-    }
+};
 
-    // End to end: whole training iterations, each device predicted by models fitted without it.
-    // Training runs kernels asynchronously: the CPU's per-call dispatch (NeuSight's floor) overlaps GPU work, so
-    // the shipped floor is the smallest bare-kernel time any source measured (DeepBench, XLA), for every family.
+// docs/plots/<family>.svg: each device's held-out rows as the shipped predictor times them.
+void write_family_plot(const std::string& plots_dir, const std::string& family, const FamilyResult& r) {
+    std::vector<ScatterSeries> series;
+    for (const auto& [d, pts] : r.best_points) {
+        ScatterSeries s{d, {}, {}};
+        size_t step = std::max<size_t>(1, pts.first.size() / 600);  // keep the SVGs small
+        for (size_t i = 0; i < pts.first.size(); i += step)
+            s.measured.push_back(pts.first[i]), s.predicted.push_back(pts.second[i]);
+        series.push_back(std::move(s));
+    }
+    write_file(plots_dir + "/" + family + ".svg",
+               scatter_svg(family + ": " + r.chosen + " as shipped, each device predicted by models fitted without it",
+                           series));
+}
+
+// The family's entry in the models document: its kept learner fitted on every row, with the validation errors.
+json shipped_family_model(const std::vector<Row>& rows, const FamilyResult& r, const GbtParams& gbt,
+                          std::optional<double> max_batch) {
+    std::set<std::string> devices;
+    for (const auto& row : rows) devices.insert(row.device);
+    Fitted final_model = fit_learner(r.chosen, rows, gbt);
+    json family = {{"learner", r.chosen},
+                   {"floor_ms", final_model.floor_ms},
+                   {"floor_ms_by_source", final_model.floor_by_source},
+                   {"features", final_model.features},
+                   {"target", final_model.target},
+                   {"rows", rows.size()},
+                   {"devices", std::vector<std::string>(devices.begin(), devices.end())},
+                   {"validation",
+                    {{"method", "leave one accelerator out"},
+                     {"median_ape", r.pooled.at(r.chosen).median()},
+                     {"p90_ape", r.pooled.at(r.chosen).p90()}}},
+                   {"model", final_model.model->to_json()}};
+    if (max_batch) family["max_batch"] = *max_batch;
+    return family;
+}
+
+// --dump-predictions: every held-out row's prediction with its measurement and features.
+std::string held_out_predictions_csv(const std::map<std::string, FamilyResult>& results) {
+    std::ostringstream dump;
+    dump << "family,device,source,measured_ms,predicted_ms,bound_ms";
+    for (const auto& n : kernel_feature_names()) dump << "," << n;
+    dump << "\n";
+    for (const auto& [family, r] : results)
+        for (const auto& [device, pts] : r.best_points)
+            for (size_t i = 0; i < pts.first.size(); ++i) {
+                const Row* row = r.rows_by_device.at(device)[i];
+                dump << family << "," << device << "," << row->source << "," << pts.first[i] << "," << pts.second[i]
+                     << "," << row->bound_ms;
+                for (double v : row->x) dump << "," << v;
+                dump << "\n";
+            }
+    return dump.str();
+}
+
+// Training runs kernels asynchronously: the CPU's per-call dispatch (NeuSight's floor) overlaps GPU work, so
+// the shipped floor is the smallest bare-kernel time any source measured (DeepBench, XLA), for every family.
+void set_kernel_floor(json& models) {
     double kernel_floor = 1e300;
     for (auto& [family, m] : models["families"].items())
         for (auto& [source, floor] : m["floor_ms_by_source"].items())
@@ -781,26 +817,33 @@ void fit_and_validate(const FitOptions& o) {
         models["kernel_floor_ms"] = kernel_floor;
         for (auto& [family, m] : models["families"].items()) m["floor_ms"] = kernel_floor;
     }
-    std::map<std::string, Learner> chosen;
-    for (const auto& [family, r] : results) chosen[family] = r.chosen;
-    E2eReport e2e = evaluate_e2e(o.data_dir, families, o.gbt, chosen, o.without, o.verbose);
-    models["framework_overhead_ms_per_kernel"] = e2e.overhead_ms_per_kernel;
-    write_file(o.models_out, models.dump() + "\n");
-    std::string kept_aside = kept_aside_section(o.data_dir, models);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
+// What docs/accuracy.md is made of, besides the options.
+struct ReportParts {
+    std::string commit;
+    std::vector<DataFileStamp> stamps;
+    std::size_t samples = 0;
+    double seconds = 0;
+    const KernelTables& tables;
+    std::string kept_aside, e2e;
+};
+
+// docs/accuracy.md without the collective section (appended when that model was fitted).
+std::string accuracy_report(const FitOptions& o, const ReportParts& p) {
+    const KernelTables& t = p.tables;
     std::ostringstream md;
-    md << "# Prediction accuracy\n\nGenerated by `prenet fit` (" << samples.size() << " kernel measurements from `"
+    md << "# Prediction accuracy\n\nGenerated by `prenet fit` (" << p.samples << " kernel measurements from `"
        << o.data_dir << "`, at most " << o.max_rows_per_device
-       << " rows per device and family, fitted in " << int(seconds)
+       << " rows per device and family, fitted in " << int(p.seconds)
        << " s). Do not edit by hand: rerun `npm run fit`.\n\n"
-       << "Computed by the code at commit `" << commit << "` from these data files (data rows, FNV-1a 64 of the "
+       << "Computed by the code at commit `" << p.commit << "` from these data files (data rows, FNV-1a 64 of the "
           "bytes)";
     if (!o.without.empty()) {
         md << ", without the chips";
         for (const auto& chip : o.without) md << " `" << chip << "`";
     }
-    md << ":\n\n" << stamp_table(stamps);
+    md << ":\n\n" << stamp_table(p.stamps);
     md << "\nEvery number is **leave one accelerator out**: the device a row was measured on was absent from the "
           "data the model was fitted on. APE = |predicted - measured| / measured.\n\n"
        << "- *roofline*: max(FLOPs / peak, bytes / bandwidth) + 5 us launch.\n"
@@ -816,18 +859,18 @@ void fit_and_validate(const FitOptions& o) {
           "of the source that measured it. *As fitted* is the same learner's regressor evaluated directly, the "
           "comparison below that picks the learner; `models/kernels.json` keeps those errors (they set the range a "
           "prediction carries).\n\n"
-       << shipped.str()
+       << t.shipped.str()
        << "\n## Candidate learners, pooled over the left-out devices\n\n"
        << "Median / 90th-percentile APE over all held-out rows, each learner's regressor evaluated directly:\n\n"
-       << table.str()
+       << t.table.str()
        << "\nTime-weighted APE (each kernel's error weighted by its measured time, averaged over the left-out "
           "devices). This decides which learner a family keeps, since a step's time is made of its long kernels:\n\n"
-       << weighted.str() << "\n## Kernels by precision, device left out\n\n"
+       << t.weighted.str() << "\n## Kernels by precision, device left out\n\n"
        << "Every precision in the data, each row predicted by the shipped predictor from the kept learner fitted "
           "without its device. fp16 is "
           "DeepBench's tensor-core (V100, T4) and half-precision (P100) data; tf32, bf16 and fp8 are XLA's B200 and "
           "MI300X tables (MI300X fp8 is excluded from fitting: `data/README.md`).\n\n"
-       << precision_table.str()
+       << t.precision_table.str()
        << "\n## Kernels per left-out device and precision\n\nEach device's rows of each precision, predicted by the "
           "shipped predictor from the kept learner fitted without that device (the same code path as `prenet "
           "predict`), beside the roofline and the PreNeT-style regressor fitted without it. Every device listed here "
@@ -835,11 +878,11 @@ void fit_and_validate(const FitOptions& o) {
           "every fit are named at the top. *Time-weighted*: each row's error weighted by its measured time (a training "
           "step is made of its long kernels; the medians are of the tables' many small inference shapes). *Target*: "
           "issue #12's 12% median APE for BF16/FP8 GEMMs and attention forward on every device.\n\n"
-       << device_precision.str() << kept_aside << "\n## Kernels, per left-out device (median / p90 APE)\n"
-       << detail.str()
+       << t.device_precision.str() << p.kept_aside << "\n## Kernels, per left-out device (median / p90 APE)\n"
+       << t.detail.str()
        << "\nPlots: `docs/plots/<family>.svg` (the shipped predictor from the kept learner, each device predicted by "
           "models that never saw it).\n\n"
-       << e2e.markdown
+       << p.e2e
        << "\n## Whole training steps against published throughput\n\nPredicted vs published single-GPU training "
           "throughput (ResNet-50, BERT-large; fp32/tf32 and mixed precision), with the sources and with the V100 and "
           "A100 rows predicted by models fitted without that chip: `docs/published-throughput.md` "
@@ -852,11 +895,58 @@ void fit_and_validate(const FitOptions& o) {
           "against PEFT's measured LoRA and full\nfine-tuning peaks, and QLoRA's \"fits on one 48 GB / 24 GB GPU\" and "
           "16-bit \"more than 780 GB\" claims, with every\nrow's source and settings: `docs/finetune-accuracy.md` "
           "(`node tools/compare_finetune.mjs`).\n";
+    return md.str();
+}
+
+}  // namespace
+
+void fit_and_validate(const FitOptions& o) {
+    if (o.only == "collectives") return fit_collectives_only(o);
+    if (!o.only.empty() && o.only != "kernels")
+        throw Error("--only takes 'kernels' or 'collectives', got '" + o.only + "'", ErrorCode::invalid_value, "only");
+    auto start = std::chrono::steady_clock::now();
+    const std::string commit = source_commit();
+    std::vector<DataFileStamp> stamps = kernel_data_stamps(o.data_dir);
+    std::optional<CollectiveFitReport> collectives;
+    if (has_collective_data(o)) {
+        collectives = fit_collectives(o.data_dir, o.verbose);
+        for (const auto& f : collectives->files) stamps.push_back(stamp_data_file(f));
+    }
+    std::vector<Sample> samples = load_kernel_samples(o);
+    auto families = build_rows(samples, o.max_rows_per_device);
+    std::map<std::string, double> max_batch = max_conv_batch_by_family(samples);
+
+    // Per family: validated leaving one accelerator out, plotted, then its kept learner fitted on every row.
+    json models = models_document(o);
+    KernelTables tables;
+    std::map<std::string, FamilyResult> results;
+    for (const auto& [family, rows] : families) {
+        FamilyResult r = leave_one_device_out(rows, o.gbt, o.verbose, family);
+        tables.add(family, rows, r);
+        write_family_plot(o.plots_dir, family, r);
+        auto batch = max_batch.find(family);
+        models["families"][family] =
+            shipped_family_model(rows, r, o.gbt, batch == max_batch.end() ? std::nullopt : std::optional<double>(batch->second));
+        results[family] = std::move(r);
+    }
+    if (!o.dump_predictions.empty()) write_file(o.dump_predictions, held_out_predictions_csv(results));
+    set_kernel_floor(models);
+
+    // End to end: whole training iterations, each device predicted by models fitted without it.
+    std::map<std::string, Learner> chosen;
+    for (const auto& [family, r] : results) chosen[family] = r.chosen;
+    E2eReport e2e = evaluate_e2e(o.data_dir, families, o.gbt, chosen, o.without, o.verbose);
+    models["framework_overhead_ms_per_kernel"] = e2e.overhead_ms_per_kernel;
+    write_file(o.models_out, models.dump() + "\n");
+
+    std::string kept_aside = kept_aside_section(o.data_dir, models);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string md = accuracy_report(o, {commit, stamps, samples.size(), seconds, tables, kept_aside, e2e.markdown});
     if (collectives) {
-        md << collectives->markdown;
+        md += collectives->markdown;
         write_file(o.collectives_out, collectives->model.to_json().dump(2) + "\n");
     }
-    write_file(o.report_out, md.str());
+    write_file(o.report_out, md);
     if (o.verbose) std::cerr << "wrote " << o.models_out << " and " << o.report_out << " in " << seconds << " s\n";
 }
 

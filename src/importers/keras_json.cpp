@@ -10,6 +10,7 @@
 #include "core/limits.hpp"
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
+#include "ops/window.hpp"
 
 namespace prenet {
 namespace {
@@ -130,11 +131,11 @@ private:
     std::string where_;
 };
 
-// Keras' output length of a convolution or pooling window: "valid" floor((n - span) / s) + 1, "same" (and
-// Conv1D's "causal", stride 1) ceil(n / s).
+// Keras' output length of a convolution or pooling window: its padding words on the op catalogue's rule
+// ("valid" pads nothing; 0 when the window does not fit).
 std::int64_t window_output(std::int64_t n, std::int64_t span, std::int64_t stride, const std::string& padding) {
-    if (padding == "same" || padding == "causal") return (n + stride - 1) / stride;
-    return n < span ? 0 : (n - span) / stride + 1;
+    if (padding == "same" || padding == "causal") return ops::same_padding_output(n, stride);
+    return ops::window_output(n, span, stride, 0, false).value_or(0);
 }
 
 class Importer {
@@ -514,271 +515,438 @@ private:
         return out;
     }
 
+    // One call of a Keras layer, as a lowering reads it.
+    struct LayerCall {
+        const std::string& cls;
+        const LayerConfig& config;
+        const std::string& name;
+        const std::vector<Shape>& inputs;  // at least one
+        const Shape& x;                    // the first input
+    };
+    // Lowers one Keras class (or a family of them) to PreNeT kinds: the Keras layout's output shape, or
+    // nullopt when this class is not modelled after all (a Bidirectional around a layer without a kind).
+    using Lowering = std::optional<Shape> (Importer::*)(const LayerCall&);
+
     // One Keras layer lowered to PreNeT kinds; nullopt when it is not modelled.
     std::optional<Shape> lower(const std::string& cls, const LayerConfig& c, const std::string& name,
                                const std::vector<Shape>& inputs) {
-        const Shape& x = inputs[0];
-        b_.set_shape(x);
-        if (cls == "Dense") {
-            std::int64_t units = c.required("units");
-            add("linear", name, {{"out_features", units}, {"bias", c.boolean("use_bias", true)}});
-            activation_after(c, name);
-            return b_.shape();
-        }
-        if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D" || cls == "Convolution1D" || cls == "Convolution2D" ||
-            cls == "Convolution3D") {
-            size_t rank = size_t(cls[cls.size() - 2] - '0');
-            std::int64_t groups = c.integer("groups", 1, 1);
-            Shape out = conv(c, name, x, rank, "conv" + std::to_string(rank) + "d", c.required("filters"), groups,
-                             c.boolean("use_bias", true), c.ints("kernel_size", rank, 1));
-            activation_after(c, name);
-            return out;
-        }
-        if (cls == "Conv2DTranspose") {
-            Shape out = conv(c, name, x, 2, "conv_transpose2d", c.required("filters"), 1, c.boolean("use_bias", true),
-                             c.ints("kernel_size", 2, 1), true);
-            activation_after(c, name);
-            return out;
-        }
-        if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-            size_t rank = cls == "DepthwiseConv1D" ? 1 : 2;
-            if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
-            std::int64_t channels = data_format(c) == "channels_last" ? x.back() : x[1];
-            std::int64_t multiplier = c.integer("depth_multiplier", 1, 1);
-            Shape out = conv(c, name, x, rank, "conv" + std::to_string(rank) + "d",
-                             checked_mul(channels, multiplier, "channels"), channels, c.boolean("use_bias", true),
-                             c.ints("kernel_size", rank, 1));
-            activation_after(c, name);
-            return out;
-        }
-        if (cls == "SeparableConv1D" || cls == "SeparableConv2D" || cls == "SeparableConvolution2D") {
-            size_t rank = cls == "SeparableConv1D" ? 1 : 2;
-            if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
-            bool last = data_format(c) == "channels_last";
-            std::int64_t channels = last ? x.back() : x[1];
-            std::int64_t multiplier = c.integer("depth_multiplier", 1, 1);
-            std::string kind = "conv" + std::to_string(rank) + "d";
-            // Depthwise (no bias) then a 1x1 pointwise convolution with the bias.
-            Shape mid = conv(c, name + ".depthwise", x, rank, kind, checked_mul(channels, multiplier, "channels"),
-                             channels, false, c.ints("kernel_size", rank, 1));
-            Shape cf = last ? channels_first(mid) : mid;
-            b_.set_shape(cf);
-            add(kind, name + ".pointwise", {{"out_channels", c.required("filters")}, {"kernel_size", 1},
-                                            {"bias", c.boolean("use_bias", true)}});
-            activation_after(c, name);
-            return last ? channels_last(b_.shape()) : b_.shape();
-        }
+        b_.set_shape(inputs[0]);
+        Lowering lowering = lowering_for(cls);
+        if (!lowering) return std::nullopt;
+        return (this->*lowering)(LayerCall{cls, c, name, inputs, inputs[0]});
+    }
+
+    // The Keras classes PreNeT models, by name; the pooling classes by the pattern of their names, which carries
+    // the rank.
+    static Lowering lowering_for(const std::string& cls) {
+        static const std::map<std::string, Lowering> by_class = {
+            {"Dense", &Importer::lower_dense},
+            {"Conv1D", &Importer::lower_conv},
+            {"Conv2D", &Importer::lower_conv},
+            {"Conv3D", &Importer::lower_conv},
+            {"Convolution1D", &Importer::lower_conv},
+            {"Convolution2D", &Importer::lower_conv},
+            {"Convolution3D", &Importer::lower_conv},
+            {"Conv2DTranspose", &Importer::lower_conv_transpose},
+            {"DepthwiseConv1D", &Importer::lower_depthwise_conv},
+            {"DepthwiseConv2D", &Importer::lower_depthwise_conv},
+            {"SeparableConv1D", &Importer::lower_separable_conv},
+            {"SeparableConv2D", &Importer::lower_separable_conv},
+            {"SeparableConvolution2D", &Importer::lower_separable_conv},
+            {"BatchNormalization", &Importer::lower_batchnorm},
+            {"SyncBatchNormalization", &Importer::lower_batchnorm},
+            {"LayerNormalization", &Importer::lower_layernorm},
+            {"GroupNormalization", &Importer::lower_groupnorm},
+            {"Embedding", &Importer::lower_embedding},
+            {"SimpleRNN", &Importer::lower_recurrent},
+            {"LSTM", &Importer::lower_recurrent},
+            {"GRU", &Importer::lower_recurrent},
+            {"CuDNNLSTM", &Importer::lower_recurrent},
+            {"CuDNNGRU", &Importer::lower_recurrent},
+            {"Bidirectional", &Importer::lower_bidirectional},
+            {"MultiHeadAttention", &Importer::lower_attention},
+            {"Dropout", &Importer::lower_dropout},
+            {"SpatialDropout1D", &Importer::lower_dropout},
+            {"SpatialDropout2D", &Importer::lower_dropout},
+            {"SpatialDropout3D", &Importer::lower_dropout},
+            {"GaussianDropout", &Importer::lower_dropout},
+            {"AlphaDropout", &Importer::lower_dropout},
+            {"Flatten", &Importer::lower_flatten},
+            {"Reshape", &Importer::lower_reshape},
+            {"Permute", &Importer::lower_permute},
+            {"Add", &Importer::lower_merge},
+            {"Subtract", &Importer::lower_merge},
+            {"Multiply", &Importer::lower_merge},
+            {"Average", &Importer::lower_merge},
+            {"Maximum", &Importer::lower_merge},
+            {"Minimum", &Importer::lower_merge},
+            {"Concatenate", &Importer::lower_concatenate},
+            {"Activation", &Importer::lower_activation},
+            {"ReLU", &Importer::lower_activation},
+            {"LeakyReLU", &Importer::lower_activation},
+            {"ELU", &Importer::lower_activation},
+            {"Softmax", &Importer::lower_activation},
+            {"ZeroPadding1D", &Importer::lower_border},
+            {"ZeroPadding2D", &Importer::lower_border},
+            {"ZeroPadding3D", &Importer::lower_border},
+            {"Cropping1D", &Importer::lower_border},
+            {"Cropping2D", &Importer::lower_border},
+            {"Cropping3D", &Importer::lower_border},
+            {"TimeDistributed", &Importer::lower_time_distributed},
+        };
+        auto it = by_class.find(cls);
+        if (it != by_class.end()) return it->second;
+        if (pooling_class(cls)) return &Importer::lower_pool;
+        if (is_global_pooling_class(cls)) return &Importer::lower_global_pool;
+        return nullptr;
+    }
+
+    // ---- dense and convolutions ----
+
+    std::optional<Shape> lower_dense(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        std::int64_t units = c.required("units");
+        add("linear", call.name, {{"out_features", units}, {"bias", c.boolean("use_bias", true)}});
+        activation_after(c, call.name);
+        return b_.shape();
+    }
+
+    // Conv1D / Conv2D / Conv3D (and Keras 1's Convolution*D): the rank is the name's digit.
+    std::optional<Shape> lower_conv(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        size_t rank = size_t(call.cls[call.cls.size() - 2] - '0');
+        std::int64_t groups = c.integer("groups", 1, 1);
+        Shape out = conv(c, call.name, call.x, rank, "conv" + std::to_string(rank) + "d", c.required("filters"), groups,
+                         c.boolean("use_bias", true), c.ints("kernel_size", rank, 1));
+        activation_after(c, call.name);
+        return out;
+    }
+
+    std::optional<Shape> lower_conv_transpose(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        Shape out = conv(c, call.name, call.x, 2, "conv_transpose2d", c.required("filters"), 1, c.boolean("use_bias", true),
+                         c.ints("kernel_size", 2, 1), true);
+        activation_after(c, call.name);
+        return out;
+    }
+
+    // One group per input channel, depth_multiplier outputs each.
+    std::optional<Shape> lower_depthwise_conv(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        size_t rank = call.cls == "DepthwiseConv1D" ? 1 : 2;
+        if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
+        std::int64_t channels = data_format(c) == "channels_last" ? x.back() : x[1];
+        std::int64_t multiplier = c.integer("depth_multiplier", 1, 1);
+        Shape out = conv(c, call.name, x, rank, "conv" + std::to_string(rank) + "d",
+                         checked_mul(channels, multiplier, "channels"), channels, c.boolean("use_bias", true),
+                         c.ints("kernel_size", rank, 1));
+        activation_after(c, call.name);
+        return out;
+    }
+
+    // Depthwise (no bias) then a 1x1 pointwise convolution with the bias.
+    std::optional<Shape> lower_separable_conv(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        const std::string& name = call.name;
+        size_t rank = call.cls == "SeparableConv1D" ? 1 : 2;
+        if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
+        bool last = data_format(c) == "channels_last";
+        std::int64_t channels = last ? x.back() : x[1];
+        std::int64_t multiplier = c.integer("depth_multiplier", 1, 1);
+        std::string kind = "conv" + std::to_string(rank) + "d";
+        Shape mid = conv(c, name + ".depthwise", x, rank, kind, checked_mul(channels, multiplier, "channels"),
+                         channels, false, c.ints("kernel_size", rank, 1));
+        Shape cf = last ? channels_first(mid) : mid;
+        b_.set_shape(cf);
+        add(kind, name + ".pointwise", {{"out_channels", c.required("filters")}, {"kernel_size", 1},
+                                        {"bias", c.boolean("use_bias", true)}});
+        activation_after(c, name);
+        return last ? channels_last(b_.shape()) : b_.shape();
+    }
+
+    // ---- pooling ----
+
+    struct PoolingClass {
+        size_t rank;
+        bool max;
+    };
+    // MaxPooling2D, AveragePooling1D, Keras 3's MaxPool3D / AvgPool2D: the kind and the rank from the name.
+    static std::optional<PoolingClass> pooling_class(const std::string& cls) {
         for (const char* prefix : {"MaxPooling", "AveragePooling", "MaxPool", "AvgPool"}) {
             std::string p = prefix;
             if (cls.rfind(p, 0) == 0 && cls.size() == p.size() + 2 && cls.back() == 'D')
-                return pool(c, name, x, size_t(cls[p.size()] - '0'), p[0] == 'M');
-        }
-        if (cls.rfind("Global", 0) == 0 && (cls.find("Pooling") != std::string::npos || cls.find("Pool") != std::string::npos)) {
-            if (x.size() < 3 || x.size() > 5) fail(c.where(), "expects a rank-3 to rank-5 input, got " + to_string(x));
-            bool last = data_format(c) == "channels_last";
-            Shape cf = last ? channels_first(x) : x;
-            b_.set_shape(cf);
-            add("adaptive_avgpool2d", name, {{"output_size", 1}});
-            Shape out = {x[0], cf[1]};
-            if (c.boolean("keepdims", false)) {
-                out = {x[0]};
-                for (size_t i = 1; i < x.size(); ++i) out.push_back(1);
-                if (last) out.back() = cf[1];
-                else out[1] = cf[1];
-            }
-            b_.set_shape(out);
-            return out;
-        }
-        if (cls == "BatchNormalization" || cls == "SyncBatchNormalization") {
-            std::int64_t axis = c.find("axis") && c.find("axis")->is_array() && c.find("axis")->size() == 1
-                                    ? (*c.find("axis"))[0].get<std::int64_t>()
-                                    : c.find("axis") && c.find("axis")->is_number_integer() ? c.find("axis")->get<std::int64_t>() : -1;
-            bool channel_last = axis == -1 || axis == std::int64_t(x.size()) - 1;
-            if (!channel_last && axis != 1) fail(c.where(), "normalising over axis " + std::to_string(axis) + " is not supported");
-            if (!c.boolean("center", true) || !c.boolean("scale", true))
-                notes_.push_back("layer '" + name + "' (BatchNormalization) without center or scale: counted with both "
-                                 "its beta and gamma");
-            Shape cf = channel_last ? channels_first(x) : x;
-            b_.set_shape(cf);
-            add("batchnorm", name, json::object());
-            b_.set_shape(x);
-            return x;
-        }
-        if (cls == "LayerNormalization") {
-            if (!c.boolean("scale", true))
-                notes_.push_back("layer '" + name + "' (LayerNormalization) without scale: counted with its gamma");
-            add("layernorm", name, {{"bias", c.boolean("center", true)}});
-            return x;
-        }
-        if (cls == "GroupNormalization") {
-            Shape cf = channels_first(x);
-            b_.set_shape(cf);
-            add("groupnorm", name, {{"groups", c.integer("groups", 32, 1)}});
-            b_.set_shape(x);
-            return x;
-        }
-        if (cls == "Embedding") {
-            if (x.size() != 2) fail(c.where(), "an Embedding expects [batch, tokens], got " + to_string(x));
-            add("embedding", name, {{"num_embeddings", c.required("input_dim")}, {"embedding_dim", c.required("output_dim")}});
-            return b_.shape();
-        }
-        if (cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU" || cls == "CuDNNLSTM" || cls == "CuDNNGRU")
-            return rnn(cls, c, name, x, false, "concat");
-        if (cls == "Bidirectional") {
-            const json* inner = c.find("layer");
-            if (!inner || !inner->is_object() || !inner->contains("class_name") || !(*inner)["class_name"].is_string() ||
-                !inner->contains("config") || !(*inner)["config"].is_object())
-                fail(c.where(), "a Bidirectional layer needs the recurrent 'layer' it wraps");
-            std::string inner_cls = (*inner)["class_name"];
-            if (inner_cls != "SimpleRNN" && inner_cls != "LSTM" && inner_cls != "GRU")
-                return std::nullopt;
-            std::string merge = c.text("merge_mode", "concat");
-            if (!c.find("merge_mode") && c.raw().contains("merge_mode")) merge = "none";  // null: both outputs
-            LayerConfig ic((*inner)["config"], c.where() + ".layer");
-            return rnn(inner_cls, ic, name, x, true, merge == "concat" ? "concat" : merge);
-        }
-        if (cls == "MultiHeadAttention") {
-            if (x.size() != 3) fail(c.where(), "MultiHeadAttention here takes [batch, tokens, features], got " + to_string(x));
-            const Shape& value = inputs.size() > 1 ? inputs[1] : x;
-            if (value.size() != 3) fail(c.where(), "the value must be [batch, tokens, features], got " + to_string(value));
-            std::int64_t heads = c.required("num_heads"), key_dim = c.required("key_dim");
-            std::int64_t value_dim = c.integer("value_dim", key_dim, 1);
-            if (value_dim != key_dim || value[2] != x[2])
-                notes_.push_back("layer '" + name + "' (MultiHeadAttention): value_dim or the value's width differs "
-                                 "from the query's; counted with the query's sizes");
-            if (c.find("attention_axes") && !(c.find("attention_axes")->is_array() && c.find("attention_axes")->size() == 1))
-                notes_.push_back("layer '" + name + "' (MultiHeadAttention): attention_axes other than the tokens are "
-                                 "costed as attention over the tokens");
-            json attrs = {{"heads", heads}, {"kv_heads", heads}, {"head_dim", key_dim}, {"bias", c.boolean("use_bias", true)},
-                          {"projections", "separate"}};
-            if (value[1] != x[1] || inputs.size() > 1) attrs["kv_tokens"] = value[1];
-            if (inputs.size() > 1 && value[1] != x[1]) attrs["cross"] = true;
-            add("attention", name, attrs);
-            return x;
-        }
-        if (cls == "Dropout" || cls == "SpatialDropout1D" || cls == "SpatialDropout2D" || cls == "SpatialDropout3D" ||
-            cls == "GaussianDropout" || cls == "AlphaDropout") {
-            double rate = c.number("rate", 0.5);
-            if (!(rate >= 0 && rate < 1)) fail(c.where(), "rate must be in [0, 1)");
-            add("dropout", name, {{"p", rate}});
-            return x;
-        }
-        if (cls == "Flatten") {
-            add("flatten", name, json::object());
-            return b_.shape();
-        }
-        if (cls == "Reshape") {
-            const json* target = c.find("target_shape");
-            if (!target || !target->is_array()) fail(c.where(), "a Reshape needs 'target_shape'");
-            json shape = json::array();
-            for (const auto& d : *target) {
-                if (d.is_null()) shape.push_back(-1);
-                else shape.push_back(d);
-            }
-            add("reshape", name, {{"shape", shape}});
-            return b_.shape();
-        }
-        if (cls == "Permute") {
-            const json* dims = c.find("dims");
-            if (!dims || !dims->is_array() || dims->size() + 1 != x.size()) fail(c.where(), "a Permute needs 'dims' for each per-sample dim");
-            Shape out = {x[0]};
-            std::set<std::int64_t> seen;
-            for (const auto& d : *dims) {
-                if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() >= std::int64_t(x.size()) ||
-                    !seen.insert(d.get<std::int64_t>()).second)
-                    fail(c.where(), "'dims' must be a permutation of 1.." + std::to_string(x.size() - 1));
-                out.push_back(x[size_t(d.get<std::int64_t>())]);
-            }
-            return out;  // a transpose: no parameters; its copy is not costed
-        }
-        if (cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "Average" || cls == "Maximum" || cls == "Minimum") {
-            for (size_t i = 1; i < inputs.size(); ++i) {
-                if (inputs[i] != x)
-                    fail(c.where(), "merges " + to_string(x) + " with " + to_string(inputs[i]) + "; broadcasting is not supported");
-                b_.set_shape(x);
-                add("residual_add", name + (inputs.size() > 2 ? "." + std::to_string(i) : ""), json::object());
-            }
-            return x;
-        }
-        if (cls == "Concatenate") {
-            std::int64_t axis = c.integer("axis", -1, -std::int64_t(x.size()));
-            if (axis < 0) axis += std::int64_t(x.size());
-            if (axis < 1 || axis >= std::int64_t(x.size())) fail(c.where(), "axis " + std::to_string(axis) + " is out of range");
-            std::int64_t extra = 0;
-            for (size_t i = 1; i < inputs.size(); ++i) {
-                if (inputs[i].size() != x.size()) fail(c.where(), "concatenates tensors of different ranks");
-                for (size_t d = 0; d < x.size(); ++d)
-                    if (std::int64_t(d) != axis && inputs[i][d] != x[d])
-                        fail(c.where(), "concatenates " + to_string(x) + " with " + to_string(inputs[i]) + " on axis " +
-                                            std::to_string(axis));
-                extra = checked_add(extra, inputs[i][size_t(axis)], "tensor size");
-            }
-            // The concatenated axis moved to dim 1, where PreNeT's concat appends.
-            Shape moved = {x[0], x[size_t(axis)]};
-            for (size_t d = 1; d < x.size(); ++d)
-                if (std::int64_t(d) != axis) moved.push_back(x[d]);
-            b_.set_shape(moved);
-            add("concat", name, {{"extra", extra}});
-            Shape out = x;
-            out[size_t(axis)] = checked_add(x[size_t(axis)], extra, "tensor size");
-            b_.set_shape(out);
-            return out;
-        }
-        if (cls == "Activation") {
-            add_activation(c.activation("activation"), name, c);
-            return x;
-        }
-        if (cls == "ReLU") {
-            add("activation", name, {{"function", c.number("max_value", 0) == 6 ? "relu6" : "relu"}});
-            return x;
-        }
-        if (cls == "LeakyReLU" || cls == "ELU") {
-            add("activation", name, {{"function", cls == "ELU" ? "tanh" : "leaky_relu"}});
-            return x;
-        }
-        if (cls == "Softmax") {
-            add("softmax", name, json::object());
-            return x;
-        }
-        if (cls == "ZeroPadding1D" || cls == "ZeroPadding2D" || cls == "ZeroPadding3D" || cls == "Cropping1D" ||
-            cls == "Cropping2D" || cls == "Cropping3D") {
-            size_t rank = size_t(cls[cls.size() - 2] - '0');
-            if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
-            bool last = data_format(c) == "channels_last";
-            bool crop = cls[0] == 'C';
-            const json* spec = c.find(crop ? "cropping" : "padding");
-            Shape out = x;
-            for (size_t i = 0; i < rank; ++i) {
-                std::int64_t total = 2;  // Keras' default: 1 on each side (padding); cropping defaults to 0
-                if (crop) total = 0;
-                if (spec) {
-                    const json& s = spec->is_array() && spec->size() == rank ? (*spec)[i] : *spec;
-                    if (s.is_number_integer()) total = 2 * s.get<std::int64_t>();
-                    else if (s.is_array() && s.size() == 2 && s[0].is_number_integer() && s[1].is_number_integer())
-                        total = s[0].get<std::int64_t>() + s[1].get<std::int64_t>();
-                    else fail(c.where(), "unreadable padding or cropping " + spec->dump());
-                }
-                if (total < 0 || total > limits::dimension) fail(c.where(), "padding or cropping out of range");
-                size_t d = last ? 1 + i : 2 + i;
-                out[d] = crop ? out[d] - total : checked_add(out[d], total, "tensor size");
-                if (out[d] <= 0) fail(c.where(), "crops away the whole input " + to_string(x));
-            }
-            return out;  // a copy with a border: no parameters; its copy is not costed
-        }
-        if (cls == "TimeDistributed") {
-            const json* inner = c.find("layer");
-            if (!inner || !inner->is_object()) fail(c.where(), "a TimeDistributed layer needs the 'layer' it wraps");
-            if (x.size() < 3) fail(c.where(), "expects [batch, steps, ...], got " + to_string(x));
-            // The wrapped layer runs on every step: steps folded into the batch.
-            Shape folded = {checked_mul(x[0], x[1], "tensor size")};
-            folded.insert(folded.end(), x.begin() + 2, x.end());
-            std::vector<Shape> out = apply(*inner, {folded}, c.where() + ".layer", std::nullopt);
-            Shape unfolded = {x[0], x[1]};
-            unfolded.insert(unfolded.end(), out[0].begin() + 1, out[0].end());
-            b_.set_shape(unfolded);
-            return unfolded;
+                return PoolingClass{size_t(cls[p.size()] - '0'), p[0] == 'M'};
         }
         return std::nullopt;
+    }
+    // GlobalAveragePooling2D, GlobalMaxPool1D, ...
+    static bool is_global_pooling_class(const std::string& cls) {
+        return cls.rfind("Global", 0) == 0 &&
+               (cls.find("Pooling") != std::string::npos || cls.find("Pool") != std::string::npos);
+    }
+
+    std::optional<Shape> lower_pool(const LayerCall& call) {
+        PoolingClass p = *pooling_class(call.cls);
+        return pool(call.config, call.name, call.x, p.rank, p.max);
+    }
+
+    // Global pooling, max or average, costed as an average pool to one element per channel.
+    std::optional<Shape> lower_global_pool(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        if (x.size() < 3 || x.size() > 5) fail(c.where(), "expects a rank-3 to rank-5 input, got " + to_string(x));
+        bool last = data_format(c) == "channels_last";
+        Shape cf = last ? channels_first(x) : x;
+        b_.set_shape(cf);
+        add("adaptive_avgpool2d", call.name, {{"output_size", 1}});
+        Shape out = {x[0], cf[1]};
+        if (c.boolean("keepdims", false)) {
+            out = {x[0]};
+            for (size_t i = 1; i < x.size(); ++i) out.push_back(1);
+            if (last) out.back() = cf[1];
+            else out[1] = cf[1];
+        }
+        b_.set_shape(out);
+        return out;
+    }
+
+    // ---- normalisation ----
+
+    std::optional<Shape> lower_batchnorm(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        std::int64_t axis = c.find("axis") && c.find("axis")->is_array() && c.find("axis")->size() == 1
+                                ? (*c.find("axis"))[0].get<std::int64_t>()
+                                : c.find("axis") && c.find("axis")->is_number_integer() ? c.find("axis")->get<std::int64_t>() : -1;
+        bool channel_last = axis == -1 || axis == std::int64_t(x.size()) - 1;
+        if (!channel_last && axis != 1) fail(c.where(), "normalising over axis " + std::to_string(axis) + " is not supported");
+        if (!c.boolean("center", true) || !c.boolean("scale", true))
+            notes_.push_back("layer '" + call.name + "' (BatchNormalization) without center or scale: counted with both "
+                             "its beta and gamma");
+        Shape cf = channel_last ? channels_first(x) : x;
+        b_.set_shape(cf);
+        add("batchnorm", call.name, json::object());
+        b_.set_shape(x);
+        return x;
+    }
+
+    std::optional<Shape> lower_layernorm(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        if (!c.boolean("scale", true))
+            notes_.push_back("layer '" + call.name + "' (LayerNormalization) without scale: counted with its gamma");
+        add("layernorm", call.name, {{"bias", c.boolean("center", true)}});
+        return call.x;
+    }
+
+    std::optional<Shape> lower_groupnorm(const LayerCall& call) {
+        Shape cf = channels_first(call.x);
+        b_.set_shape(cf);
+        add("groupnorm", call.name, {{"groups", call.config.integer("groups", 32, 1)}});
+        b_.set_shape(call.x);
+        return call.x;
+    }
+
+    // ---- embeddings, recurrent layers, attention ----
+
+    std::optional<Shape> lower_embedding(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        if (call.x.size() != 2) fail(c.where(), "an Embedding expects [batch, tokens], got " + to_string(call.x));
+        add("embedding", call.name, {{"num_embeddings", c.required("input_dim")}, {"embedding_dim", c.required("output_dim")}});
+        return b_.shape();
+    }
+
+    std::optional<Shape> lower_recurrent(const LayerCall& call) {
+        return rnn(call.cls, call.config, call.name, call.x, false, "concat");
+    }
+
+    // A recurrent layer run both ways; a wrapped layer without a kind of its own is not modelled.
+    std::optional<Shape> lower_bidirectional(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const json* inner = c.find("layer");
+        if (!inner || !inner->is_object() || !inner->contains("class_name") || !(*inner)["class_name"].is_string() ||
+            !inner->contains("config") || !(*inner)["config"].is_object())
+            fail(c.where(), "a Bidirectional layer needs the recurrent 'layer' it wraps");
+        std::string inner_cls = (*inner)["class_name"];
+        if (inner_cls != "SimpleRNN" && inner_cls != "LSTM" && inner_cls != "GRU")
+            return std::nullopt;
+        std::string merge = c.text("merge_mode", "concat");
+        if (!c.find("merge_mode") && c.raw().contains("merge_mode")) merge = "none";  // null: both outputs
+        LayerConfig ic((*inner)["config"], c.where() + ".layer");
+        return rnn(inner_cls, ic, call.name, call.x, true, merge == "concat" ? "concat" : merge);
+    }
+
+    std::optional<Shape> lower_attention(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        const std::vector<Shape>& inputs = call.inputs;
+        const std::string& name = call.name;
+        if (x.size() != 3) fail(c.where(), "MultiHeadAttention here takes [batch, tokens, features], got " + to_string(x));
+        const Shape& value = inputs.size() > 1 ? inputs[1] : x;
+        if (value.size() != 3) fail(c.where(), "the value must be [batch, tokens, features], got " + to_string(value));
+        std::int64_t heads = c.required("num_heads"), key_dim = c.required("key_dim");
+        std::int64_t value_dim = c.integer("value_dim", key_dim, 1);
+        if (value_dim != key_dim || value[2] != x[2])
+            notes_.push_back("layer '" + name + "' (MultiHeadAttention): value_dim or the value's width differs "
+                             "from the query's; counted with the query's sizes");
+        if (c.find("attention_axes") && !(c.find("attention_axes")->is_array() && c.find("attention_axes")->size() == 1))
+            notes_.push_back("layer '" + name + "' (MultiHeadAttention): attention_axes other than the tokens are "
+                             "costed as attention over the tokens");
+        json attrs = {{"heads", heads}, {"kv_heads", heads}, {"head_dim", key_dim}, {"bias", c.boolean("use_bias", true)},
+                      {"projections", "separate"}};
+        if (value[1] != x[1] || inputs.size() > 1) attrs["kv_tokens"] = value[1];
+        if (inputs.size() > 1 && value[1] != x[1]) attrs["cross"] = true;
+        add("attention", name, attrs);
+        return x;
+    }
+
+    // ---- elementwise: dropout and activations ----
+
+    std::optional<Shape> lower_dropout(const LayerCall& call) {
+        double rate = call.config.number("rate", 0.5);
+        if (!(rate >= 0 && rate < 1)) fail(call.config.where(), "rate must be in [0, 1)");
+        add("dropout", call.name, {{"p", rate}});
+        return call.x;
+    }
+
+    // An activation as a layer of its own: Activation names it; ReLU (6 with max_value 6), LeakyReLU, ELU and
+    // Softmax are it.
+    std::optional<Shape> lower_activation(const LayerCall& call) {
+        const std::string& cls = call.cls;
+        const LayerConfig& c = call.config;
+        if (cls == "Activation") add_activation(c.activation("activation"), call.name, c);
+        else if (cls == "ReLU") add("activation", call.name, {{"function", c.number("max_value", 0) == 6 ? "relu6" : "relu"}});
+        else if (cls == "Softmax") add("softmax", call.name, json::object());
+        else add("activation", call.name, {{"function", cls == "ELU" ? "tanh" : "leaky_relu"}});
+        return call.x;
+    }
+
+    // ---- shape changes ----
+
+    std::optional<Shape> lower_flatten(const LayerCall& call) {
+        add("flatten", call.name, json::object());
+        return b_.shape();
+    }
+
+    std::optional<Shape> lower_reshape(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const json* target = c.find("target_shape");
+        if (!target || !target->is_array()) fail(c.where(), "a Reshape needs 'target_shape'");
+        json shape = json::array();
+        for (const auto& d : *target) {
+            if (d.is_null()) shape.push_back(-1);
+            else shape.push_back(d);
+        }
+        add("reshape", call.name, {{"shape", shape}});
+        return b_.shape();
+    }
+
+    // A transpose: no parameters; its copy is not costed.
+    std::optional<Shape> lower_permute(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        const json* dims = c.find("dims");
+        if (!dims || !dims->is_array() || dims->size() + 1 != x.size()) fail(c.where(), "a Permute needs 'dims' for each per-sample dim");
+        Shape out = {x[0]};
+        std::set<std::int64_t> seen;
+        for (const auto& d : *dims) {
+            if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() >= std::int64_t(x.size()) ||
+                !seen.insert(d.get<std::int64_t>()).second)
+                fail(c.where(), "'dims' must be a permutation of 1.." + std::to_string(x.size() - 1));
+            out.push_back(x[size_t(d.get<std::int64_t>())]);
+        }
+        return out;
+    }
+
+    // ZeroPadding*D and Cropping*D: a copy with a border; no parameters, and the copy is not costed.
+    std::optional<Shape> lower_border(const LayerCall& call) {
+        const std::string& cls = call.cls;
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        size_t rank = size_t(cls[cls.size() - 2] - '0');
+        if (x.size() != rank + 2) fail(c.where(), "expects a rank-" + std::to_string(rank + 2) + " input");
+        bool last = data_format(c) == "channels_last";
+        bool crop = cls[0] == 'C';
+        const json* spec = c.find(crop ? "cropping" : "padding");
+        Shape out = x;
+        for (size_t i = 0; i < rank; ++i) {
+            std::int64_t total = 2;  // Keras' default: 1 on each side (padding); cropping defaults to 0
+            if (crop) total = 0;
+            if (spec) {
+                const json& s = spec->is_array() && spec->size() == rank ? (*spec)[i] : *spec;
+                if (s.is_number_integer()) total = 2 * s.get<std::int64_t>();
+                else if (s.is_array() && s.size() == 2 && s[0].is_number_integer() && s[1].is_number_integer())
+                    total = s[0].get<std::int64_t>() + s[1].get<std::int64_t>();
+                else fail(c.where(), "unreadable padding or cropping " + spec->dump());
+            }
+            if (total < 0 || total > limits::dimension) fail(c.where(), "padding or cropping out of range");
+            size_t d = last ? 1 + i : 2 + i;
+            out[d] = crop ? out[d] - total : checked_add(out[d], total, "tensor size");
+            if (out[d] <= 0) fail(c.where(), "crops away the whole input " + to_string(x));
+        }
+        return out;
+    }
+
+    // ---- several inputs ----
+
+    // Add, Subtract, Multiply, Average, Maximum, Minimum: one residual_add per input after the first.
+    std::optional<Shape> lower_merge(const LayerCall& call) {
+        const Shape& x = call.x;
+        const std::vector<Shape>& inputs = call.inputs;
+        for (size_t i = 1; i < inputs.size(); ++i) {
+            if (inputs[i] != x)
+                fail(call.config.where(), "merges " + to_string(x) + " with " + to_string(inputs[i]) + "; broadcasting is not supported");
+            b_.set_shape(x);
+            add("residual_add", call.name + (inputs.size() > 2 ? "." + std::to_string(i) : ""), json::object());
+        }
+        return x;
+    }
+
+    std::optional<Shape> lower_concatenate(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        const std::vector<Shape>& inputs = call.inputs;
+        std::int64_t axis = c.integer("axis", -1, -std::int64_t(x.size()));
+        if (axis < 0) axis += std::int64_t(x.size());
+        if (axis < 1 || axis >= std::int64_t(x.size())) fail(c.where(), "axis " + std::to_string(axis) + " is out of range");
+        std::int64_t extra = 0;
+        for (size_t i = 1; i < inputs.size(); ++i) {
+            if (inputs[i].size() != x.size()) fail(c.where(), "concatenates tensors of different ranks");
+            for (size_t d = 0; d < x.size(); ++d)
+                if (std::int64_t(d) != axis && inputs[i][d] != x[d])
+                    fail(c.where(), "concatenates " + to_string(x) + " with " + to_string(inputs[i]) + " on axis " +
+                                        std::to_string(axis));
+            extra = checked_add(extra, inputs[i][size_t(axis)], "tensor size");
+        }
+        // The concatenated axis moved to dim 1, where PreNeT's concat appends.
+        Shape moved = {x[0], x[size_t(axis)]};
+        for (size_t d = 1; d < x.size(); ++d)
+            if (std::int64_t(d) != axis) moved.push_back(x[d]);
+        b_.set_shape(moved);
+        add("concat", call.name, {{"extra", extra}});
+        Shape out = x;
+        out[size_t(axis)] = checked_add(x[size_t(axis)], extra, "tensor size");
+        b_.set_shape(out);
+        return out;
+    }
+
+    // ---- wrappers ----
+
+    // The wrapped layer runs on every step: steps folded into the batch.
+    std::optional<Shape> lower_time_distributed(const LayerCall& call) {
+        const LayerConfig& c = call.config;
+        const Shape& x = call.x;
+        const json* inner = c.find("layer");
+        if (!inner || !inner->is_object()) fail(c.where(), "a TimeDistributed layer needs the 'layer' it wraps");
+        if (x.size() < 3) fail(c.where(), "expects [batch, steps, ...], got " + to_string(x));
+        Shape folded = {checked_mul(x[0], x[1], "tensor size")};
+        folded.insert(folded.end(), x.begin() + 2, x.end());
+        std::vector<Shape> out = apply(*inner, {folded}, c.where() + ".layer", std::nullopt);
+        Shape unfolded = {x[0], x[1]};
+        unfolded.insert(unfolded.end(), out[0].begin() + 1, out[0].end());
+        b_.set_shape(unfolded);
+        return unfolded;
     }
 
     ModelBuilder& b_;

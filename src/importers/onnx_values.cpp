@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "ops/window.hpp"
 
 namespace prenet::onnx {
 namespace {
@@ -67,17 +68,15 @@ Shape checked(const Node& n, Shape s) {
     return s;
 }
 
-// Output size along one spatial dim of a convolution or pooling.
+// Output size along one spatial dim of a convolution or pooling: ONNX's auto_pad words on the op catalogue's rule.
 std::int64_t window_out(const Node& n, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dil,
                         std::int64_t pad_total, const std::string& auto_pad, bool ceil_mode) {
     if (k <= 0 || stride <= 0 || dil <= 0) fail(n, "kernel, stride and dilation must be positive");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return ops::same_padding_output(in, stride);
     std::int64_t eff = checked_add(checked_mul(dil, k - 1, "kernel size"), 1, "kernel size");
-    std::int64_t span = in + (auto_pad == "VALID" ? 0 : pad_total) - eff;
-    if (span < 0) fail(n, "the kernel (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
-    std::int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad_total / 2) --o;
-    return o;
+    std::optional<std::int64_t> o = ops::window_output(in, eff, stride, auto_pad == "VALID" ? 0 : pad_total, ceil_mode);
+    if (!o) fail(n, "the kernel (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
+    return *o;
 }
 
 std::vector<std::int64_t> spatial_attr(const Node& n, const char* key, std::size_t rank, std::int64_t fallback) {
@@ -367,255 +366,371 @@ Shapes split_shapes(const NodeInputs& ni, const Shape& x) {
     return out;
 }
 
-Shapes infer_known(const NodeInputs& ni) {
+// ---- Shape inference per op: one function per op or family of ops, found in the table below ----
+// Each returns the shapes of the node's outputs, an unknown one where its inputs do not tell.
+
+Shapes unknown(const NodeInputs& ni) { return Shapes(ni.node.outputs.size()); }
+
+// Elementwise ops, normalisations and others whose outputs are shaped as their first input; a normalisation's
+// extra outputs (saved statistics) are per channel (BatchNormalization) or per normalised row (LayerNormalization).
+Shapes same_shapes(const NodeInputs& ni) {
     const Node& n = ni.node;
     const std::string& op = n.op_type;
     std::size_t outs = n.outputs.size();
-    Shapes none(outs);
     const Shape* x = ni.shape(0);
-    if (op == "Constant") return none;  // set by the importer from its attribute
-    if (kSameShape.count(op)) {
-        if (!x) return none;
-        Shapes out(outs, *x);
-        if (op == "BatchNormalization" && x->size() >= 2)
-            for (std::size_t i = 1; i < outs; ++i) out[i] = Shape{(*x)[1]};
-        if (op == "LayerNormalization" || op == "SkipLayerNormalization") {
-            std::int64_t axis = normalize_axis(n.int_attr("axis", -1), x->size(), op);
-            Shape stat = *x;
-            for (std::size_t i = std::size_t(axis); i < stat.size(); ++i) stat[i] = 1;
-            for (std::size_t i = 1; i < outs; ++i) out[i] = stat;
-        }
-        return out;
+    if (!x) return unknown(ni);
+    Shapes out(outs, *x);
+    if (op == "BatchNormalization" && x->size() >= 2)
+        for (std::size_t i = 1; i < outs; ++i) out[i] = Shape{(*x)[1]};
+    if (op == "LayerNormalization" || op == "SkipLayerNormalization") {
+        std::int64_t axis = normalize_axis(n.int_attr("axis", -1), x->size(), op);
+        Shape stat = *x;
+        for (std::size_t i = std::size_t(axis); i < stat.size(); ++i) stat[i] = 1;
+        for (std::size_t i = 1; i < outs; ++i) out[i] = stat;
     }
-    if (kBroadcast.count(op)) {
-        std::optional<Shape> s;
-        for (std::size_t i = 0; i < ni.in.size(); ++i) {
-            const Shape* si = ni.shape(i);
-            if (!si) return none;
-            s = s ? broadcast(*s, *si, op) : *si;
-        }
-        return {s};
+    return out;
+}
+
+Shapes broadcast_shapes(const NodeInputs& ni) {
+    std::optional<Shape> s;
+    for (std::size_t i = 0; i < ni.in.size(); ++i) {
+        const Shape* si = ni.shape(i);
+        if (!si) return unknown(ni);
+        s = s ? broadcast(*s, *si, ni.node.op_type) : *si;
     }
-    if (kReduce.count(op)) {
-        if (!x) return none;
-        return {reduce_shape(ni, *x)};
+    return {s};
+}
+
+// The shape functions above that read the first input's shape: unknown while it is.
+template <std::optional<Shape> (*of_input)(const NodeInputs&, const Shape&)>
+Shapes from_input(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    return {of_input(ni, *x)};
+}
+
+Shapes shape_of_shape(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x) return {Shape{}};
+    std::int64_t r = std::int64_t(x->size());
+    std::int64_t start = n.int_attr("start", 0), end = n.int_attr("end", r);
+    start = std::clamp<std::int64_t>(start < 0 ? start + r : start, 0, r);
+    end = std::clamp<std::int64_t>(end < 0 ? end + r : end, 0, r);
+    return {Shape{std::max<std::int64_t>(0, end - start)}};
+}
+
+Shapes scalar(const NodeInputs&) { return {Shape{}}; }
+
+Shapes matmul_shapes(const NodeInputs& ni) {
+    const Shape *x = ni.shape(0), *b = ni.shape(1);
+    if (!x || !b) return unknown(ni);
+    return {matmul_shape(ni.node, *x, *b)};
+}
+
+Shapes gemm_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape *x = ni.shape(0), *b = ni.shape(1);
+    if (!x || !b || x->size() != 2 || b->size() != 2) fail(n, "Gemm needs two 2-d inputs");
+    std::int64_t m = n.int_attr("transA", 0) ? (*x)[1] : (*x)[0], k = n.int_attr("transA", 0) ? (*x)[0] : (*x)[1];
+    std::int64_t kb = n.int_attr("transB", 0) ? (*b)[1] : (*b)[0], nn = n.int_attr("transB", 0) ? (*b)[0] : (*b)[1];
+    if (k != kb) fail(n, "the inner dims of " + to_string(*x) + " and " + to_string(*b) + " differ");
+    return {Shape{m, nn}};
+}
+
+// Conv and ConvTranspose.
+Shapes conv_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape *x = ni.shape(0), *w = ni.shape(1);
+    if (!x || !w || x->size() < 3 || w->size() != x->size())
+        fail(n, "the input and the weight must be [N, C, spatial...] and [out, in / groups, kernel...] of one rank");
+    std::int64_t group = n.int_attr("group", 1);
+    if (group <= 0) fail(n, "group must be positive");
+    std::vector<std::int64_t> kernel(w->begin() + 2, w->end());
+    if (n.op_type == "Conv") {
+        if ((*x)[1] != checked_mul((*w)[1], group, "channels"))
+            fail(n, "the input has " + std::to_string((*x)[1]) + " channels, the weight " + to_string(*w) +
+                        " with group " + std::to_string(group) + " expects " + std::to_string((*w)[1] * group));
+        return {window_shape(ni, *x, (*w)[0], kernel, false)};
     }
-    if (op == "Shape") {
-        if (!x) return {Shape{}};
-        std::int64_t r = std::int64_t(x->size());
-        std::int64_t start = n.int_attr("start", 0), end = n.int_attr("end", r);
-        start = std::clamp<std::int64_t>(start < 0 ? start + r : start, 0, r);
-        end = std::clamp<std::int64_t>(end < 0 ? end + r : end, 0, r);
-        return {Shape{std::max<std::int64_t>(0, end - start)}};
-    }
-    if (op == "Size") return {Shape{}};
-    if (op == "MatMul") {
-        const Shape* b = ni.shape(1);
-        if (!x || !b) return none;
-        return {matmul_shape(n, *x, *b)};
-    }
-    if (op == "Gemm") {
-        const Shape* b = ni.shape(1);
-        if (!x || !b || x->size() != 2 || b->size() != 2) fail(n, "Gemm needs two 2-d inputs");
-        std::int64_t m = n.int_attr("transA", 0) ? (*x)[1] : (*x)[0], k = n.int_attr("transA", 0) ? (*x)[0] : (*x)[1];
-        std::int64_t kb = n.int_attr("transB", 0) ? (*b)[1] : (*b)[0], nn = n.int_attr("transB", 0) ? (*b)[0] : (*b)[1];
-        if (k != kb) fail(n, "the inner dims of " + to_string(*x) + " and " + to_string(*b) + " differ");
-        return {Shape{m, nn}};
-    }
-    if (op == "Conv" || op == "ConvTranspose") {
-        const Shape* w = ni.shape(1);
-        if (!x || !w || x->size() < 3 || w->size() != x->size())
-            fail(n, "the input and the weight must be [N, C, spatial...] and [out, in / groups, kernel...] of one rank");
-        std::int64_t group = n.int_attr("group", 1);
-        if (group <= 0) fail(n, "group must be positive");
-        std::vector<std::int64_t> kernel(w->begin() + 2, w->end());
-        if (op == "Conv") {
-            if ((*x)[1] != checked_mul((*w)[1], group, "channels"))
-                fail(n, "the input has " + std::to_string((*x)[1]) + " channels, the weight " + to_string(*w) +
-                            " with group " + std::to_string(group) + " expects " + std::to_string((*w)[1] * group));
-            return {window_shape(ni, *x, (*w)[0], kernel, false)};
-        }
-        if ((*x)[1] != (*w)[0]) fail(n, "the input has " + std::to_string((*x)[1]) + " channels, the weight " + to_string(*w));
-        return {window_shape(ni, *x, checked_mul((*w)[1], group, "channels"), kernel, true)};
-    }
-    if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
-        if (!x || x->size() < 3) fail(n, "pooling needs an input [N, C, spatial...]");
-        Shape out = window_shape(ni, *x, (*x)[1], n.ints_attr("kernel_shape"), false);
-        return Shapes(outs, out);
-    }
-    if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
-        if (!x || x->size() < 2) fail(n, "global pooling needs an input [N, C, ...]");
-        Shape out = *x;
-        for (std::size_t i = 2; i < out.size(); ++i) out[i] = 1;
-        return {out};
-    }
-    if (op == "Flatten") {
-        if (!x) return none;
-        std::int64_t axis = n.int_attr("axis", 1);
-        axis = axis < 0 ? axis + std::int64_t(x->size()) : axis;
-        if (axis < 0 || axis > std::int64_t(x->size())) fail(n, "axis out of range");
-        std::int64_t a = 1, b = 1;
-        for (std::int64_t i = 0; i < std::int64_t(x->size()); ++i) (i < axis ? a : b) *= (*x)[i];
-        return {Shape{a, b}};
-    }
-    if (op == "Reshape") {
-        if (!x) return none;
-        return {reshape_shape(ni, *x)};
-    }
-    if (op == "Squeeze" || op == "Unsqueeze") {
-        if (!x) return none;
-        auto axes = ni.ints(1, "axes");
-        if (!axes) {
-            if (op == "Unsqueeze") return none;
-            Shape out;
-            for (auto d : *x) if (d != 1) out.push_back(d);
-            return {out};
-        }
-        if (op == "Squeeze") {
-            std::vector<bool> drop(x->size(), false);
-            for (auto a : *axes) drop[normalize_axis(a, x->size(), op)] = true;
-            Shape out;
-            for (std::size_t i = 0; i < x->size(); ++i) if (!drop[i]) out.push_back((*x)[i]);
-            return {out};
-        }
-        std::size_t rank = x->size() + axes->size();
-        std::vector<bool> added(rank, false);
-        for (auto a : *axes) {
-            std::int64_t axis = normalize_axis(a, rank, op);
-            if (added[axis]) fail(n, "an axis is given twice");
-            added[axis] = true;
-        }
+    if ((*x)[1] != (*w)[0]) fail(n, "the input has " + std::to_string((*x)[1]) + " channels, the weight " + to_string(*w));
+    return {window_shape(ni, *x, checked_mul((*w)[1], group, "channels"), kernel, true)};
+}
+
+// MaxPool, AveragePool, LpPool (MaxPool's optional second output, the indices, is shaped as the first).
+Shapes pool_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x || x->size() < 3) fail(n, "pooling needs an input [N, C, spatial...]");
+    Shape out = window_shape(ni, *x, (*x)[1], n.ints_attr("kernel_shape"), false);
+    return Shapes(n.outputs.size(), out);
+}
+
+Shapes global_pool_shapes(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    if (!x || x->size() < 2) fail(ni.node, "global pooling needs an input [N, C, ...]");
+    Shape out = *x;
+    for (std::size_t i = 2; i < out.size(); ++i) out[i] = 1;
+    return {out};
+}
+
+Shapes flatten_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    std::int64_t axis = n.int_attr("axis", 1);
+    axis = axis < 0 ? axis + std::int64_t(x->size()) : axis;
+    if (axis < 0 || axis > std::int64_t(x->size())) fail(n, "axis out of range");
+    std::int64_t a = 1, b = 1;
+    for (std::int64_t i = 0; i < std::int64_t(x->size()); ++i) (i < axis ? a : b) *= (*x)[i];
+    return {Shape{a, b}};
+}
+
+Shapes squeeze_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const std::string& op = n.op_type;
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    auto axes = ni.ints(1, "axes");
+    if (!axes) {
         Shape out;
-        std::size_t j = 0;
-        for (std::size_t i = 0; i < rank; ++i) out.push_back(added[i] ? 1 : (*x)[j++]);
+        for (auto d : *x) if (d != 1) out.push_back(d);
         return {out};
     }
-    if (op == "Transpose") {
-        if (!x) return none;
-        auto perm = n.ints_attr("perm");
-        Shape out(x->rbegin(), x->rend());
-        if (!perm.empty()) {
-            if (perm.size() != x->size()) fail(n, "perm has " + std::to_string(perm.size()) + " entries for input " + to_string(*x));
-            std::vector<bool> seen(x->size(), false);
-            for (std::size_t i = 0; i < perm.size(); ++i) {
-                std::int64_t p = normalize_axis(perm[i], x->size(), op);
-                if (seen[p]) fail(n, "perm repeats an axis");
-                seen[p] = true;
-                out[i] = (*x)[p];
-            }
+    std::vector<bool> drop(x->size(), false);
+    for (auto a : *axes) drop[normalize_axis(a, x->size(), op)] = true;
+    Shape out;
+    for (std::size_t i = 0; i < x->size(); ++i) if (!drop[i]) out.push_back((*x)[i]);
+    return {out};
+}
+
+Shapes unsqueeze_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    auto axes = ni.ints(1, "axes");
+    if (!axes) return unknown(ni);
+    std::size_t rank = x->size() + axes->size();
+    std::vector<bool> added(rank, false);
+    for (auto a : *axes) {
+        std::int64_t axis = normalize_axis(a, rank, n.op_type);
+        if (added[axis]) fail(n, "an axis is given twice");
+        added[axis] = true;
+    }
+    Shape out;
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < rank; ++i) out.push_back(added[i] ? 1 : (*x)[j++]);
+    return {out};
+}
+
+Shapes transpose_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    auto perm = n.ints_attr("perm");
+    Shape out(x->rbegin(), x->rend());
+    if (!perm.empty()) {
+        if (perm.size() != x->size()) fail(n, "perm has " + std::to_string(perm.size()) + " entries for input " + to_string(*x));
+        std::vector<bool> seen(x->size(), false);
+        for (std::size_t i = 0; i < perm.size(); ++i) {
+            std::int64_t p = normalize_axis(perm[i], x->size(), n.op_type);
+            if (seen[p]) fail(n, "perm repeats an axis");
+            seen[p] = true;
+            out[i] = (*x)[p];
         }
-        return {out};
     }
-    if (op == "Concat") {
-        std::optional<Shape> out;
-        for (std::size_t i = 0; i < ni.in.size(); ++i) {
-            const Shape* s = ni.shape(i);
-            if (!s) return none;
-            if (!out) { out = *s; continue; }
-            if (s->size() != out->size()) fail(n, "inputs of different ranks");
-            std::int64_t axis = normalize_axis(n.int_attr("axis", 0), s->size(), op);
-            for (std::size_t d = 0; d < s->size(); ++d)
-                if (std::int64_t(d) != axis && (*s)[d] != (*out)[d]) fail(n, "inputs " + to_string(*out) + " and " + to_string(*s) + " differ off the axis");
-            (*out)[axis] = checked_add((*out)[axis], (*s)[axis], "tensor size");
-        }
-        return {out};
+    return {out};
+}
+
+Shapes concat_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    std::optional<Shape> out;
+    for (std::size_t i = 0; i < ni.in.size(); ++i) {
+        const Shape* s = ni.shape(i);
+        if (!s) return unknown(ni);
+        if (!out) { out = *s; continue; }
+        if (s->size() != out->size()) fail(n, "inputs of different ranks");
+        std::int64_t axis = normalize_axis(n.int_attr("axis", 0), s->size(), n.op_type);
+        for (std::size_t d = 0; d < s->size(); ++d)
+            if (std::int64_t(d) != axis && (*s)[d] != (*out)[d]) fail(n, "inputs " + to_string(*out) + " and " + to_string(*s) + " differ off the axis");
+        (*out)[axis] = checked_add((*out)[axis], (*s)[axis], "tensor size");
     }
-    if (op == "Split") {
-        if (!x) return none;
-        return split_shapes(ni, *x);
-    }
-    if (op == "Slice") {
-        if (!x) return none;
-        return {slice_shape(ni, *x)};
-    }
-    if (op == "Gather") {
-        const Shape* idx = ni.shape(1);
-        if (!x || !idx) return none;
-        std::int64_t axis = normalize_axis(n.int_attr("axis", 0), x->size(), op);
-        Shape out(x->begin(), x->begin() + axis);
-        out.insert(out.end(), idx->begin(), idx->end());
-        out.insert(out.end(), x->begin() + axis + 1, x->end());
-        return {out};
-    }
-    if (op == "GatherElements") {
-        const Shape* idx = ni.shape(1);
-        return {idx ? std::optional<Shape>(*idx) : std::nullopt};
-    }
-    if (op == "Expand") {
-        auto target = ni.ints(1);
-        if (!x || !target) return none;
-        return {broadcast(*x, Shape(target->begin(), target->end()), op)};
-    }
-    if (op == "Tile") {
-        auto reps = ni.ints(1);
-        if (!x || !reps || reps->size() != x->size()) return none;
-        Shape out = *x;
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = checked_mul(out[i], (*reps)[i], "tensor size");
-        return {out};
-    }
-    if (op == "Pad") {
-        auto pads = ni.ints(1, "pads");
-        if (!x || !pads) return none;
-        if (pads->size() != 2 * x->size()) return none;  // with `axes`: not handled
-        Shape out = *x;
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = checked_add(out[i], checked_add((*pads)[i], (*pads)[i + out.size()], "padding"), "padding");
-        return {out};
-    }
-    if (op == "ConstantOfShape") {
-        auto s = ni.ints(0);
-        if (!s) return none;
-        return {Shape(s->begin(), s->end())};
-    }
-    if (op == "Range") {
-        const Value *a = ni.at(0), *b = ni.at(1), *c = ni.at(2);
-        if (!a || !b || !c || !a->has_values || !b->has_values || !c->has_values || a->values.empty() ||
-            b->values.empty() || c->values.empty() || c->values[0] == 0)
-            return none;
-        double count = std::ceil((b->values[0] - a->values[0]) / c->values[0]);
-        if (!(count <= double(limits::dimension))) fail(n, "the range is too long");
-        return {Shape{std::max<std::int64_t>(0, std::int64_t(count))}};
-    }
-    if (op == "TopK") {
-        auto k = ni.ints(1, "k");
-        if (!x || !k || k->empty()) return none;
-        Shape out = *x;
-        out[normalize_axis(n.int_attr("axis", -1), x->size(), op)] = (*k)[0];
-        return {out, out};
-    }
-    if (op == "Resize" || op == "Upsample") {
-        if (!x) return none;
-        return {resize_shape(ni, *x)};
-    }
-    if (op == "DepthToSpace" || op == "SpaceToDepth") {
-        if (!x || x->size() != 4) return none;
-        std::int64_t b = n.int_attr("blocksize", 1);
-        if (b <= 0 || b > limits::dimension) fail(n, "blocksize must be between 1 and " + std::to_string(limits::dimension));
-        Shape out = *x;
-        if (op == "DepthToSpace") out[1] /= b * b, out[2] *= b, out[3] *= b;
-        else out[1] *= b * b, out[2] /= b, out[3] /= b;
-        return {out};
-    }
-    if (op == "OneHot") {
-        auto depth = ni.ints(1);
-        if (!x || !depth || depth->empty()) return none;
-        Shape out = *x;
-        std::int64_t axis = n.int_attr("axis", -1);
-        axis = axis < 0 ? axis + std::int64_t(out.size()) + 1 : axis;
-        if (axis < 0 || axis > std::int64_t(out.size())) fail(n, "axis out of range");
-        out.insert(out.begin() + axis, (*depth)[0]);
-        return {out};
-    }
-    if (op == "LSTM" || op == "GRU" || op == "RNN") return rnn_shapes(ni);
-    if (op == "Attention" || op == "MultiHeadAttention") return attention_shapes(ni);
-    if (op == "Einsum") return {einsum_shape(ni)};
-    if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss") {
-        if (!x || x->size() < 2) return none;
-        Shape out;
-        if (n.string_attr("reduction", "mean") == "none") { out = {(*x)[0]}; out.insert(out.end(), x->begin() + 2, x->end()); }
-        return outs > 1 ? Shapes{out, *x} : Shapes{out};
-    }
-    return none;
+    return {out};
+}
+
+Shapes split_outputs(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    if (!x) return unknown(ni);
+    return split_shapes(ni, *x);
+}
+
+Shapes gather_shapes(const NodeInputs& ni) {
+    const Shape *x = ni.shape(0), *idx = ni.shape(1);
+    if (!x || !idx) return unknown(ni);
+    std::int64_t axis = normalize_axis(ni.node.int_attr("axis", 0), x->size(), ni.node.op_type);
+    Shape out(x->begin(), x->begin() + axis);
+    out.insert(out.end(), idx->begin(), idx->end());
+    out.insert(out.end(), x->begin() + axis + 1, x->end());
+    return {out};
+}
+
+Shapes gather_elements_shapes(const NodeInputs& ni) {
+    const Shape* idx = ni.shape(1);
+    return {idx ? std::optional<Shape>(*idx) : std::nullopt};
+}
+
+Shapes expand_shapes(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    auto target = ni.ints(1);
+    if (!x || !target) return unknown(ni);
+    return {broadcast(*x, Shape(target->begin(), target->end()), ni.node.op_type)};
+}
+
+Shapes tile_shapes(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    auto reps = ni.ints(1);
+    if (!x || !reps || reps->size() != x->size()) return unknown(ni);
+    Shape out = *x;
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = checked_mul(out[i], (*reps)[i], "tensor size");
+    return {out};
+}
+
+Shapes pad_shapes(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    auto pads = ni.ints(1, "pads");
+    if (!x || !pads) return unknown(ni);
+    if (pads->size() != 2 * x->size()) return unknown(ni);  // with `axes`: not handled
+    Shape out = *x;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = checked_add(out[i], checked_add((*pads)[i], (*pads)[i + out.size()], "padding"), "padding");
+    return {out};
+}
+
+Shapes constant_of_shape_shapes(const NodeInputs& ni) {
+    auto s = ni.ints(0);
+    if (!s) return unknown(ni);
+    return {Shape(s->begin(), s->end())};
+}
+
+Shapes range_shapes(const NodeInputs& ni) {
+    const Value *a = ni.at(0), *b = ni.at(1), *c = ni.at(2);
+    if (!a || !b || !c || !a->has_values || !b->has_values || !c->has_values || a->values.empty() ||
+        b->values.empty() || c->values.empty() || c->values[0] == 0)
+        return unknown(ni);
+    double count = std::ceil((b->values[0] - a->values[0]) / c->values[0]);
+    if (!(count <= double(limits::dimension))) fail(ni.node, "the range is too long");
+    return {Shape{std::max<std::int64_t>(0, std::int64_t(count))}};
+}
+
+Shapes top_k_shapes(const NodeInputs& ni) {
+    const Shape* x = ni.shape(0);
+    auto k = ni.ints(1, "k");
+    if (!x || !k || k->empty()) return unknown(ni);
+    Shape out = *x;
+    out[normalize_axis(ni.node.int_attr("axis", -1), x->size(), ni.node.op_type)] = (*k)[0];
+    return {out, out};
+}
+
+// DepthToSpace and SpaceToDepth.
+Shapes depth_space_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x || x->size() != 4) return unknown(ni);
+    std::int64_t b = n.int_attr("blocksize", 1);
+    if (b <= 0 || b > limits::dimension) fail(n, "blocksize must be between 1 and " + std::to_string(limits::dimension));
+    Shape out = *x;
+    if (n.op_type == "DepthToSpace") out[1] /= b * b, out[2] *= b, out[3] *= b;
+    else out[1] *= b * b, out[2] /= b, out[3] /= b;
+    return {out};
+}
+
+Shapes one_hot_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    auto depth = ni.ints(1);
+    if (!x || !depth || depth->empty()) return unknown(ni);
+    Shape out = *x;
+    std::int64_t axis = n.int_attr("axis", -1);
+    axis = axis < 0 ? axis + std::int64_t(out.size()) + 1 : axis;
+    if (axis < 0 || axis > std::int64_t(out.size())) fail(n, "axis out of range");
+    out.insert(out.begin() + axis, (*depth)[0]);
+    return {out};
+}
+
+Shapes einsum_shapes(const NodeInputs& ni) { return {einsum_shape(ni)}; }
+
+// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss: a scalar, or per sample with reduction "none"; the
+// optional second output (the log-probabilities) is shaped as the scores.
+Shapes loss_shapes(const NodeInputs& ni) {
+    const Node& n = ni.node;
+    const Shape* x = ni.shape(0);
+    if (!x || x->size() < 2) return unknown(ni);
+    Shape out;
+    if (n.string_attr("reduction", "mean") == "none") { out = {(*x)[0]}; out.insert(out.end(), x->begin() + 2, x->end()); }
+    return n.outputs.size() > 1 ? Shapes{out, *x} : Shapes{out};
+}
+
+using Inference = Shapes (*)(const NodeInputs&);
+
+// Which function infers each op's output shapes; an op not here has unknown outputs.
+const std::map<std::string, Inference>& inference_table() {
+    static const std::map<std::string, Inference> table = [] {
+        std::map<std::string, Inference> t = {
+            {"Constant", unknown},  // set by the importer from its attribute
+            {"Shape", shape_of_shape},
+            {"Size", scalar},
+            {"MatMul", matmul_shapes},
+            {"Gemm", gemm_shapes},
+            {"Conv", conv_shapes},
+            {"ConvTranspose", conv_shapes},
+            {"MaxPool", pool_shapes},
+            {"AveragePool", pool_shapes},
+            {"LpPool", pool_shapes},
+            {"GlobalAveragePool", global_pool_shapes},
+            {"GlobalMaxPool", global_pool_shapes},
+            {"GlobalLpPool", global_pool_shapes},
+            {"Flatten", flatten_shapes},
+            {"Reshape", from_input<reshape_shape>},
+            {"Squeeze", squeeze_shapes},
+            {"Unsqueeze", unsqueeze_shapes},
+            {"Transpose", transpose_shapes},
+            {"Concat", concat_shapes},
+            {"Split", split_outputs},
+            {"Slice", from_input<slice_shape>},
+            {"Gather", gather_shapes},
+            {"GatherElements", gather_elements_shapes},
+            {"Expand", expand_shapes},
+            {"Tile", tile_shapes},
+            {"Pad", pad_shapes},
+            {"ConstantOfShape", constant_of_shape_shapes},
+            {"Range", range_shapes},
+            {"TopK", top_k_shapes},
+            {"Resize", from_input<resize_shape>},
+            {"Upsample", from_input<resize_shape>},
+            {"DepthToSpace", depth_space_shapes},
+            {"SpaceToDepth", depth_space_shapes},
+            {"OneHot", one_hot_shapes},
+            {"LSTM", rnn_shapes},
+            {"GRU", rnn_shapes},
+            {"RNN", rnn_shapes},
+            {"Attention", attention_shapes},
+            {"MultiHeadAttention", attention_shapes},
+            {"Einsum", einsum_shapes},
+            {"SoftmaxCrossEntropyLoss", loss_shapes},
+            {"NegativeLogLikelihoodLoss", loss_shapes},
+        };
+        for (const auto& op : kSameShape) t.emplace(op, same_shapes);
+        for (const auto& op : kBroadcast) t.emplace(op, broadcast_shapes);
+        for (const auto& op : kReduce) t.emplace(op, from_input<reduce_shape>);
+        return t;
+    }();
+    return table;
+}
+
+Shapes infer_known(const NodeInputs& ni) {
+    const auto& table = inference_table();
+    auto it = table.find(ni.node.op_type);
+    return it == table.end() ? unknown(ni) : it->second(ni);
 }
 
 // Elementwise arithmetic on folded values (equal sizes or one side a single value).

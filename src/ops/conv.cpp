@@ -2,6 +2,7 @@
 #include "core/checked.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
+#include "ops/window.hpp"
 
 namespace prenet {
 namespace {
@@ -61,10 +62,11 @@ void infer_conv(Layer& layer) {
             o = checked_add(checked_add(checked_mul(in - 1, g.stride[i], "output size"), -2 * g.padding[i], "output size"),
                             checked_add(k, output_padding[i], "output size"), "output size");
         } else {
-            if (in + 2 * g.padding[i] < k)
+            std::optional<std::int64_t> windows = ops::window_output(in, k, g.stride[i], 2 * g.padding[i], false);
+            if (!windows)
                 ops::fail(layer, "kernel " + std::to_string(k) + " is larger than the padded input " +
                                      to_string(layer.input));
-            o = (in + 2 * g.padding[i] - k) / g.stride[i] + 1;
+            o = *windows;
         }
         if (o <= 0) ops::fail(layer, "output size is not positive for input " + to_string(layer.input));
         out.push_back(o);

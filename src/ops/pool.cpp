@@ -1,6 +1,7 @@
 // Pooling over the spatial dims of an [N, C, spatial...] tensor.
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
+#include "ops/window.hpp"
 
 namespace prenet {
 namespace {
@@ -16,11 +17,9 @@ void infer_pool(Layer& layer) {
     for (size_t i = 0; i < rank; ++i) {
         if (kernel[i] <= 0 || stride[i] <= 0) ops::fail(layer, "kernel_size and stride must be positive");
         if (padding[i] * 2 > kernel[i]) ops::fail(layer, "padding must be at most half the kernel size");
-        std::int64_t span = layer.input[2 + i] + 2 * padding[i] - kernel[i];
-        if (span < 0) ops::fail(layer, "kernel is larger than the padded input " + to_string(layer.input));
-        std::int64_t o = (ceil_mode ? (span + stride[i] - 1) / stride[i] : span / stride[i]) + 1;
-        if (ceil_mode && (o - 1) * stride[i] >= layer.input[2 + i] + padding[i]) --o;
-        out.push_back(o);
+        std::optional<std::int64_t> o = ops::window_output(layer.input[2 + i], kernel[i], stride[i], 2 * padding[i], ceil_mode);
+        if (!o) ops::fail(layer, "kernel is larger than the padded input " + to_string(layer.input));
+        out.push_back(*o);
     }
     layer.output = out;
 }

@@ -42,7 +42,7 @@ TEST(DataParallel, DdpAndZeroOneLeaveTheLastBucketUnhidden) {
     for (int zero : {0, 1})
         EXPECT_DOUBLE_EQ(data_parallel_comms(f, dp(8, zero), r).unhidden_fraction, ddp_bucket_bytes / gradients) << zero;
     // Gradients within one bucket are all reduced after the backward.
-    EXPECT_EQ(data_parallel_comms(params_only(1000), dp(8, 0), r).unhidden_fraction, 1.0);
+    EXPECT_EQ(data_parallel_comms(testing::params_only(1000), dp(8, 0), r).unhidden_fraction, 1.0);
 }
 
 TEST(DataParallel, FullShardGathersTwiceAndScattersOncePerMicroBatch) {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "ops/finetune.hpp"
 
 namespace prenet {
 namespace {
@@ -44,6 +46,21 @@ TEST(OptionTable, EveryRowIsUsableAndDocumented) {
         // A default is a value the option itself accepts.
         if (!row.default_value.is_null()) EXPECT_NO_THROW(check_option(row, row.default_value, row.name));
     }
+}
+
+// The adapter options' defaults are FineTune's, in words (ops-finetune-test pins PEFT's values).
+TEST(OptionTable, AdapterDefaultsAreReadFromTheFineTuneStruct) {
+    const FineTune peft;
+    auto words = [](auto value) {
+        std::ostringstream s;
+        s << value;  // 8, not 8.000000
+        return s.str() + " with lora or qlora (PEFT's default)";
+    };
+    EXPECT_EQ(find_option("lora_rank")->default_text, words(peft.rank));
+    EXPECT_EQ(find_option("lora_alpha")->default_text, words(peft.alpha));
+    EXPECT_EQ(find_option("lora_dropout")->default_text, words(peft.dropout));
+    EXPECT_EQ(find_option("lora_targets")->default_text,
+              targets_text(peft.targets) + " with lora or qlora (PEFT's default for Llama)");
 }
 
 TEST(OptionTable, FindsRowsByKeyAndByFlagPerCommand) {

@@ -56,5 +56,20 @@ TEST(StepPlan, TheRunAndTheImageSizeAreResolved) {
     EXPECT_EQ(p.settings.inputs.image, 224);  // the size the model was built at
 }
 
+TEST(StepPlan, ALoraBaseRunsAsAHalfModelAndAdviceProposesTheAdvisedRank) {
+    json model = "gpt2";
+    StepPlan lora = plan(model, {{"precision", "bf16"}, {"finetune", "lora"}, {"lora_rank", 4}});
+    EXPECT_EQ(lora.settings.mixed, MixedRecipe::half_model);
+    EXPECT_EQ(plan(model, {{"precision", "bf16"}}).settings.mixed, MixedRecipe::autocast);
+    // A request with adapters keeps its rank in the advice; one without gets the advised rank.
+    for (const auto& o : lora.finetune_options()) EXPECT_EQ(o.rank, 4) << o.words;
+    StepPlan full = plan(model, {{"precision", "bf16"}, {"finetune", "full"}});
+    ASSERT_FALSE(full.finetune_options().empty());
+    for (const auto& o : full.finetune_options()) {
+        EXPECT_EQ(o.rank, advised_lora_rank) << o.words;
+        EXPECT_NE(o.flags.find("--lora-rank " + std::to_string(advised_lora_rank)), std::string::npos) << o.flags;
+    }
+}
+
 }  // namespace
 }  // namespace prenet

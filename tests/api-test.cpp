@@ -9,6 +9,7 @@
 
 #include "api/options.hpp"
 #include "predict/learned.hpp"
+#include "test-helpers.hpp"
 
 namespace prenet {
 namespace {
@@ -29,16 +30,33 @@ void expect_error(const json& reply, const std::string& code, const json& field)
     EXPECT_EQ(e["field"], field) << e.dump();
 }
 
+// The value worth trying for some rows and the flags it needs beside it, as the CLI contract test gives them
+// (tests/fixtures/option-examples.json); the rows not there have neither.
+const json& example_rows() {
+    static const json rows = testing::source_json("tests/fixtures/option-examples.json").at("rows");
+    return rows;
+}
+struct RowExample {
+    std::string value;
+    std::vector<std::string> with;
+};
+RowExample example_of(const OptionDef& row) {
+    if (!example_rows().contains(row.name)) return {};
+    const json& e = example_rows()[row.name];
+    return {e.value("value", ""), e.value("with", std::vector<std::string>{})};
+}
+
 // The flags a row's example needs beside it (`--finetune lora` for a LoRA rank), except the many-device rows',
 // which this single-device check gives alone.
-bool needs_its_example(const OptionDef& row) { return !row.example_with.empty() && row.example_with[0] != "--gpus"; }
+bool needs_its_example(const RowExample& e) { return !e.with.empty() && e.with[0] != "--gpus"; }
 
 // A value a row accepts that differs from its default, made from the row alone (its example when it needs one).
 std::vector<json> examples(const OptionDef& row) {
-    if (needs_its_example(row) && !row.example.empty()) {
-        if (row.type == OptionType::count) return {json(std::stoll(row.example))};
-        if (row.type == OptionType::number) return {json(std::stod(row.example))};
-        return {json(row.example)};
+    RowExample e = example_of(row);
+    if (needs_its_example(e) && !e.value.empty()) {
+        if (row.type == OptionType::count) return {json(std::stoll(e.value))};
+        if (row.type == OptionType::number) return {json(std::stod(e.value))};
+        return {json(e.value)};
     }
     switch (row.type) {
         case OptionType::count: return {json(64)};
@@ -59,15 +77,16 @@ TEST(ApiContract, EveryEchoedOptionIsAcceptedAndEchoed) {
         for (const json& value : examples(row)) {
             SCOPED_TRACE(row.name + " = " + value.dump());
             bool echoed = false;
+            const RowExample e = example_of(row);
             for (const char* model : {"gpt2", "resnet18"}) {
                 json request = {{"model", model}, {"precision", "bf16"}, {"samples", 1000}};
                 // The flags the row's example needs beside it, as the CLI contract test gives them.
-                for (size_t i = 0; needs_its_example(row) && i + 1 < row.example_with.size(); i += 2) {
-                    const OptionDef* with = find_flag(row.example_with[i].substr(2), kPredict);
-                    ASSERT_NE(with, nullptr) << row.example_with[i];
+                for (size_t i = 0; needs_its_example(e) && i + 1 < e.with.size(); i += 2) {
+                    const OptionDef* with = find_flag(e.with[i].substr(2), kPredict);
+                    ASSERT_NE(with, nullptr) << e.with[i];
                     request[with->name] = check_option(*with, with->type == OptionType::count
-                                                                  ? json(std::stoll(row.example_with[i + 1]))
-                                                                  : json(row.example_with[i + 1]), with->name);
+                                                                  ? json(std::stoll(e.with[i + 1]))
+                                                                  : json(e.with[i + 1]), with->name);
                 }
                 request[row.name] = value;
                 json reply = predict(request);
@@ -79,6 +98,20 @@ TEST(ApiContract, EveryEchoedOptionIsAcceptedAndEchoed) {
         }
     }
     EXPECT_GE(checked, 20);
+}
+
+// The examples stay those of the table: each names a predict row, and the flags beside it are predict flags.
+TEST(ApiContract, EveryOptionExampleNamesARow) {
+    ASSERT_GE(example_rows().size(), 10u);
+    for (const auto& item : example_rows().items()) {
+        const std::string& name = item.key();
+        const OptionDef* row = find_option(name);
+        ASSERT_NE(row, nullptr) << name;
+        EXPECT_TRUE(row->takes(kPredict)) << name;
+        for (const std::string& w : example_of(*row).with) {
+            if (w.rfind("--", 0) == 0) EXPECT_NE(find_flag(w.substr(2), kPredict), nullptr) << name << ": " << w;
+        }
+    }
 }
 
 TEST(ApiContract, FeaturesEchoesItsOwnOptionsOnly) {

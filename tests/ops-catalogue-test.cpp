@@ -98,6 +98,14 @@ TEST(OpCatalogue, ShapeOnlyAndElementwiseKindsFollowTheirInput) {
     }
 }
 
+TEST(OpCatalogue, AttentionIsTheKindsWithProjectionsWhoseHeadsSplit) {
+    std::vector<std::string> attention;
+    for (const auto& kind : OpCatalogue::instance().kinds())
+        if (is_attention(kind)) attention.push_back(kind);
+    EXPECT_EQ(attention, (std::vector<std::string>{"attention", "mla_attention"}));  // not a bare attention_core
+    EXPECT_THROW(is_attention("convolution9d"), Error);
+}
+
 TEST(Catalogue, UnknownKindIsAClearError) {
     ModelBuilder b("t", {1, 4}, infer_shape);
     try {

@@ -109,6 +109,16 @@ TEST(FineTune, CrossAttentionAdaptsItsQueryAndValue) {
     EXPECT_EQ(f.params, 1231940608);
 }
 
+TEST(FineTune, AdapterDefaultsArePeftsLoraConfig) {
+    const FineTune ft;
+    EXPECT_EQ(ft.mode, FineTuneMode::none);
+    EXPECT_EQ(ft.rank, 8);
+    EXPECT_EQ(ft.alpha, 8.0);
+    EXPECT_EQ(ft.dropout, 0.0);
+    EXPECT_EQ(targets_text(ft.targets), "q,v");
+    EXPECT_GT(advised_lora_rank, 0);
+}
+
 TEST(FineTune, TargetsAndFreezeRulesParse) {
     EXPECT_EQ(targets_text(parse_lora_targets("v_proj, q_proj")), "q,v");
     EXPECT_EQ(targets_text(parse_lora_targets("all")), "all");

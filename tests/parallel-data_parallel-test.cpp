@@ -35,6 +35,16 @@ TEST(DataParallel, DdpAllReducesEveryGradientOnceAtTheEnd) {
     EXPECT_TRUE(data_parallel_comms(f, dp(1, 0), r).last_backward.empty());
 }
 
+TEST(DataParallel, DdpAndZeroOneLeaveTheLastBucketUnhidden) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    double gradients = double(f.params) * r.gradient_bytes;  // about 500 MB: 20 buckets
+    for (int zero : {0, 1})
+        EXPECT_DOUBLE_EQ(data_parallel_comms(f, dp(8, zero), r).unhidden_fraction, ddp_bucket_bytes / gradients) << zero;
+    // Gradients within one bucket are all reduced after the backward.
+    EXPECT_EQ(data_parallel_comms(testing::params_only(1000), dp(8, 0), r).unhidden_fraction, 1.0);
+}
+
 TEST(DataParallel, FullShardGathersTwiceAndScattersOncePerMicroBatch) {
     ModelFeatures f = gpt2_features(Precision::bf16);
     PrecisionRecipe r = precision_recipe(Precision::bf16);

@@ -26,3 +26,10 @@ TEST(Energy, PowerFollowsTheMatmulShare) {
     no_tdp.tdp_w = 0;
     EXPECT_DOUBLE_EQ(average_power_w(no_tdp, t), 0);
 }
+
+TEST(Energy, TheFormulaInWordsIsMadeFromItsConstant) {
+    EXPECT_EQ(energy_model_text(), "TDP x (0.3 + 0.7 x share of step time in matmul/conv kernels), accelerator only");
+    StepTime idle;
+    idle.forward_ms = 1;
+    EXPECT_DOUBLE_EQ(power_share(idle), kBasePowerShare);  // the 0.3 the words say
+}

@@ -2,6 +2,7 @@
 // checkpointing dividing the per-sample part by 8.
 #include <gtest/gtest.h>
 
+#include "core/limits.hpp"
 #include "hardware/spec.hpp"
 #include "run/memory_advice.hpp"
 
@@ -103,4 +104,20 @@ TEST(MemoryAdvice, SmallestFootprintWhenNothingHoldsItAsItIs) {
     EXPECT_LE(rest + q.model_state_bytes / double(*a.fsdp_devices), q.capacity_bytes);
     EXPECT_GT(rest + q.model_state_bytes / double(*a.fsdp_devices / 2), q.capacity_bytes);
     EXPECT_NE(a.summary.find("--zero 3"), std::string::npos) << a.summary;
+}
+
+TEST(MemoryAdvice, FsdpShardingIsProposedUpToTheAdvisedDevices) {
+    AdviceRequest q;
+    q.batch = 1, q.grad_accum = 1, q.capacity_bytes = 1e9;
+    const double rest = 0.5e9;  // activations and buffers: not sharded
+    auto fsdp_devices = [&](double model_state_bytes) {
+        q.model_state_bytes = model_state_bytes;
+        q.peak_bytes = rest + model_state_bytes;
+        return advise_memory(q, linear_peak(q.peak_bytes, 0), {}).fsdp_devices;
+    };
+    // Model states whose shards leave room on exactly the most devices advice proposes, and twice those.
+    const double states = 0.5e9 * double(limits::advised_devices);
+    ASSERT_TRUE(fsdp_devices(states));
+    EXPECT_EQ(*fsdp_devices(states), limits::advised_devices);
+    EXPECT_FALSE(fsdp_devices(2 * states));
 }

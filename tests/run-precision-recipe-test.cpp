@@ -49,3 +49,27 @@ TEST(PrecisionRecipe, WhatEachModeStores) {
     EXPECT_TRUE(loss_scaling_kernels(precision_recipe(Precision::bf16), 1000).empty());
     EXPECT_TRUE(loss_scaling_kernels(precision_recipe(Precision::fp32), 1000).empty());
 }
+
+TEST(PrecisionRecipe, MatmulsReadHalfPrecisionWeightsUnderMixedPrecision) {
+    EXPECT_EQ(precision_recipe(Precision::fp32).matmul_weight_bytes(), fp32_bytes);
+    EXPECT_EQ(precision_recipe(Precision::tf32).matmul_weight_bytes(), fp32_bytes);
+    for (Precision p : {Precision::fp16, Precision::bf16, Precision::fp8})
+        for (MixedRecipe m : {MixedRecipe::autocast, MixedRecipe::half_model}) {
+            // Autocast stores fp32 weights but its matmuls read half-precision copies.
+            EXPECT_EQ(precision_recipe(p, m).matmul_weight_bytes(), half_bytes) << to_string(p) << " " << to_string(m);
+            // fp32 LoRA adapters beside a half-precision base: the matmuls still read half precision.
+            EXPECT_EQ(adapter_recipe(precision_recipe(p, m)).matmul_weight_bytes(), half_bytes) << to_string(p);
+        }
+    EXPECT_EQ(adapter_recipe(precision_recipe(Precision::fp32), true).matmul_weight_bytes(), fp32_bytes);
+}
+
+TEST(PrecisionRecipe, ALoraBaseRunsAsAHalfModelUnderMixedPrecision) {
+    for (Precision p : {Precision::fp16, Precision::bf16, Precision::fp8}) {
+        EXPECT_EQ(effective_mixed_recipe(p, MixedRecipe::autocast, true), MixedRecipe::half_model) << to_string(p);
+        EXPECT_EQ(effective_mixed_recipe(p, MixedRecipe::half_model, true), MixedRecipe::half_model) << to_string(p);
+    }
+    // Full training keeps the recipe asked for; fp32 and tf32 have none to change.
+    EXPECT_EQ(effective_mixed_recipe(Precision::bf16, MixedRecipe::autocast, false), MixedRecipe::autocast);
+    EXPECT_EQ(effective_mixed_recipe(Precision::fp32, MixedRecipe::autocast, true), MixedRecipe::autocast);
+    EXPECT_EQ(effective_mixed_recipe(Precision::tf32, MixedRecipe::autocast, true), MixedRecipe::autocast);
+}

@@ -106,7 +106,7 @@ json features(const json& request) {
     RequestOptions o(request, kFeatures);
     Settings s = read_settings(o);
     Model model = build_model(model_argument(o), s.inputs);
-    if (s.finetune.adapters() && precision_recipe(s.precision, s.mixed).mixed) s.mixed = MixedRecipe::half_model;
+    s.mixed = effective_mixed_recipe(s.precision, s.mixed, s.finetune.adapters());
     json out = to_json(model_features(model, s.precision, s.mixed, s.finetune));
     out["model"] = model.name;
     out["import_notes"] = model.notes;

@@ -1,11 +1,13 @@
 #include "api/options.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/precision.hpp"
+#include "ops/finetune.hpp"
 #include "predict/predictor.hpp"
 #include "run/optimizer.hpp"
 
@@ -96,17 +98,6 @@ public:
         return *this;
     }
     Row& up_to(double max) { return range(d_.min, max); }
-    Row& example(std::string value, std::vector<std::string> with = {}) {
-        d_.example = std::move(value);
-        d_.example_with = std::move(with);
-        return *this;
-    }
-    // Flags the generic tests give beside each of the row's own values (`--quantization nf4` needs a LoRA and a
-    // model with projections to adapt).
-    Row& example_with_only(std::vector<std::string> with) {
-        d_.example_with = std::move(with);
-        return *this;
-    }
     Row& clustered() {
         d_.in_cluster_document = true;
         return *this;
@@ -167,12 +158,25 @@ std::vector<std::string> optimizer_choices() {
     return names;
 }
 
+// A number as the table's words write it: 8, 0.05.
+std::string number_text(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
+
+// The default of an adapter option, which applies with --finetune lora or qlora only.
+std::string with_adapters(const std::string& value, const std::string& source) {
+    return value + " with lora or qlora (" + source + ")";
+}
+
 std::vector<OptionDef> build_table() {
     using T = OptionType;
     constexpr unsigned kModel = kPredict | kFeatures;  // what builds and costs the model
     constexpr unsigned kRun = kPredict;                // a training step and run
     const double k2e40 = double(std::int64_t{1} << 40);
     const std::string offline = "`prenet kernels` and `prenet fit` work on files: native CLI only";
+    const FineTune peft;  // the adapter options' defaults: PEFT's LoraConfig (ops/finetune.hpp)
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
             .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
@@ -222,26 +226,26 @@ std::vector<OptionDef> build_table() {
             .help("none (pre-training) and full train every parameter; lora: PEFT's LoRA adapters on a frozen base "
                   "(half precision under fp16/bf16); qlora: LoRA over a 4-bit NF4 base with double quantisation "
                   "(bitsandbytes); freeze: the parts --freeze names stay frozen")
-            .example_with_only({"--model", "gpt2"}).echoed().on_page("training", "ft"),
-        Row("lora_rank", T::count, kModel).example("16", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-rank", "R")
-            .label("LoRA rank").up_to(65536).defaults(nullptr, "8 with lora or qlora (PEFT's default)")
+            .echoed().on_page("training", "ft"),
+        Row("lora_rank", T::count, kModel).flag("lora-rank", "R")
+            .label("LoRA rank").up_to(65536).defaults(nullptr, with_adapters(std::to_string(peft.rank), "PEFT's default"))
             .help("rank r of each adapter: r x (in + out) parameters per adapted projection").echoed()
             .on_page("training", "rank"),
-        Row("lora_targets", T::text, kModel).example("all", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-targets", "LIST")
-            .label("LoRA targets").defaults(nullptr, "q,v with lora or qlora (PEFT's default for Llama)")
+        Row("lora_targets", T::text, kModel).flag("lora-targets", "LIST")
+            .label("LoRA targets").defaults(nullptr, with_adapters(targets_text(peft.targets), "PEFT's default for Llama"))
             .help("the projections that get adapters, PEFT's names: q, k, v, o, gate, up, down (comma-separated), "
                   "or all; a fused qkv projection is adapted when any of q, k, v is named")
             .echoed().on_page("training", "targets"),
-        Row("lora_alpha", T::number, kModel).example("16", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-alpha", "A")
-            .label("LoRA alpha").range(0, 1e6, true).defaults(nullptr, "8 with lora or qlora (PEFT's default)")
+        Row("lora_alpha", T::number, kModel).flag("lora-alpha", "A")
+            .label("LoRA alpha").range(0, 1e6, true).defaults(nullptr, with_adapters(number_text(peft.alpha), "PEFT's default"))
             .help("the adapters' scaling is alpha / rank; it changes neither time nor memory").echoed()
             .on_page("training", "alpha").advanced(),
-        Row("lora_dropout", T::number, kModel).example("0.05", {"--finetune", "lora", "--model", "gpt2"}).flag("lora-dropout", "P")
-            .label("LoRA dropout").range(0, 1).defaults(nullptr, "0 with lora or qlora (PEFT's default)")
+        Row("lora_dropout", T::number, kModel).flag("lora-dropout", "P")
+            .label("LoRA dropout").range(0, 1).defaults(nullptr, with_adapters(number_text(peft.dropout), "PEFT's default"))
             .help("dropout on each adapter's input: above 0 every adapted projection keeps a dropped-out copy of its "
                   "input and a mask, and runs the dropout's kernels")
             .echoed().on_page("training", "lora_drop").advanced(),
-        Row("quantization", T::choice, kModel).example_with_only({"--finetune", "lora", "--model", "gpt2"}).flag("quantization", "Q")
+        Row("quantization", T::choice, kModel).flag("quantization", "Q")
             .label("Base quantization")
             .choices({"none", "int8", "nf4"}, {{"none", "none: half-precision base"},
                                                {"int8", "int8 (LLM.int8, per-row scales)"},
@@ -250,7 +254,7 @@ std::vector<OptionDef> build_table() {
             .help("how the frozen base's projections are stored with lora or qlora: nf4 (4.127 bits per weight with "
                   "its scales) or int8 (8 bits and an fp32 scale per row), dequantised before each matmul; none")
             .echoed().on_page("training", "quant").advanced(),
-        Row("freeze", T::text, kModel).example("embeddings", {"--finetune", "freeze", "--model", "gpt2"}).flag("freeze", "PARTS")
+        Row("freeze", T::text, kModel).flag("freeze", "PARTS")
             .label("Frozen parts").defaults(nullptr, "embeddings, when freezing")
             .help("with --finetune freeze, the parts that keep their weights: embeddings, head (the layers after the "
                   "last block), a stack of blocks (layers, encoder, decoder) or some of its copies (layers:0-11); "
@@ -319,43 +323,43 @@ std::vector<OptionDef> build_table() {
             .echoed().off_page("an experiment's knob: the predictors already include each kernel's launch cost"),
 
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
-        Row("gpus", T::count, kRun).example("16").flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
+        Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
             .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
             .on_page("cluster", "gpus").clustered(),
-        Row("gpus_per_node", T::count, kRun).example("4", {"--gpus", "8"}).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
+        Row("gpus_per_node", T::count, kRun).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
             .defaults(nullptr, "the spec sheet's usual node (8 for SXM/OAM boards)")
             .help("devices per node (one scale-out network each)").echoed().on_page("cluster", "gpn").clustered(),
-        Row("network", T::text, kRun).example("8x400g-ib", {"--gpus", "16"}).flag("network", "SPEC").label("Network per node")
+        Row("network", T::text, kRun).flag("network", "SPEC").label("Network per node")
             .defaults(nullptr, "the spec sheet's reference node")
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
             .echoed().on_page("cluster", "net").advanced().clustered(),
-        Row("dp", T::count, kRun).example("2", {"--gpus", "2"}).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
+        Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
             .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered(),
-        Row("tp", T::count, kRun).example("2", {"--gpus", "2"}).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
+        Row("tp", T::count, kRun).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
             .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").on_page("cluster", "tp").advanced().clustered(),
-        Row("pp", T::count, kRun).example("2", {"--gpus", "2"}).flag("pp", "P").label("Pipeline stages").up_to(4096).defaults(nullptr, "searched")
+        Row("pp", T::count, kRun).flag("pp", "P").label("Pipeline stages").up_to(4096).defaults(nullptr, "searched")
             .help("pipeline stages (the model's blocks split between them)").on_page("cluster", "pp").advanced().clustered(),
-        Row("cp", T::count, kRun).example("2", {"--gpus", "2"}).flag("cp", "C").label("Context parallel").up_to(4096).defaults(nullptr, "searched")
+        Row("cp", T::count, kRun).flag("cp", "C").label("Context parallel").up_to(4096).defaults(nullptr, "searched")
             .help("context-parallel devices (the sequence split, ring attention)").on_page("cluster", "cp").advanced().clustered(),
-        Row("ep", T::count, kRun).example("2", {"--gpus", "2", "--model", "mixtral-8x7b"}).flag("ep", "E").label("Expert parallel").up_to(4096).defaults(nullptr, "searched")
+        Row("ep", T::count, kRun).flag("ep", "E").label("Expert parallel").up_to(4096).defaults(nullptr, "searched")
             .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").on_page("cluster", "ep").advanced().clustered(),
-        Row("vp", T::count, kRun).example("2", {"--gpus", "2", "--grad-accum", "4"}).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
+        Row("vp", T::count, kRun).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
             .help("model chunks per pipeline stage (the interleaved schedule)").on_page("cluster", "vp").advanced().clustered(),
-        Row("zero", T::count, kRun).example("3", {"--gpus", "2"}).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
+        Row("zero", T::count, kRun).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
                   "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered(),
-        Row("sequence_parallel", T::flag, kRun).example("", {"--gpus", "2", "--hardware", "a100-sxm4-80gb"}).flag("sequence-parallel").label("Sequence parallel")
+        Row("sequence_parallel", T::flag, kRun).flag("sequence-parallel").label("Sequence parallel")
             .defaults(false, "on with tp > 1 when searched")
             .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
             .on_page("cluster", "sp").advanced().clustered(),
-        Row("schedule", T::choice, kRun).example("1f1b", {"--gpus", "2", "--pp", "2"}).flag("schedule", "S").label("Pipeline schedule")
+        Row("schedule", T::choice, kRun).flag("schedule", "S").label("Pipeline schedule")
             .choices({"1f1b", "interleaved", "gpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
             .help("the pipeline schedule").on_page("cluster", "sched").advanced().clustered(),
-        Row("global_batch", T::count, kRun).example("64", {"--gpus", "2"}).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
+        Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
             .echoed().on_page("cluster", "gbatch").clustered(),
-        Row("global_batch_tokens", T::count, kRun).example("65536", {"--gpus", "2"}).flag("global-batch-tokens", "T").label("Global batch", "tokens")
+        Row("global_batch_tokens", T::count, kRun).flag("global-batch-tokens", "T").label("Global batch", "tokens")
             .up_to(1e15).defaults(nullptr, "none").help("the global batch in tokens (language models)")
             .on_page("cluster", "gtokens").clustered(),
 
@@ -364,7 +368,7 @@ std::vector<OptionDef> build_table() {
             .help("a JSON document with any of gpus, gpus_per_node, network and the layout options (dp, tp, pp, cp, "
                   "ep, vp, zero, sequence_parallel, schedule, global_batch, global_batch_tokens); options given "
                   "beside it win")
-            .of_cluster_options().example("examples/cluster-2x8-ib.json")
+            .of_cluster_options()
             .off_page("the page's cluster fields are its options one by one (and the link holds them)"),
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
@@ -456,8 +460,6 @@ json options_json() {
                         {"choices", row.type == OptionType::choice ? json(row.choices) : json(nullptr)},
                         {"choice_labels", row.choice_labels.empty() ? json(nullptr) : json(row.choice_labels)},
                         {"switch_values", row.switch_values.empty() ? json(nullptr) : json(row.switch_values)},
-                        {"example", row.example.empty() ? json(nullptr) : json(row.example)},
-                        {"example_with", row.example_with},
                         {"default", row.default_value},
                         {"default_text", row.default_text},
                         {"help", row.help},

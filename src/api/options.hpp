@@ -62,10 +62,6 @@ struct OptionDef {
     std::vector<std::string> choices;  // choice options
     // A flag that may be followed by one of these words (`--checkpointing selective`); alone it means true.
     std::vector<std::string> switch_values;
-    // A value worth trying and the flags it needs beside it (`--dp 2` needs `--gpus 2`), for the docs and the
-    // table-driven tests; empty: the type's own example.
-    std::string example;
-    std::vector<std::string> example_with;
     // May also be given inside a cluster document (`--cluster cluster.json`, the `cluster` request key).
     bool in_cluster_document = false;
     bool is_cluster_document = false;  // the document itself: its keys are other rows' options

@@ -6,6 +6,7 @@
 #include "api/device_result.hpp"
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "parallel/plan_search.hpp"
 #include "predict/cached_predictor.hpp"
 #include "run/run_estimate.hpp"
@@ -15,6 +16,16 @@ namespace prenet {
 using nlohmann::json;
 
 namespace {
+
+// A whole number with its thousands grouped, as the summaries write them: 16384 as "16,384".
+std::string grouped(std::int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
+        out += digits[i];
+    }
+    return out;
+}
 
 json plan_json(const ParallelStep& s, const Cluster& cluster) {
     json p = to_json(s.layout);
@@ -113,7 +124,7 @@ json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
             fits_on = to_json(l);
             fits_on["gpus"] = n;
         } else {
-            summary += "; no layout of up to 16,384 of them fits with these choices";
+            summary += "; no layout of up to " + grouped(limits::advised_devices) + " of them fits with these choices";
         }
         advice = {{"summary", summary}, {"fits_on", fits_on}};
     }

@@ -2,7 +2,9 @@
 
 #include "core/error.hpp"
 #include "importers/hf_config.hpp"
+#include "ops/catalogue.hpp"
 #include "predict/predictor.hpp"
+#include "run/energy.hpp"
 #include "run/grad_accumulation.hpp"
 #include "run/precision_recipe.hpp"
 
@@ -118,7 +120,7 @@ Settings read_settings(const RequestOptions& o) {
     }
     s.finetune = read_finetune(o, s.precision);
     // A LoRA base is loaded in half precision (torch_dtype) and trained as a half model: autocast's fp32 model
-    // is not what runs (step_plan.cpp applies it).
+    // is not what runs (effective_mixed_recipe applies it).
     if (s.finetune.adapters() && o.has("mixed") && s.mixed == MixedRecipe::autocast)
         throw Error("with LoRA the frozen base is stored in half precision and the adapters in fp32 (a half model, "
                     "--mixed half); --mixed autocast applies to full training",
@@ -171,7 +173,7 @@ std::string attention_run(const Model& m, bool requested_flash) {
     bool flash = false, eager = false;
     for (const auto& block : m.blocks)
         for (const auto& layer : block.layers)
-            if (layer.kind == "attention" || layer.kind == "mla_attention")
+            if (is_attention(layer.kind))
                 (layer.attrs.value("flash", false) ? flash : eager) = true;
     if (flash && eager) return "mixed";
     if (flash || eager) return flash ? "flash" : "eager";
@@ -223,7 +225,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
                {"fraction", s.reserve.fraction},
                {"assumption", "CUDA context and library workspaces plus a fraction of the tensor peak for "
                               "allocator fragmentation (docs/training-model.md)"}}},
-             {"energy_model", "TDP x (0.3 + 0.7 x share of step time in matmul/conv kernels), accelerator only"},
+             {"energy_model", energy_model_text()},
              {"devices", s.layout.gpus},
              {"layout", s.parallel ? "per result: plan (docs/parallel.md)" : "one device"}});
     }

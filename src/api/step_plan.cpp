@@ -30,8 +30,7 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
         if (in.size() == 4) s.inputs.image = in[3];
     }
     resolve_budget(s, p.model);
-    // A LoRA base runs as a half model under fp16/bf16 (settings.cpp).
-    if (s.finetune.adapters() && precision_recipe(s.precision, s.mixed).mixed) s.mixed = MixedRecipe::half_model;
+    s.mixed = effective_mixed_recipe(s.precision, s.mixed, s.finetune.adapters());
     p.features = model_features(p.model, s.precision, s.mixed, s.finetune);
     if (s.finetune.adapters() && p.features.adapter_params == 0)
         throw Error("model '" + p.model.name + "' has no projection LoRA can adapt among '" +
@@ -108,15 +107,14 @@ std::vector<FineTuneOption> StepPlan::finetune_options() const {
     for (const auto& t : tries) {
         FineTune ft;
         ft.mode = t.mode;
-        ft.rank = now.adapters() ? now.rank : 16;
+        ft.rank = now.adapters() ? now.rank : advised_lora_rank;
         if (now.adapters()) ft.targets = now.targets, ft.dropout = now.dropout;
         if (t.mode == FineTuneMode::qlora) ft.quantization = Quantization::nf4;
         MemoryOptions o = memory;
         o.checkpointing = t.checkpointing;
         o.adapters = true;
         o.half_adapters = o.paged_optimizer = t.mode == FineTuneMode::qlora;
-        MixedRecipe mixed = precision_recipe(settings.precision, settings.mixed).mixed ? MixedRecipe::half_model
-                                                                                        : settings.mixed;
+        MixedRecipe mixed = effective_mixed_recipe(settings.precision, settings.mixed, true);
         o.mixed = mixed;
         try {
             ModelFeatures f = compute_features(model, settings.precision, mixed, ft);

@@ -35,8 +35,8 @@ struct StepPlan {
     // batch, the accumulation adjusted to keep the global batch. Cached: every result asks the same questions.
     double peak_at(std::int64_t micro_batch, bool checkpointing) const;
 
-    // The fine-tuning settings to try when a fine-tuning step does not fit (LoRA and QLoRA at rank 16, QLoRA
-    // with checkpointing), lightest change first, with their peaks at the current batch; none for pre-training
+    // The fine-tuning settings to try when a fine-tuning step does not fit (LoRA and QLoRA at the request's rank
+    // or advised_lora_rank, QLoRA with checkpointing), lightest change first, with their peaks at the current batch; none for pre-training
     // or a model without LoRA targets. Cached.
     std::vector<FineTuneOption> finetune_options() const;
 

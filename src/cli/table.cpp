@@ -205,7 +205,7 @@ void print_prediction_table(std::ostream& out, const json& doc) {
             << (parallel ? std::string() : (*first)["steps"].dump() + " optimizer steps; ") << "cost at "
                 << (s["price_per_hour"].is_null() ? "each accelerator's cheapest cloud price"
                                                   : "$" + fmt("%.4g", s["price_per_hour"].get<double>()) + "/hour")
-                << "; energy from TDP x (0.3 + 0.7 x matmul share)\n";
+                << "; energy from " << s["energy_model"].get<std::string>() << "\n";
     }
     for (const auto& r : doc["results"])
         if (r.contains("step") && r["step"].contains("layers") && r["step"]["layers"].is_array()) print_layer_breakdown(out, r);

@@ -34,6 +34,10 @@ inline constexpr std::int64_t tensor_elements = std::int64_t{1} << 53;
 // 1 ms and 60 kB each natively for a 70B model). Real requests leave a few thousand open (70B on 1,024
 // devices: 2,016); only device counts with hundreds of divisors reach this, and fixing one dimension narrows it.
 inline constexpr std::int64_t plan_layouts = 20'000;
+// The most devices advice proposes when a step does not fit (plan_search.cpp's fewest devices that fit,
+// memory_advice.cpp's FSDP sharding), doubling from the request's: the size of the largest training clusters
+// (Llama 3 405B trained on 16,384 H100s), each doubling one more memory check.
+inline constexpr std::int64_t advised_devices = 16'384;
 
 }  // namespace prenet::limits
 

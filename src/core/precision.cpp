@@ -41,7 +41,7 @@ Precision vector_precision(Precision p) {
 }
 
 double activation_bytes(Precision p) {
-    return (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : 2.0;
+    return (p == Precision::fp32 || p == Precision::tf32) ? fp32_bytes : half_bytes;
 }
 
 double matmul_input_bytes(Precision p) {

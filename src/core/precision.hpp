@@ -24,6 +24,11 @@ const char* to_string(MixedRecipe r);
 // Whether torch.autocast is at work: fp16 or bf16 with the autocast recipe.
 bool runs_autocast(Precision p, MixedRecipe r);
 
+// Bytes of one stored value in fp32 (tf32 is a matmul mode of fp32 data) and in half precision (fp16, bf16;
+// fp8 training stores bf16 outside the matmuls' transient casts).
+inline constexpr double fp32_bytes = 4.0;
+inline constexpr double half_bytes = 2.0;
+
 // Bytes of one activation / gradient element outside matmul inputs.
 // The type element-wise kernels run in: fp8 training keeps bf16 everywhere but the matmuls, and TF32 is a matmul
 // mode of fp32 data.

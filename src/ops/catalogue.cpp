@@ -58,6 +58,10 @@ void infer_shape(Layer& layer) {
 
 const OpTraits& op_traits(const Layer& layer) { return OpCatalogue::instance().find(layer.kind).traits; }
 
+bool is_attention(const std::string& kind) {
+    return OpCatalogue::instance().find(kind).traits.tensor_split == TensorSplit::heads;
+}
+
 LayerCost layer_cost(const Layer& layer, Precision precision) {
     LayerCost cost;
     OpCatalogue::instance().find(layer.kind).cost(layer, precision, cost);

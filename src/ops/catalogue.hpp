@@ -99,6 +99,11 @@ private:
 void infer_shape(Layer& layer);
 // The catalogue entry's traits of a layer's kind (throws Error for an unknown kind).
 const OpTraits& op_traits(const Layer& layer);
+// Whether a kind is attention with its own projections (attention, mla_attention; not a bare attention_core):
+// the kinds whose heads tensor parallelism splits. Selective checkpointing recomputes their core, a
+// context-parallel ring overlaps them, and their `flash` attribute is the attention kernel the model runs.
+// Throws Error for an unknown kind.
+bool is_attention(const std::string& kind);
 // The layer's features and kernels for one execution at `precision`.
 LayerCost layer_cost(const Layer& layer, Precision precision);
 

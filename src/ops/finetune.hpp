@@ -36,7 +36,7 @@ struct FreezeRule {
 
 struct FineTune {
     FineTuneMode mode = FineTuneMode::none;
-    std::int64_t rank = 8;   // PEFT's LoraConfig defaults: r 8, lora_alpha 8, lora_dropout 0
+    std::int64_t rank = 8;   // PEFT's LoraConfig defaults (r, lora_alpha, lora_dropout); the option table's too
     double alpha = 8;        // scaling alpha / rank: changes neither time nor memory
     double dropout = 0;      // > 0: each adapter's input is a dropped-out copy (kept, with its mask)
     std::vector<std::string> targets = {"q", "v"};  // PEFT's default for Llama, Mistral and Qwen2: q_proj, v_proj
@@ -47,6 +47,10 @@ struct FineTune {
     // Whether any base parameter stays frozen (and the layer-by-layer rules apply).
     bool freezes() const { return adapters() || mode == FineTuneMode::freeze; }
 };
+
+// The rank memory advice proposes for (Q)LoRA when the request trains no adapters yet, a common choice in
+// fine-tuning recipes (a request with adapters keeps its own).
+inline constexpr std::int64_t advised_lora_rank = 16;
 
 // PEFT's module names, shortened: q, k, v, o, gate, up, down (q_proj, ..., down_proj).
 const std::vector<std::string>& lora_target_names();

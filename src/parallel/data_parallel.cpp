@@ -43,22 +43,23 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
     // Expert weights are replicated over the ranks outside their expert-parallel (and expert-tensor) group.
     std::int64_t expert_replicas = std::max<std::int64_t>(n * (l.tp / l.expert_tp()) / l.ep, 1);
     CollectiveGroup expert_group{expert_replicas, l.tp * l.cp * l.ep};
-    double grad = r.gradient_bytes, weight = r.half_model || r.mixed ? 2.0 : r.weight_bytes;
+    double grad = r.gradient_bytes, weight = r.matmul_weight_bytes();
     auto add = [&](std::vector<CommOp>& to, Collective kind, double bytes_per_param, bool backward) {
         if (dense > 0) to.push_back(op(kind, dense * bytes_per_param, dense_group, what, backward));
         if (experts > 0 && expert_group.size > 1)
             to.push_back(op(kind, experts * bytes_per_param, expert_group, what, backward));
     };
+    // Gradients reduced in DDP's buckets: the last one is reduced after the backward has ended.
+    const double last_bucket = std::min(1.0, ddp_bucket_bytes / std::max(1.0, params * grad));
     switch (l.zero) {
         case 0:
             add(c.last_backward, Collective::all_reduce, grad, true);
-            // PyTorch DDP's 25 MiB buckets: the last one is reduced after the backward has ended.
-            c.unhidden_fraction = std::min(1.0, 25.0 * 1024 * 1024 / std::max(1.0, params * grad));
+            c.unhidden_fraction = last_bucket;
             break;
         case 1:
             add(c.last_backward, Collective::reduce_scatter, grad, true);
             add(c.after_step, Collective::all_gather, weight, false);
-            c.unhidden_fraction = std::min(1.0, 25.0 * 1024 * 1024 / std::max(1.0, params * grad));
+            c.unhidden_fraction = last_bucket;
             break;
         case 2:
         case 3: {
@@ -98,7 +99,7 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
     if (l.zero >= 3) {
         model_bytes /= s;
         // The block being computed and the one prefetched, whole, in the precision the matmuls read.
-        double unit = largest_unit_params(stage) * (r.mixed || r.half_model ? 2.0 : r.weight_bytes);
+        double unit = largest_unit_params(stage) * r.matmul_weight_bytes();
         gathered_half = 2.0 * unit;
         // Autocast's half-precision weight copies are the gathered blocks themselves.
         m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;

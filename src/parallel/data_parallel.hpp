@@ -19,6 +19,10 @@
 
 namespace prenet {
 
+// PyTorch DDP's gradient bucket (DistributedDataParallel's bucket_cap_mb, 25 MiB): buckets are all-reduced as
+// the backward fills them, and the last one only after the backward has ended (zero 0 and 1).
+inline constexpr double ddp_bucket_bytes = 25.0 * 1024 * 1024;
+
 struct DataParallelComms {
     std::vector<CommOp> forward;   // per micro-batch, overlapped with its forward
     std::vector<CommOp> backward;  // per micro-batch, overlapped with its backward

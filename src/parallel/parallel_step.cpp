@@ -31,7 +31,7 @@ double StageModels::flops(std::int64_t micro_batch) {
     Model counted = whole(micro_batch);
     for (auto& block : counted.blocks)
         for (auto& layer : block.layers)
-            if (op_traits(layer).tensor_split == TensorSplit::heads && layer.attrs.contains("causal"))
+            if (is_attention(layer.kind) && layer.attrs.contains("causal"))
                 layer.attrs["causal"] = false;
     ModelFeatures f = compute_features(counted, precision_, mixed_);
     return flops_[micro_batch] = f.forward_flops + f.backward_flops();
@@ -75,7 +75,7 @@ double exposed(double comm, double compute, double unhidden_fraction) {
 double attention_ms(const StepTime& t, bool backward) {
     double ms = 0;
     for (const auto& layer : t.layers)
-        if (layer.kind == "attention" || layer.kind == "mla_attention") ms += backward ? layer.backward_ms : layer.forward_ms;
+        if (is_attention(layer.kind)) ms += backward ? layer.backward_ms : layer.forward_ms;
     return ms;
 }
 

@@ -197,7 +197,7 @@ std::optional<std::pair<std::int64_t, ParallelLayout>> fewest_devices_that_fit(c
     more.global_batch.reset();
     more.global_batch_tokens.reset();
     more.grad_accum.reset();
-    for (std::int64_t n = r.gpus * 2; n <= 16384; n *= 2) {
+    for (std::int64_t n = r.gpus * 2; n <= limits::advised_devices; n *= 2) {
         more.gpus = n;
         Cluster bigger = *c.cluster;
         bigger.gpus = n;

@@ -24,7 +24,7 @@ struct PlanSearch {
     ParallelStep best;
     bool fits = true;  // false: nothing fits; `best` is the layout that needs the least memory
     std::vector<PlanAlternative> alternatives;
-    // When nothing fits: the fewest devices (doubling, up to 16,384) on which some layout of the request's
+    // When nothing fits: the fewest devices (doubling, up to limits::advised_devices) on which some layout of the request's
     // choices fits, with that layout (memory only, nothing timed); none if even that does not.
     std::optional<std::pair<std::int64_t, ParallelLayout>> fits_on;
     std::int64_t layouts = 0;   // layouts the request allows

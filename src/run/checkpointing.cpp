@@ -11,11 +11,9 @@ bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty() &
 
 namespace {
 
-bool is_attention(const LayerFeatures& lf) { return op_traits(lf.layer).tensor_split == TensorSplit::heads; }
-
 // What an attention layer keeps when its core is recomputed: what its fused (flash) form keeps.
 double selective_saved_bytes(const LayerFeatures& lf, Precision precision) {
-    if (!is_attention(lf) || lf.layer.attrs.value("flash", false)) return lf.cost.saved_activation_bytes;
+    if (!is_attention(lf.layer.kind) || lf.layer.attrs.value("flash", false)) return lf.cost.saved_activation_bytes;
     Layer fused = lf.layer;
     fused.attrs["flash"] = true;
     return std::min(lf.cost.saved_activation_bytes, layer_cost(fused, precision).saved_activation_bytes);
@@ -26,7 +24,7 @@ double selective_saved_bytes(const LayerFeatures& lf, Precision precision) {
 bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, bool checkpointing, bool selective) {
     if (kernel.phase != Phase::forward) return false;
     if (checkpointing) return is_checkpointed(layer);
-    return selective && is_attention(layer) && is_attention_core(kernel);
+    return selective && is_attention(layer.layer.kind) && is_attention_core(kernel);
 }
 
 namespace {

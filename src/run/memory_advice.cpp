@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/limits.hpp"
 #include "run/grad_accumulation.hpp"
 
 namespace prenet {
@@ -118,10 +119,10 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         if (!with.empty()) way += " with" + with + (h.batch != q.batch ? " (same global batch)" : "");
         ways.push_back(way);
     }
-    // Powers of two up to 16,384 devices; the rest of the peak (activations, buffers, reserve) is not sharded.
+    // Powers of two up to limits::advised_devices; the rest of the peak (activations, buffers, reserve) is not sharded.
     double rest = q.peak_bytes - q.model_state_bytes;
     if (q.model_state_bytes > 0 && rest < q.capacity_bytes)
-        for (std::int64_t n = 2; n <= 16384; n *= 2)
+        for (std::int64_t n = 2; n <= limits::advised_devices; n *= 2)
             if (rest + q.model_state_bytes / double(n) <= q.capacity_bytes) {
                 a.fsdp_devices = n;
                 ways.push_back("on " + std::to_string(n) + " of these with FSDP (--gpus " + std::to_string(n) +

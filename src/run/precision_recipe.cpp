@@ -10,16 +10,19 @@ PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed) {
     r.loss_scaling = p == Precision::fp16;
     // fp8 keeps bf16 weights and gradients: the fp8 copies are transient casts inside each layer. Autocast
     // keeps fp32 weights and gradients: they are the master copy.
-    r.weight_bytes = r.half_model ? 2.0 : 4.0;
-    r.master_bytes = r.half_model ? 4.0 : 0.0;
-    r.gradient_bytes = r.half_model ? 2.0 : 4.0;
+    r.weight_bytes = r.gradient_bytes = r.half_model ? half_bytes : fp32_bytes;
+    r.master_bytes = r.half_model ? fp32_bytes : 0.0;
     return r;
+}
+
+MixedRecipe effective_mixed_recipe(Precision p, MixedRecipe asked, bool adapters) {
+    return adapters && precision_recipe(p, asked).mixed ? MixedRecipe::half_model : asked;
 }
 
 PrecisionRecipe adapter_recipe(const PrecisionRecipe& base, bool half) {
     PrecisionRecipe r = base;
     r.half_model = false;
-    r.weight_bytes = r.gradient_bytes = half && base.mixed ? 2.0 : 4.0;
+    r.weight_bytes = r.gradient_bytes = half && base.mixed ? half_bytes : fp32_bytes;
     r.master_bytes = 0.0;
     return r;
 }

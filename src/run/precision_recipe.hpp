@@ -26,9 +26,19 @@ struct PrecisionRecipe {
     double weight_bytes = 4;    // per parameter, the weights the forward and backward passes read
     double master_bytes = 0;    // per parameter, the fp32 master copy (0: the weights are the master)
     double gradient_bytes = 4;  // per parameter, a stored gradient
+
+    // Per parameter, the weights as the matmuls read them, which ZeRO / FSDP gather: half precision under mixed
+    // precision (a half model's own weights, or the half copies of autocast and FSDP's mixed precision), the
+    // stored weights otherwise.
+    double matmul_weight_bytes() const { return mixed || half_model ? half_bytes : weight_bytes; }
 };
 
 PrecisionRecipe precision_recipe(Precision p, MixedRecipe mixed = MixedRecipe::autocast);
+
+// The mixed-precision recipe a step runs: `asked`, except that a LoRA or QLoRA base (`adapters`) is loaded in half
+// precision (torch_dtype) and so runs as a half model under fp16/bf16 (api/settings.cpp refuses an explicit
+// --mixed autocast with adapters).
+MixedRecipe effective_mixed_recipe(Precision p, MixedRecipe asked, bool adapters);
 
 // What the trained parameters keep when they are LoRA adapters: fp32 weights and gradients beside any base
 // (PEFT's get_peft_model(autocast_adapter_dtype=True) upcasts half-precision adapters), or with `half` (QLoRA's

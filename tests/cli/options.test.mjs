@@ -4,6 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,11 +14,15 @@ const run = (...args) => spawnSync(binary, args, { encoding: 'utf8', timeout: 60
 
 const { options } = JSON.parse(run('options', '--json').stdout);
 const commands = [...new Set(options.flatMap((o) => o.commands))];
+// A value worth trying for some rows and the flags it needs beside it.
+const exampleRows = JSON.parse(readFileSync(resolve(root, 'tests/fixtures/option-examples.json'), 'utf8')).rows;
+const exampleOf = (row) => exampleRows[row.name] ?? {};
 
-// Command-line values a row accepts, other than its default, made from the row alone.
+// Command-line values a row accepts, other than its default, made from the row alone (and its example).
 function examples(row) {
-  if (row.example !== null && row.type === 'document') return [resolve(root, row.example)];  // a file in the repository
-  if (row.example !== null) return [row.example === '' ? null : row.example];
+  const { value } = exampleOf(row);
+  if (value !== undefined && row.type === 'document') return [resolve(root, value)];  // a file in the repository
+  if (value !== undefined) return [value];
   if (row.type === 'count') return ['64'];
   if (row.type === 'number') return [String(row.min + (row.min_exclusive ? 1 : 1.5))];
   if (row.type === 'choice') return row.choices;
@@ -36,6 +41,13 @@ test('the table has rows for every command and each row names its commands', () 
   for (const c of ['predict', 'features', 'kernels', 'fit', 'zoo', 'options']) assert.ok(commands.includes(c), c);
 });
 
+test('every option example names a predict row, and the table serves no examples', () => {
+  assert.ok(Object.keys(exampleRows).length >= 10);
+  for (const name of Object.keys(exampleRows))
+    assert.ok(options.some((o) => o.name === name && o.commands.includes('predict')), `${name} is no predict row`);
+  for (const row of options) assert.ok(!('example' in row) && !('example_with' in row), row.name);
+});
+
 describe('every predict option is accepted and echoed', () => {
   // bf16 for the mixed recipe, a sample budget for epochs; a vision model for image. The row's flag replaces
   // the base's own.
@@ -44,14 +56,15 @@ describe('every predict option is accepted and echoed', () => {
     for (const value of examples(row)) {
       test(`${row.flag} ${value ?? ''}`, () => {
         let echoed = false, answered = 0;
-        const needs = Object.fromEntries(row.example_with.flatMap((w, i, all) => (i % 2 ? [] : [[w, all[i + 1]]])));
+        const withFlags = exampleOf(row).with ?? [];
+        const needs = Object.fromEntries(withFlags.flatMap((w, i, all) => (i % 2 ? [] : [[w, all[i + 1]]])));
         for (const model of ['gpt2', 'resnet18']) {
           const flags = { ...base, '--model': model, ...needs, [row.flag]: value };
           const args = ['predict', '--json', ...Object.entries(flags).flatMap(([f, v]) => (v === null ? [f] : [f, v]))];
           const r = run(...args);
           // A parallel layout one of the models cannot take (tensor parallelism of a CNN) is a clear refusal;
           // every other option must work for both.
-          if (r.status === 2 && row.example_with.length && r.stderr.trim()) continue;
+          if (r.status === 2 && withFlags.length && r.stderr.trim()) continue;
           assert.equal(r.status, 0, `prenet ${args.join(' ')}: ${r.stderr}`);
           answered += 1;
           const doc = JSON.parse(r.stdout);

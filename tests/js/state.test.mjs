@@ -182,10 +182,11 @@ test("the CLI's own option table: every training row round-trips through the has
   const { execFileSync } = await import('node:child_process');
   const real = S.optionTable(JSON.parse(execFileSync(prenet, ['options', '--json'], { encoding: 'utf8' })));
   assert.ok(real.training.length >= 10);
-  // A value each row allows, other than its default.
+  // A value each row allows, other than its default (a text row's from the tests' examples).
+  const examples = JSON.parse(readFileSync(new URL('../fixtures/option-examples.json', import.meta.url), 'utf8')).rows;
   const sample = (r) =>
     r.type === 'flag' ? true : r.type === 'choice' ? r.choices.find((c) => c !== r.default && c !== S.PAGE_DEFAULTS[r.name])
-      : r.type === 'text' ? r.example ?? 'x' : r.min_exclusive ? r.min + 0.5 : r.min + 1;
+      : r.type === 'text' ? examples[r.name]?.value ?? 'x' : r.min_exclusive ? r.min + 0.5 : r.min + 1;
   const s = S.fresh(real);
   for (const r of real.training) {
     assert.ok(r.url, `${r.name} has a URL key`);

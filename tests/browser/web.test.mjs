@@ -276,6 +276,11 @@ describe('web calculator', () => {
     await page.fill('#c-name', 'Lab GPU X');
     await page.fill('#c-fp32', '40');
     await page.fill('#c-bf16', '400');
+    // The sheet's numbers are checked by the API (hardware/spec.cpp), its words shown and its field marked.
+    await page.fill('#c-mem', '0');
+    await page.click('#c-save');
+    await page.waitForFunction(() => document.querySelector('#c-error').textContent.includes('capacity_gb'));
+    assert.equal(await page.locator('#c-mem').getAttribute('aria-invalid'), 'true');
     await page.fill('#c-mem', '64');
     await page.fill('#c-bw', '2000');
     await page.fill('#c-sms', '100');

@@ -221,7 +221,7 @@ describe('web calculator', () => {
     const table = await page.locator('#results-table tbody').innerText();
     const command = await cliText(page);
     assert.match(command, /--precision fp16 .*--mixed half/);
-    assert.match(await page.locator('#assumptions').innerText(), /half model + fp32 master weights/);
+    assert.match(await page.locator('#assumptions').innerText(), /half model \+ fp32 master weights/);
     // (Which key holds what, defaults and damaged hashes: tests/js/state.test.mjs.) A new page from the link
     // shows the same table, command and inputs.
     const again = await h.page(url.slice(h.url.length));

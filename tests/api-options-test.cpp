@@ -199,8 +199,9 @@ TEST(CheckApplies, RefusesARowWhereItDoesNotApply) {
 
 // The options reply serves the rules the page reads: applicability, cluster questions, the layout's rows.
 TEST(OptionsJson, ServesTheRulesThePageReads) {
+    const json reply = options_json();
     std::map<std::string, json> rows;
-    for (const auto& r : options_json()["options"]) rows[r["name"]] = r;
+    for (const auto& r : reply["options"]) rows[r["name"].get<std::string>()] = r;
     EXPECT_EQ(rows["lora_rank"]["applies_with"], json({{"finetune", {"lora", "qlora"}}}));
     EXPECT_EQ(rows["mixed"]["choice_with"]["precision"], json({"fp16", "bf16"}));
     EXPECT_EQ(rows["gpus"]["cluster_question"], json({{"above", 1}}));

@@ -3,6 +3,7 @@
 #include "api/options.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -179,6 +180,63 @@ TEST(OptionsJson, ServesTheDocumentLimitsThePageChecksFilesAndLinksAgainst) {
     EXPECT_EQ(limits_doc["document_bytes"], limits::document_bytes);
     EXPECT_EQ(limits_doc["layers"], limits::layers);
     EXPECT_EQ(limits_doc["dimension"], limits::dimension);
+}
+
+// What makes a cluster question is each row's cluster_question, which the page reads too: one device is not.
+TEST(AsksCluster, ReadsEachRowsRule) {
+    const OptionDef& gpus = *find_option("gpus");
+    EXPECT_FALSE(asks_cluster(gpus, 1));
+    EXPECT_TRUE(asks_cluster(gpus, 2));
+    EXPECT_TRUE(asks_cluster(*find_option("gpus_per_node"), 4));
+    EXPECT_TRUE(asks_cluster(*find_option("sequence_parallel"), false));  // given is given
+    const OptionDef& ckpt = *find_option("checkpointing");
+    EXPECT_TRUE(asks_cluster(ckpt, "selective"));
+    EXPECT_FALSE(asks_cluster(ckpt, "full"));
+    EXPECT_FALSE(asks_cluster(ckpt, true));
+    EXPECT_FALSE(asks_cluster(*find_option("batch"), 8));
+    // Every key a cluster document may hold asks one.
+    for (const auto& row : option_table())
+        if (row.may_be_in_cluster_document) EXPECT_FALSE(row.cluster_question.is_null()) << row.name;
+}
+
+// A row's applies_with: refused elsewhere, in words that name the option and its value.
+TEST(CheckApplies, RefusesARowWhereItDoesNotApply) {
+    const OptionDef& rank = *find_option("lora_rank");
+    EXPECT_NO_THROW(check_applies(rank, RequestOptions({{"finetune", "qlora"}, {"lora_rank", 8}}, kPredict)));
+    EXPECT_NO_THROW(check_applies(rank, RequestOptions(json::object(), kPredict)));
+    try {
+        check_applies(rank, RequestOptions({{"lora_rank", 8}}, kPredict));
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "'lora_rank' applies to --finetune lora or qlora (the mode is none)");
+        EXPECT_EQ(e.field(), "lora_rank");
+        EXPECT_EQ(e.code(), ErrorCode::conflict);
+    }
+}
+
+// The options reply serves the rules the page reads: applicability, cluster questions, the layout's rows.
+TEST(OptionsJson, ServesTheRulesThePageReads) {
+    const json reply = options_json();
+    std::map<std::string, json> rows;
+    for (const auto& r : reply["options"]) rows[r["name"].get<std::string>()] = r;
+    EXPECT_EQ(rows["lora_rank"]["applies_with"], json({{"finetune", {"lora", "qlora"}}}));
+    EXPECT_EQ(rows["mixed"]["choice_with"]["precision"], json({"fp16", "bf16"}));
+    EXPECT_EQ(rows["gpus"]["cluster_question"], json({{"above", 1}}));
+    EXPECT_EQ(rows["checkpointing"]["cluster_question"], json({{"is", "selective"}}));
+    EXPECT_TRUE(rows["batch"]["cluster_question"].is_null());
+    std::set<std::string> layout;
+    for (const auto& [name, r] : rows)
+        if (r["layout"] == true) layout.insert(name);
+    EXPECT_EQ(layout, (std::set<std::string>{"dp", "tp", "pp", "cp", "ep", "vp", "zero", "sequence_parallel", "schedule"}));
+    // Every condition names a row and values it takes.
+    for (const auto& row : option_table())
+        for (const auto* conditions : {&row.applies_with, &row.choice_with})
+            for (const auto& [option, values] : *conditions) {
+                const OptionDef* other = find_option(option);
+                ASSERT_NE(other, nullptr) << row.name << ": " << option;
+                for (const auto& v : values)
+                    EXPECT_NE(std::find(other->choices.begin(), other->choices.end(), v), other->choices.end()) << v;
+            }
 }
 
 }  // namespace

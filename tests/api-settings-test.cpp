@@ -2,6 +2,8 @@
 // model trains on, and the echo.
 #include "api/settings.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -13,6 +15,15 @@ namespace {
 using nlohmann::json;
 
 Settings settings(json request) { return read_settings(RequestOptions(request, kPredict)); }
+
+bool accepts(json request) {
+    try {
+        settings(request);
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
 
 ErrorCode code_of(json request) {
     try {
@@ -42,6 +53,41 @@ TEST(ReadSettings, TheMixedRecipeFollowsThePrecision) {
     EXPECT_EQ(settings({{"precision", "fp16"}, {"mixed", "half"}}).mixed, MixedRecipe::half_model);
     EXPECT_EQ(code_of({{"precision", "tf32"}, {"mixed", "half"}}), ErrorCode::conflict);
     EXPECT_EQ(code_of({{"precision", "fp8"}, {"mixed", "autocast"}}), ErrorCode::conflict);
+}
+
+// A row's choice_with (the page offers the row only there) agrees with the value rules here: where it holds every
+// choice is accepted; elsewhere at most one value is (the one the other options fix), so hiding it loses none.
+TEST(ReadSettings, ARowIsAChoiceExactlyWhereItsChoiceWithSays) {
+    int checked = 0;
+    for (const auto& row : option_table()) {
+        if (row.choice_with.empty()) continue;
+        std::vector<json> combos = {json::object()};
+        for (const auto& [option, values] : row.choice_with) {
+            std::vector<json> more;
+            for (const auto& c : combos)
+                for (const auto& v : find_option(option)->choices) {
+                    more.push_back(c);
+                    more.back()[option] = v;
+                }
+            combos = more;
+        }
+        for (const auto& combo : combos) {
+            bool holds = true;
+            for (const auto& [option, values] : row.choice_with)
+                holds = holds && std::find(values.begin(), values.end(), combo[option].get<std::string>()) != values.end();
+            size_t accepted = 0;
+            for (const auto& choice : row.choices) {
+                json request = combo;
+                request[row.name] = choice;
+                bool ok = accepts(request);
+                accepted += ok;
+                if (holds) EXPECT_TRUE(ok) << row.name << " " << choice << " with " << combo.dump();
+            }
+            if (!holds) EXPECT_LE(accepted, 1u) << row.name << " with " << combo.dump();
+            ++checked;
+        }
+    }
+    EXPECT_GT(checked, 10);
 }
 
 TEST(ReadSettings, RulesAcrossOptions) {

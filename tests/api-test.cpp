@@ -295,8 +295,40 @@ TEST(ApiContract, AnAcceleratorThatCannotFormTheClusterAnswersWithItsOwnError) {
     EXPECT_EQ(refused["hardware"], "tpu-v3");
     EXPECT_EQ(refused["error"]["field"], "hardware");  // its sheet publishes no scale-up bandwidth
     EXPECT_FALSE(refused.contains("step"));
-    // Alone, the same refusal is the request's error.
-    expect_error(predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", "tpu-v3"}}), "invalid_hardware", "hardware");
+    // Alone, the same refusal is the request's error, naming the accelerator it refuses (a client asking one
+    // accelerator at a time reads it as that accelerator's row); an error of the request names none.
+    json alone = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", "tpu-v3"}});
+    expect_error(alone, "invalid_hardware", "hardware");
+    EXPECT_EQ(alone["error"]["hardware"], "tpu-v3");
+    EXPECT_FALSE(predict({{"model", "gpt2"}, {"gpus", 8}, {"tp", 3}, {"hardware", "t4"}})["error"].contains("hardware"));
+}
+
+// 12 devices fill no node of 8 (field gpus), but GB200's nodes of 72 and T4's of 4: among the three only H100 is
+// refused; alone, its error is the request's and names it, whatever the field.
+TEST(ApiContract, TwelveDevicesRefuseOnlyTheAcceleratorWhoseNodesTheyDoNotFill) {
+    json reply = predict({{"model", "llama2-7b"}, {"gpus", 12}, {"hardware", json::array({"h100-sxm5-80gb", "gb200", "t4"})}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
+    EXPECT_EQ(reply["results"][0]["error"]["field"], "gpus");
+    EXPECT_TRUE(reply["results"][1].contains("plan"));
+    EXPECT_TRUE(reply["results"][2].contains("plan"));
+    json alone = predict({{"model", "llama2-7b"}, {"gpus", 12}, {"hardware", "h100-sxm5-80gb"}});
+    EXPECT_EQ(alone["error"]["field"], "gpus");
+    EXPECT_EQ(alone["error"]["hardware"], "h100-sxm5-80gb");
+}
+
+// The hardware listing answers custom sheets as a predict request reads them: a check of a sheet by the API's rules.
+TEST(ApiContract, TheHardwareListingChecksCustomSheets) {
+    json sheet = {{"id", "custom-x"}, {"name", "X"}, {"peak_tflops", {{"bf16", 100}}},
+                  {"memory", {{"capacity_gb", 80}, {"bandwidth_gbps", 1000}}}};
+    json read = handle_request({{"command", "hardware"}, {"custom_hardware", json::array({sheet})}});
+    ASSERT_EQ(read["hardware"].size(), 1u) << read.dump();
+    EXPECT_EQ(read["hardware"][0]["id"], "custom-x");
+    sheet["memory"]["capacity_gb"] = 0;
+    expect_error(handle_request({{"command", "hardware"}, {"custom_hardware", json::array({sheet})}}), "invalid_hardware",
+                 "custom_hardware");
+    expect_error(handle_request({{"command", "hardware"}, {"custom_hardware", sheet}}), "invalid_hardware", "custom_hardware");
+    expect_error(handle_request({{"command", "zoo"}, {"custom_hardware", json::array({sheet})}}), "unknown_option",
+                 "custom_hardware");
 }
 
 // Precision support per device (hardware/precision_support.hpp), applied once per device in predict: a device

@@ -49,6 +49,21 @@ json precision_fields(json result, const PrecisionSupport& support, const std::s
     return result;
 }
 
+// A cluster question's error that refuses only the accelerator it ran on: its sheet cannot form the cluster (no
+// published link bandwidth, nodes of another size, a device count its nodes do not fill). Any other error is the
+// whole request's. The one rule for both: among several accelerators the refused one gets an error row; alone, or
+// when every one is refused, the request's error names it (`hardware`), so a client that asks one accelerator
+// at a time (the page) knows the refusal is that accelerator's, not the request's.
+bool refuses_the_accelerator(const Error& e) {
+    return e.field() == "hardware" || e.field() == "gpus" || e.field() == "gpus_per_node";
+}
+
+// The error of a request whose every accelerator was refused: the first refusal, with the accelerator it names.
+struct AcceleratorRefused : Error {
+    AcceleratorRefused(const Error& e, std::string id) : Error(e), hardware(std::move(id)) {}
+    std::string hardware;
+};
+
 json predict(const json& request) {
     RequestOptions o(request, kPredict);
     const Settings asked = read_settings(o);
@@ -72,7 +87,7 @@ json predict(const json& request) {
     };
     json results = json::array();
     std::vector<HardwareSpec> selection = select_hardware(o);
-    std::optional<Error> first_refusal;
+    std::optional<AcceleratorRefused> first_refusal;
     size_t refused = 0;
     for (const auto& hw : selection) {
         PrecisionSupport support = precision_support(hw, asked.precision);
@@ -84,12 +99,9 @@ json predict(const json& request) {
         try {
             results.push_back(precision_fields(parallel_device_result(device_plan, hw), support, hw.id));
         } catch (const Error& e) {
-            // Among several accelerators, one whose sheet cannot form this cluster (no published link bandwidth,
-            // nodes of another size) answers with its own error; the others still answer. Alone, or when every
-            // one is refused, the error is the request's.
-            bool about_the_sheet = e.field() == "hardware" || e.field() == "gpus" || e.field() == "gpus_per_node";
-            if (selection.size() == 1 || !about_the_sheet) throw;
-            if (!first_refusal) first_refusal = e;
+            if (!refuses_the_accelerator(e)) throw;
+            if (selection.size() == 1) throw AcceleratorRefused(e, hw.id);
+            if (!first_refusal) first_refusal.emplace(e, hw.id);
             ++refused;
             results.push_back({{"hardware", hw.id},
                                {"name", hw.name},
@@ -126,9 +138,21 @@ json zoo_list() {
     return {{"models", out}};
 }
 
-json hardware_list() {
+// The catalogue; or, given `custom_hardware`, those spec sheets as a predict request reads them (hardware/spec.cpp's
+// checks, errors with field custom_hardware), so a client checks a sheet by the API's rules before it keeps one.
+json hardware_list(const json& request) {
+    json listing = request;
+    listing.erase("custom_hardware");
+    RequestOptions(listing, kListing);  // rejects options a listing does not take
     json out = json::array();
-    for (const auto& h : hardware_catalogue()) out.push_back(to_json(h));
+    if (!request.contains("custom_hardware")) {
+        for (const auto& h : hardware_catalogue()) out.push_back(to_json(h));
+        return {{"hardware", out}};
+    }
+    const json sheets = check_option(*find_option("custom_hardware"), request["custom_hardware"], "'custom_hardware'");
+    attribute_errors("custom_hardware", ErrorCode::invalid_hardware, [&] {
+        for (const auto& sheet : sheets) out.push_back(to_json(parse_hardware(sheet, "custom hardware spec")));
+    });
     return {{"hardware", out}};
 }
 
@@ -148,9 +172,9 @@ json dispatch(const json& request) {
     if (command == "version") return {{"version", PRENET_VERSION}};
     const CommandDef* def = find_command(command);
     if (def && def->api && def->bit == kListing) {
+        if (command == "hardware") return hardware_list(request);
         RequestOptions(request, kListing);  // rejects options a listing does not take
         if (command == "zoo") return zoo_list();
-        if (command == "hardware") return hardware_list();
         if (command == "layers") return layer_kinds();
         if (command == "options") return options_json();
     }
@@ -179,6 +203,10 @@ json handle_request(const json& request) {
         // A value built in C++ (the CLI, tests) has not been through parse_json_document.
         check_json_depth(request, "request");
         return dispatch(request);
+    } catch (const AcceleratorRefused& e) {
+        json reply = error_reply(e.what(), e.code(), e.field(), e.path(), e.attr());
+        reply["error"]["hardware"] = e.hardware;
+        return reply;
     } catch (const Error& e) {
         return error_reply(e.what(), e.code(), e.field(), e.path(), e.attr());
     } catch (const std::bad_alloc&) {

@@ -1,5 +1,6 @@
 #include "api/options.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -98,12 +99,36 @@ public:
         return *this;
     }
     Row& up_to(double max) { return range(d_.min, max); }
+    // A key a cluster document may hold; given, it makes the request a cluster question.
     Row& clustered() {
-        d_.in_cluster_document = true;
+        d_.may_be_in_cluster_document = true;
+        d_.cluster_question = "given";
+        return *this;
+    }
+    // A cluster question only above `n` (gpus: one device is not a cluster).
+    Row& cluster_above(double n) {
+        d_.cluster_question = {{"above", n}};
+        return *this;
+    }
+    // A cluster question only as this word (checkpointing selective: the parallel step costs it).
+    Row& cluster_when(std::string word) {
+        d_.cluster_question = {{"is", std::move(word)}};
+        return *this;
+    }
+    Row& layout_dimension() {
+        d_.layout = true;
+        return *this;
+    }
+    Row& applies_with(std::string option, std::vector<std::string> values) {
+        d_.applies_with[std::move(option)] = std::move(values);
+        return *this;
+    }
+    Row& choice_with(std::string option, std::vector<std::string> values) {
+        d_.choice_with[std::move(option)] = std::move(values);
         return *this;
     }
     Row& of_cluster_options() {
-        d_.is_cluster_document = true;
+        d_.is_the_cluster_document = true;
         return *this;
     }
     Row& or_one_of(std::vector<std::string> words) {
@@ -185,7 +210,8 @@ std::vector<OptionDef> build_table() {
             .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all")
             .on_page("hardware"),
         Row("custom_hardware", T::sheets, kPredict).label("Your own accelerators").defaults(nullptr, "none")
-            .help("spec sheets added to the accelerators (the CLI takes spec files in --hardware instead)")
+            .help("spec sheets added to the accelerators (the CLI takes spec files in --hardware instead); the "
+                  "hardware command answers them as it reads them, a check of a sheet before it is kept")
             .on_page("hardware"),
         Row("batch", T::count, kModel).flag("batch", "N").label("Batch size", "samples per micro-batch").up_to(k2e40)
             .defaults(1, "1").help("samples per micro-batch; a step is --grad-accum micro-batches").echoed()
@@ -209,7 +235,8 @@ std::vector<OptionDef> build_table() {
             .help("how fp16/bf16 keep their tensors: autocast (PyTorch AMP: fp32 weights and gradients, norms, "
                   "softmax and embeddings in fp32) or half (Megatron/DeepSpeed: a half-precision model beside an "
                   "fp32 master copy); fp8 always runs as a bf16 model")
-            .echoed().on_page("training", "mixed").advanced(),
+            .echoed().on_page("training", "mixed").advanced().choice_with("precision", {"fp16", "bf16"})
+            .choice_with("finetune", {"none", "full", "freeze"}),
         Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"}, {{"eager", "eager: scores materialised"},
                                           {"flash", "flash: one fused kernel (FlashAttention, SDPA)"}})
             .defaults("flash", "flash")
@@ -230,21 +257,21 @@ std::vector<OptionDef> build_table() {
         Row("lora_rank", T::count, kModel).flag("lora-rank", "R")
             .label("LoRA rank").up_to(65536).defaults(nullptr, with_adapters(std::to_string(peft.rank), "PEFT's default"))
             .help("rank r of each adapter: r x (in + out) parameters per adapted projection").echoed()
-            .on_page("training", "rank"),
+            .on_page("training", "rank").applies_with("finetune", {"lora", "qlora"}),
         Row("lora_targets", T::text, kModel).flag("lora-targets", "LIST")
             .label("LoRA targets").defaults(nullptr, with_adapters(targets_text(peft.targets), "PEFT's default for Llama"))
             .help("the projections that get adapters, PEFT's names: q, k, v, o, gate, up, down (comma-separated), "
                   "or all; a fused qkv projection is adapted when any of q, k, v is named")
-            .echoed().on_page("training", "targets"),
+            .echoed().on_page("training", "targets").applies_with("finetune", {"lora", "qlora"}),
         Row("lora_alpha", T::number, kModel).flag("lora-alpha", "A")
             .label("LoRA alpha").range(0, 1e6, true).defaults(nullptr, with_adapters(number_text(peft.alpha), "PEFT's default"))
             .help("the adapters' scaling is alpha / rank; it changes neither time nor memory").echoed()
-            .on_page("training", "alpha").advanced(),
+            .on_page("training", "alpha").advanced().applies_with("finetune", {"lora", "qlora"}),
         Row("lora_dropout", T::number, kModel).flag("lora-dropout", "P")
             .label("LoRA dropout").range(0, 1).defaults(nullptr, with_adapters(number_text(peft.dropout), "PEFT's default"))
             .help("dropout on each adapter's input: above 0 every adapted projection keeps a dropped-out copy of its "
                   "input and a mask, and runs the dropout's kernels")
-            .echoed().on_page("training", "lora_drop").advanced(),
+            .echoed().on_page("training", "lora_drop").advanced().applies_with("finetune", {"lora", "qlora"}),
         Row("quantization", T::choice, kModel).flag("quantization", "Q")
             .label("Base quantization")
             .choices({"none", "int8", "nf4"}, {{"none", "none: half-precision base"},
@@ -253,13 +280,13 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "nf4 with qlora, none with lora")
             .help("how the frozen base's projections are stored with lora or qlora: nf4 (4.127 bits per weight with "
                   "its scales) or int8 (8 bits and an fp32 scale per row), dequantised before each matmul; none")
-            .echoed().on_page("training", "quant").advanced(),
+            .echoed().on_page("training", "quant").advanced().choice_with("finetune", {"lora"}),
         Row("freeze", T::text, kModel).flag("freeze", "PARTS")
             .label("Frozen parts").defaults(nullptr, "embeddings, when freezing")
             .help("with --finetune freeze, the parts that keep their weights: embeddings, head (the layers after the "
                   "last block), a stack of blocks (layers, encoder, decoder) or some of its copies (layers:0-11); "
                   "comma-separated")
-            .echoed().on_page("training", "freeze").advanced(),
+            .echoed().on_page("training", "freeze").advanced().applies_with("finetune", {"freeze"}),
         Row("optimizer", T::choice, kRun).flag("optimizer", "O").label("Optimizer").choices(optimizer_choices(), {{"adamw", "AdamW"},
                                             {"adam", "Adam"},
                                             {"sgd", "SGD (momentum)"},
@@ -281,7 +308,7 @@ std::vector<OptionDef> build_table() {
             .or_one_of({"full", "selective", "none"}).defaults(false, "off (searched on several devices)")
             .help("full (alone: the same): keep each block's input and recompute its forward in the backward pass; "
                   "selective: recompute only the attention core (Megatron); none: keep everything")
-            .echoed().on_page("training", "ckpt").advanced(),
+            .echoed().on_page("training", "ckpt").advanced().cluster_when("selective"),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
                   "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")
@@ -325,7 +352,7 @@ std::vector<OptionDef> build_table() {
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
         Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
             .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
-            .on_page("cluster", "gpus").clustered(),
+            .on_page("cluster", "gpus").clustered().cluster_above(1),
         Row("gpus_per_node", T::count, kRun).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
             .defaults(nullptr, "the spec sheet's usual node (8 for SXM/OAM boards)")
             .help("devices per node (one scale-out network each)").echoed().on_page("cluster", "gpn").clustered(),
@@ -334,27 +361,27 @@ std::vector<OptionDef> build_table() {
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
             .echoed().on_page("cluster", "net").advanced().clustered(),
         Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
-            .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered(),
+            .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered().layout_dimension(),
         Row("tp", T::count, kRun).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").on_page("cluster", "tp").advanced().clustered(),
+            .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").on_page("cluster", "tp").advanced().clustered().layout_dimension(),
         Row("pp", T::count, kRun).flag("pp", "P").label("Pipeline stages").up_to(4096).defaults(nullptr, "searched")
-            .help("pipeline stages (the model's blocks split between them)").on_page("cluster", "pp").advanced().clustered(),
+            .help("pipeline stages (the model's blocks split between them)").on_page("cluster", "pp").advanced().clustered().layout_dimension(),
         Row("cp", T::count, kRun).flag("cp", "C").label("Context parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("context-parallel devices (the sequence split, ring attention)").on_page("cluster", "cp").advanced().clustered(),
+            .help("context-parallel devices (the sequence split, ring attention)").on_page("cluster", "cp").advanced().clustered().layout_dimension(),
         Row("ep", T::count, kRun).flag("ep", "E").label("Expert parallel").up_to(4096).defaults(nullptr, "searched")
-            .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").on_page("cluster", "ep").advanced().clustered(),
+            .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").on_page("cluster", "ep").advanced().clustered().layout_dimension(),
         Row("vp", T::count, kRun).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
-            .help("model chunks per pipeline stage (the interleaved schedule)").on_page("cluster", "vp").advanced().clustered(),
+            .help("model chunks per pipeline stage (the interleaved schedule)").on_page("cluster", "vp").advanced().clustered().layout_dimension(),
         Row("zero", T::count, kRun).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
-                  "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered(),
+                  "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered().layout_dimension(),
         Row("sequence_parallel", T::flag, kRun).flag("sequence-parallel").label("Sequence parallel")
             .defaults(false, "on with tp > 1 when searched")
             .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
-            .on_page("cluster", "sp").advanced().clustered(),
+            .on_page("cluster", "sp").advanced().clustered().layout_dimension(),
         Row("schedule", T::choice, kRun).flag("schedule", "S").label("Pipeline schedule")
             .choices({"1f1b", "interleaved", "gpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
-            .help("the pipeline schedule").on_page("cluster", "sched").advanced().clustered(),
+            .help("the pipeline schedule").on_page("cluster", "sched").advanced().clustered().layout_dimension(),
         Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
@@ -440,6 +467,34 @@ const OptionDef* find_flag(const std::string& flag, unsigned command_bit) {
     return nullptr;
 }
 
+bool asks_cluster(const OptionDef& row, const json& value) {
+    const json& when = row.cluster_question;
+    if (when.is_null() || value.is_null()) return false;
+    if (when == "given") return true;
+    if (when.contains("above")) return value.is_number() && value.get<double>() > when["above"].get<double>();
+    return when.contains("is") && value == when["is"];
+}
+
+void check_applies(const OptionDef& row, const RequestOptions& o) {
+    if (!o.has(row.name)) return;
+    for (const auto& [option, values] : row.applies_with) {
+        const OptionDef* other = find_option(option);
+        const std::string value = o.text(option);
+        bool listed = false;
+        std::string words;
+        for (size_t i = 0; i < values.size(); ++i) {
+            listed = listed || values[i] == value;
+            words += (i ? " or " : "") + values[i];
+        }
+        if (listed) continue;
+        std::string what = other->metavar;  // "MODE": the mode is ...
+        for (auto& c : what) c = char(std::tolower(static_cast<unsigned char>(c)));
+        throw Error("'" + row.name + "' applies to --" + other->flag + " " + words + " (the " + what + " is " + value +
+                        ")",
+                    ErrorCode::conflict, row.name);
+    }
+}
+
 json options_json() {
     json rows = json::array();
     auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
@@ -469,7 +524,11 @@ json options_json() {
                         {"page", or_null(row.page)},
                         {"page_note", or_null(row.page_note)},
                         {"advanced", row.advanced},
-                        {"url", or_null(row.url)}});
+                        {"url", or_null(row.url)},
+                        {"cluster_question", row.cluster_question},
+                        {"layout", row.layout},
+                        {"applies_with", row.applies_with.empty() ? json(nullptr) : json(row.applies_with)},
+                        {"choice_with", row.choice_with.empty() ? json(nullptr) : json(row.choice_with)}});
     }
     // The limits every document is read within (core/limits.hpp): the page checks a file or a link's value
     // against the same numbers before it holds the document (web/js/documents.js).
@@ -559,10 +618,10 @@ RequestOptions::RequestOptions(const json& request, unsigned command_bit) {
     }
     // A cluster document's keys are options of their own; one given beside the document wins.
     for (const auto& row : option_table()) {
-        if (!row.is_cluster_document || !values_.contains(row.name)) continue;
+        if (!row.is_the_cluster_document || !values_.contains(row.name)) continue;
         for (const auto& [key, v] : values_[row.name].items()) {
             const OptionDef* inner = find_option(key);
-            if (!inner || !inner->in_cluster_document || !inner->takes(command_bit))
+            if (!inner || !inner->may_be_in_cluster_document || !inner->takes(command_bit))
                 throw Error("unknown field '" + key + "' in the " + row.name + " document (it takes gpus, gpus_per_node, "
                             "network and the layout options)", ErrorCode::unknown_option, row.name);
             if (values_.contains(key) || v.is_null()) continue;

@@ -62,9 +62,26 @@ struct OptionDef {
     std::vector<std::string> choices;  // choice options
     // A flag that may be followed by one of these words (`--checkpointing selective`); alone it means true.
     std::vector<std::string> switch_values;
-    // May also be given inside a cluster document (`--cluster cluster.json`, the `cluster` request key).
-    bool in_cluster_document = false;
-    bool is_cluster_document = false;  // the document itself: its keys are other rows' options
+    // A key a cluster document may hold (`--cluster cluster.json`, the `cluster` request key).
+    bool may_be_in_cluster_document = false;
+    // The row that is the cluster document itself: its keys are other rows' options.
+    bool is_the_cluster_document = false;
+    // When giving this option makes the request a cluster question (Settings::parallel), as the options reply
+    // serves it (`cluster_question`), so the page asks what the API reads: null never; "given" (any value);
+    // {"above": N} (a count above N); {"is": "word"} (that word). Read by asks_cluster.
+    nlohmann::json cluster_question;
+    // A dimension of a plan's layout (dp, tp, ..., the schedule): the key a reply's plan and this row share, so
+    // pinning a plan sets these rows (the options reply's `layout`).
+    bool layout = false;
+    // The row applies only while each named option has one of these values (lora_rank with finetune lora or
+    // qlora): the API refuses it otherwise (settings.cpp, through check_applies), and the page neither shows nor
+    // sends it (the options reply's `applies_with`).
+    std::map<std::string, std::vector<std::string>> applies_with;
+    // The row is a choice only while each named option has one of these values: elsewhere the API takes just
+    // the one value those options fix (fp8's and LoRA's recipe is a half model; QLoRA's base is NF4, a full
+    // model's none), checked by settings.cpp's value rules, and the page neither shows nor sends it (the
+    // options reply's `choice_with`).
+    std::map<std::string, std::vector<std::string>> choice_with;
     std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder
@@ -84,6 +101,13 @@ struct OptionDef {
 const std::vector<OptionDef>& option_table();
 const OptionDef* find_option(const std::string& name);  // by request key; null if none
 const OptionDef* find_flag(const std::string& flag, unsigned command_bit);  // null if the command has none
+
+// Whether `value`, given for `row`, makes the request a cluster question (the row's cluster_question).
+bool asks_cluster(const OptionDef& row, const nlohmann::json& value);
+
+// Refuses `row` (code conflict) when the request gives it while an option of its applies_with has another value.
+class RequestOptions;
+void check_applies(const OptionDef& row, const RequestOptions& options);
 nlohmann::json options_json();  // the table as {"options": [...]} (`prenet options --json`, the page)
 
 // Checks a value against its row and returns it normalised (a count as an integer). Errors name the option

@@ -41,12 +41,11 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     s.cluster.gpus = l.gpus;
     s.cluster.gpus_per_node = count_if_given(o, "gpus_per_node");
     if (o.has("network")) s.cluster.network = o.text("network");
-    // More than one device, or any of the cluster's options given (the rows a cluster document may hold).
-    s.parallel = l.gpus > 1;
+    // More than one device, any other option of the cluster given, or selective recomputation (the parallel step
+    // costs it: one device is a layout too): the rows' cluster_question, which the page reads as well.
+    s.parallel = false;
     for (const auto& row : option_table())
-        if (row.in_cluster_document && row.name != "gpus" && o.has(row.name)) s.parallel = true;
-    if (recompute == Recompute::selective && !s.parallel)
-        s.parallel = true;  // selective recomputation is costed by the parallel step (one device is a layout too)
+        if (o.has(row.name) && asks_cluster(row, o.value(row.name))) s.parallel = true;
 }
 
 // The fine-tuning options, and the rules between them: adapter options need lora or qlora, --freeze needs
@@ -55,12 +54,7 @@ FineTune read_finetune(const RequestOptions& o, Precision precision) {
     FineTune ft;
     ft.mode = parse_finetune_mode(o.text("finetune"));
     const std::string mode = to_string(ft.mode);
-    for (const char* name : {"lora_rank", "lora_alpha", "lora_dropout", "lora_targets"})
-        if (o.has(name) && !ft.adapters())
-            throw Error(std::string("'") + name + "' applies to --finetune lora or qlora (the mode is " + mode + ")",
-                        ErrorCode::conflict, name);
-    if (o.has("freeze") && ft.mode != FineTuneMode::freeze)
-        throw Error("'freeze' applies to --finetune freeze (the mode is " + mode + ")", ErrorCode::conflict, "freeze");
+    for (const auto& row : option_table()) check_applies(row, o);
     if (o.has("lora_rank")) ft.rank = o.count("lora_rank");
     if (o.has("lora_alpha")) ft.alpha = o.number("lora_alpha");
     if (o.has("lora_dropout")) {

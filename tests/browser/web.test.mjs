@@ -221,7 +221,7 @@ describe('web calculator', () => {
     const table = await page.locator('#results-table tbody').innerText();
     const command = await cliText(page);
     assert.match(command, /--precision fp16 .*--mixed half/);
-    assert.match(await page.locator('#assumptions').innerText(), /half-precision model beside fp32 master weights/);
+    assert.match(await page.locator('#assumptions').innerText(), /half model \+ fp32 master weights/);
     // (Which key holds what, defaults and damaged hashes: tests/js/state.test.mjs.) A new page from the link
     // shows the same table, command and inputs.
     const again = await h.page(url.slice(h.url.length));
@@ -276,6 +276,11 @@ describe('web calculator', () => {
     await page.fill('#c-name', 'Lab GPU X');
     await page.fill('#c-fp32', '40');
     await page.fill('#c-bf16', '400');
+    // The sheet's numbers are checked by the API (hardware/spec.cpp), its words shown and its field marked.
+    await page.fill('#c-mem', '0');
+    await page.click('#c-save');
+    await page.waitForFunction(() => document.querySelector('#c-error').textContent.includes('capacity_gb'));
+    assert.equal(await page.locator('#c-mem').getAttribute('aria-invalid'), 'true');
     await page.fill('#c-mem', '64');
     await page.fill('#c-bw', '2000');
     await page.fill('#c-sms', '100');

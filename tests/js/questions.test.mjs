@@ -1,27 +1,36 @@
 // The pure parts of the page's answers to #14: cluster requests split and merged (web/js/cluster.js), the
-// plan in words and as fields, what makes a row fit (results.js fixes, in the page's words), the LLM defaults,
+// plan in words and as fields, what makes a row fit (results/fixes.js, in the page's words), the LLM defaults,
 // exports neutralised, pinned scenarios in the hash, the widget's words and the embed snippets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { achievedTflops, isCluster, layoutPatch, mergeReplies, planText, splitRequest } from '../../web/js/cluster.js';
 import { differences } from '../../web/js/panels/compare.js';
-import { buildRows, fitSuggestions, fixes, llmDefaults, neutralised, verdictHtml, pickBest } from '../../web/js/results.js';
+import { llmDefaults } from '../../web/js/results/assumptions.js';
+import { neutralised } from '../../web/js/results/export.js';
+import { fitSuggestions, fixes } from '../../web/js/results/fixes.js';
+import { buildRows } from '../../web/js/results/rows.js';
+import { pickBest, verdictHtml } from '../../web/js/results/verdict.js';
 import { embedSnippets } from '../../web/js/snippets.js';
 import * as S from '../../web/js/state.js';
 import { budgetWords, queryProblems, widgetMessage } from '../../web/js/widget-words.js';
 
 const table = S.optionTable(JSON.parse(readFileSync(new URL('./fixtures/options.json', import.meta.url), 'utf8')));
-const row = (name, extra) => ({ name, page: 'cluster', ...extra });
-const cluster = S.optionTable({ limits: table.limits, options: [...table.rows, row('gpus', { type: 'count', integer: true, url: 'gpus', min: 1, label: 'Accelerators' }), row('gpus_per_node', { type: 'count', url: 'gpn' }), row('dp', { type: 'count', url: 'dp', advanced: true }), row('tp', { type: 'count', url: 'tp', advanced: true }), row('pp', { type: 'count', url: 'pp', advanced: true }), row('zero', { type: 'count', url: 'zero', advanced: true }), row('sequence_parallel', { type: 'flag', url: 'sp', advanced: true }), row('global_batch_tokens', { type: 'count', url: 'gtokens' }), row('global_batch', { type: 'count', url: 'gbatch' }), { name: 'attention', page: 'training', type: 'choice', choices: ['flash', 'eager'], url: 'attn' }, { name: 'checkpointing', page: 'training', type: 'flag', switch_values: ['full', 'selective', 'none'], url: 'ckpt' }] });
+// Cluster rows as the options reply serves them: each a cluster question when given (gpus above 1), the layout's
+// dimensions marked `layout`.
+const row = (name, extra) => ({ name, page: 'cluster', cluster_question: 'given', ...extra });
+const dim = (name, url, type = 'count') => row(name, { type, url, advanced: true, layout: true });
+const cluster = S.optionTable({ limits: table.limits, options: [...table.rows.filter((r) => r.name !== 'checkpointing'), row('gpus', { type: 'count', integer: true, url: 'gpus', min: 1, label: 'Accelerators', cluster_question: { above: 1 } }), row('gpus_per_node', { type: 'count', url: 'gpn' }), dim('dp', 'dp'), dim('tp', 'tp'), dim('pp', 'pp'), dim('zero', 'zero'), dim('sequence_parallel', 'sp', 'flag'), row('global_batch_tokens', { type: 'count', url: 'gtokens' }), row('global_batch', { type: 'count', url: 'gbatch' }), { name: 'attention', page: 'training', type: 'choice', choices: ['flash', 'eager'], url: 'attn' }, { name: 'checkpointing', page: 'training', type: 'flag', switch_values: ['full', 'selective', 'none'], url: 'ckpt', cluster_question: { is: 'selective' } }] });
 
-test('a cluster question: more than one device or any layout choice', () => {
+test('a cluster question, as the rows’ cluster_question says: more devices, any cluster option, selective recompute', () => {
   assert.equal(isCluster({ gpus: 1 }, cluster), false);
-  assert.equal(isCluster({ gpus: 1, gpus_per_node: 4 }, cluster), false);
+  assert.equal(isCluster({ gpus: 1, attention: 'flash', checkpointing: 'full' }, cluster), false);
+  assert.equal(isCluster({ gpus: 1, gpus_per_node: 4 }, cluster), true);
   assert.equal(isCluster({ gpus: 8 }, cluster), true);
   assert.equal(isCluster({ tp: 2 }, cluster), true);
   assert.equal(isCluster({ global_batch_tokens: 1 << 20 }, cluster), true);
-  assert.equal(isCluster({ sequence_parallel: false }, cluster), false);
+  assert.equal(isCluster({ sequence_parallel: false }, cluster), true, 'given is given, as the API reads it');
+  assert.equal(isCluster({ checkpointing: 'selective' }, cluster), true);
 });
 
 test('asked one accelerator at a time, answered as one reply; a refused sheet is a row, any other error the request’s', () => {
@@ -31,11 +40,12 @@ test('asked one accelerator at a time, answered as one reply; a refused sheet is
   assert.ok(chunks.every((c) => c.gpus === 8 && c.model === 'm'));
   assert.deepEqual(splitRequest({ hardware: ['a', 'b', 'c'] }, [], 2).map((c) => c.hardware), [['a', 'b'], ['c']]);
   const ok = (id) => ({ doc: { settings: { gpus: 8 }, model: { name: 'm' }, results: [{ hardware: id }] }, error: null });
-  const refused = { doc: {}, error: { code: 'invalid_hardware', field: 'hardware', message: 'B: no scale-up bandwidth' } };
+  // The API names the accelerator it refused (error.hardware), whatever the error's code and field.
+  const refused = { doc: {}, error: { code: 'invalid_value', field: 'gpus', message: '12 devices do not fill whole nodes of 8', hardware: 'b' } };
   const merged = mergeReplies([ok('a'), refused, ok('c')], chunks.slice(0, 3), new Map([['b', 'B']]));
   assert.equal(merged.error, null);
   assert.deepEqual(merged.doc.results.map((r) => r.hardware), ['a', 'b', 'c']);
-  assert.deepEqual(merged.doc.results[1], { error: refused.error, hardware: 'b', name: 'B' });
+  assert.deepEqual(merged.doc.results[1], { error: { code: 'invalid_value', field: 'gpus', message: refused.error.message }, hardware: 'b', name: 'B' });
   assert.deepEqual(merged.doc.settings, { gpus: 8 });
   assert.equal(mergeReplies([refused], chunks.slice(1, 2)).error, refused.error, 'every part refused: the request’s error');
   const layout = { doc: {}, error: { code: 'invalid_value', field: 'tp', message: 'tp 3 does not divide the 8 devices' } };
@@ -67,7 +77,7 @@ const advice = {
 const nofit = (id, extra = {}) => ({ hardware: id, name: id.toUpperCase(), step: { total_ms: 10 }, throughput: {}, memory: { fits: false, peak_bytes_per_device: 438e9, capacity_bytes: 192e9, advice, ...extra }, price_per_hour: 1 });
 
 test('what makes a row fit, in the page’s words (names, no flags), each a state change', () => {
-  const [b200] = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('b200')] }, { hardware: new Map(), request: {} });
+  const [b200] = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('b200')] }, { hardware: new Map() });
   const nameOf = (id) => ({ mi250: 'AMD Instinct MI250' })[id] ?? id;
   const list = fixes(b200, { nameOf, hw: ['b200'] });
   assert.deepEqual(list.map((f) => f.patch), [{ batch: 1, grad_accum: 8 }, { checkpointing: true }, { batch: 1, grad_accum: 8, checkpointing: true, hw: ['b200', 'mi250'] }]);
@@ -78,23 +88,23 @@ test('what makes a row fit, in the page’s words (names, no flags), each a stat
   ]);
   for (const f of list) assert.doesNotMatch(f.text, /--|mi250/);
   // The verdict offers the same changes as buttons, and says nothing fits only when nothing does.
-  const rows = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('b200'), nofit('h100', { advice: { ...advice, micro_batch: null, checkpointing: { fits: false } } })] }, { hardware: new Map(), request: {} });
+  const rows = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('b200'), nofit('h100', { advice: { ...advice, micro_batch: null, checkpointing: { fits: false } } })] }, { hardware: new Map() });
   const html = verdictHtml(rows, pickBest(rows), { nameOf, hw: null });
   assert.match(html, /Nothing fits with these settings/);
   assert.match(html, /data-apply="\{&quot;checkpointing&quot;:true\}">Use activation checkpointing<\/button> <span class="hint">fits on B200/);
   assert.doesNotMatch(html.replace(/data-apply="[^"]*"/g, ''), /--|mi250/);
   assert.equal(fitSuggestions(rows, { nameOf })[0].names.length, 1);
   // A cluster's advice: the devices it fits on.
-  const [c] = buildRows({ settings: {}, model: {}, results: [nofit('h100', { advice: { fits_on: { gpus: 32, dp: 8, tp: 4, pp: 1, zero: 3, checkpointing: 'full', micro_batch: 8 } } })] }, { hardware: new Map(), request: {} });
+  const [c] = buildRows({ settings: {}, model: {}, results: [nofit('h100', { advice: { fits_on: { gpus: 32, dp: 8, tp: 4, pp: 1, zero: 3, checkpointing: 'full', micro_batch: 8 } } })] }, { hardware: new Map() });
   assert.deepEqual(fixes(c).map((f) => [f.text, f.patch]), [['32 devices (for example dp 8 · tp 4 · pp 1 · ZeRO 3 (micro-batch 8, full checkpointing))', { gpus: 32 }]]);
 });
 
 test('fine-tuning advice: the LoRA / QLoRA change that fits, as option values, in the page’s words', () => {
   const ft = (finetune) => nofit('rtx-4090', { advice: { over_bytes: 95e9, finetune } });
   const nameOf = (id) => ({ 'rtx-a6000': 'NVIDIA RTX A6000' })[id] ?? id;
-  const [here] = buildRows({ settings: {}, model: {}, results: [ft({ fits: true, setting: 'QLoRA rank 16', flags: '--finetune qlora --lora-rank 16', options: { finetune: 'qlora', lora_rank: 16 }, peak_bytes: 11e9, hardware: null })] }, { hardware: new Map(), request: {} });
+  const [here] = buildRows({ settings: {}, model: {}, results: [ft({ fits: true, setting: 'QLoRA rank 16', flags: '--finetune qlora --lora-rank 16', options: { finetune: 'qlora', lora_rank: 16 }, peak_bytes: 11e9, hardware: null })] }, { hardware: new Map() });
   assert.deepEqual(fixes(here, { nameOf }).map((f) => [f.text, f.patch]), [['QLoRA rank 16 (11 GB)', { finetune: 'qlora', lora_rank: 16 }]]);
-  const [there] = buildRows({ settings: {}, model: {}, results: [ft({ fits: false, setting: 'QLoRA rank 16 and checkpointing', flags: '--finetune qlora --lora-rank 16 --checkpointing', options: { finetune: 'qlora', lora_rank: 16, checkpointing: true }, peak_bytes: 44.8e9, hardware: 'rtx-a6000' })] }, { hardware: new Map(), request: {} });
+  const [there] = buildRows({ settings: {}, model: {}, results: [ft({ fits: false, setting: 'QLoRA rank 16 and checkpointing', flags: '--finetune qlora --lora-rank 16 --checkpointing', options: { finetune: 'qlora', lora_rank: 16, checkpointing: true }, peak_bytes: 44.8e9, hardware: 'rtx-a6000' })] }, { hardware: new Map() });
   const [f] = fixes(there, { nameOf, hw: ['rtx-4090'] });
   assert.equal(f.text, 'QLoRA rank 16 and checkpointing on NVIDIA RTX A6000 (44.8 GB)');
   assert.deepEqual(f.patch, { finetune: 'qlora', lora_rank: 16, checkpointing: true, hw: ['rtx-4090', 'rtx-a6000'] });
@@ -141,8 +151,8 @@ test('the widget: attributes it cannot read are reported, errors in its words, t
   const q = new URLSearchParams('model=nope');
   assert.equal(widgetMessage({ field: 'model', code: 'invalid_value', message: "unknown model 'nope'; `prenet zoo` lists them" }, q), 'Unknown model “nope”: the widget takes a model id from the calculator\'s zoo, such as gpt2 or llama2-7b.');
   assert.equal(widgetMessage({ field: 'batch', code: 'invalid_value', message: '--batch must be a positive integer, got 0' }, q), 'The widget could not compute this: batch must be a positive integer, got 0');
-  assert.equal(budgetWords({ settings: { tokens: 1e9 } }, {}), '1B tokens');
-  assert.equal(budgetWords({ settings: { samples: 1281167, epochs: 2 } }, {}), '1.28M samples × 2 epochs');
+  assert.equal(budgetWords({ settings: { tokens: 1e9 } }), '1B tokens');
+  assert.equal(budgetWords({ settings: { samples: 1281167, epochs: 2 } }), '1.28M samples × 2 epochs');
 });
 
 test('the embed snippets: the script tag and the iframe with its resize listener, attributes escaped', () => {

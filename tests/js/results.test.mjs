@@ -1,8 +1,11 @@
-// web/js/results.js's pure part: rows from a predict reply (the budget the API used, a time-to-train
-// estimate when a reply has no `run`, the page's price edits), sorting and the best choice.
+// web/js/results/'s pure parts: rows from a predict reply (the budget the API used, the API's run with the page's
+// price edits and nothing worked out in the page), sorting and the best choice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { budgetOf, buildRows, csvCell, pickBest, precisionBadge, renderTable, sortRows, toCsv } from '../../web/js/results.js';
+import { csvCell, toCsv } from '../../web/js/results/export.js';
+import { budgetOf, buildRows } from '../../web/js/results/rows.js';
+import { precisionBadge, renderTable, sortRows } from '../../web/js/results/table.js';
+import { pickBest } from '../../web/js/results/verdict.js';
 
 const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {}) => ({
   hardware,
@@ -15,43 +18,41 @@ const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {})
 });
 const hardware = new Map([['a', { vendor: 'x', tdp_w: 400 }], ['b', { vendor: 'y', tdp_w: 700 }]]);
 
-test('the budget is the one the API used (settings), else the request read by the model kind', () => {
-  assert.deepEqual(budgetOf({ settings: { tokens: 5e8, samples: null } }, { tokens: 1e9, samples: 10 }), { tokens: 5e8 });
-  assert.deepEqual(budgetOf({ settings: { tokens: null, samples: 1000, epochs: 2 } }, { tokens: 1e9 }), { samples: 1000, epochs: 2 });
-  // A reply that echoes neither: tokens only for a model with tokens.
-  assert.deepEqual(budgetOf({ settings: {}, model: { tokens_per_sample: 0 } }, { tokens: 1e9, samples: 50, epochs: 3 }), { samples: 50, epochs: 3 });
-  assert.deepEqual(budgetOf({ settings: {}, model: { tokens_per_sample: 1024 } }, { tokens: 1e9, samples: 50 }), { tokens: 1e9 });
-  assert.equal(budgetOf({ settings: {} }, {}), null);
+test('the budget is the one the API used (settings); none when it echoes none', () => {
+  assert.deepEqual(budgetOf({ settings: { tokens: 5e8, samples: null } }), { tokens: 5e8 });
+  assert.deepEqual(budgetOf({ settings: { tokens: null, samples: 1000, epochs: 2 } }), { samples: 1000, epochs: 2 });
+  assert.equal(budgetOf({ settings: {}, model: { tokens_per_sample: 1024 } }), null);
 });
 
-test("without a `run`, time to train is worked out from the step time and said to be estimated", () => {
+test('without a `run` in the reply, a row has no time to train, cost or energy: the page works none out', () => {
   const reply = { settings: { batch: 8, tokens: 8192 * 100, samples: null }, model: { tokens_per_sample: 1024 }, results: [result('a', 360)] };
-  const [row] = buildRows(reply, { hardware, request: { batch: 8 } });
-  // 819200 tokens / 1024 per sample = 800 samples = 100 steps of 0.36 s = 36 s.
-  assert.equal(row.run.steps, 100);
-  assert.ok(Math.abs(row.hours - 0.01) < 1e-12);
-  assert.equal(row.run.estimated, true);
-  assert.ok(Math.abs(row.cost - 0.02) < 1e-12, 'at the catalogue price');
-  assert.ok(Math.abs(row.energy - 0.004) < 1e-12, 'from the TDP');
+  const [row] = buildRows(reply, { hardware });
+  assert.equal(row.run, null);
+  assert.equal(row.hours, undefined);
+  assert.equal(row.cost, null);
+  assert.equal(row.energy, null);
+  assert.equal(row.price, 2, 'the price is still shown');
 });
 
-test("the API's run is used as it is; a price edited on the page reprices it", () => {
+test("the API's run is used as it is; a price edited on the page reprices its GPU-hours", () => {
   const run = { steps: 10, hours: 3, gpu_hours: 3, cost_usd: 6, energy_kwh: 1 };
   const reply = { settings: { batch: 8 }, model: {}, results: [result('a', 10, { run }), result('b', 5, { run: { ...run, cost_usd: 9 } })] };
-  const rows = buildRows(reply, { hardware, prices: { b: 1 }, request: {} });
+  const rows = buildRows(reply, { hardware, prices: { b: 1 } });
   assert.equal(rows[0].cost, 6);
-  assert.equal(rows[0].run.estimated, false);
+  assert.deepEqual(rows[0].run, run);
   assert.equal(rows[1].cost, 3, '3 GPU-hours at the edited $1/h');
+  assert.equal(rows[1].energy, 1);
   assert.equal(rows[1].priceEdited, true);
 });
 
 test('best choice: the cheapest that fits, else the fastest; missing values sort last either way', () => {
-  const reply = { settings: { batch: 8 }, model: {}, results: [result('a', 10, { price: 1 }), result('b', 5, { price: 4 }), result('c', 1, { fits: false })] };
-  const rows = buildRows(reply, { hardware, request: { samples: 800, epochs: 1 } });
+  const run = (cost_usd) => ({ steps: 100, hours: 1, gpu_hours: 1, cost_usd, energy_kwh: 1 });
+  const reply = { settings: { batch: 8 }, model: {}, results: [result('a', 10, { price: 1, run: run(1) }), result('b', 5, { price: 4, run: run(4) }), result('c', 1, { fits: false, run: run(0.1) })] };
+  const rows = buildRows(reply, { hardware });
   const pick = pickBest(rows);
   assert.equal(pick.fastest.id, 'b', 'c is faster but does not fit');
-  assert.equal(pick.best.id, 'a', 'a costs 1/h × 0.1 s × 100 steps, less than b');
-  const unpriced = buildRows({ ...reply, results: reply.results.map((r) => ({ ...r, price_per_hour: 0 })) }, { hardware, request: {} });
+  assert.equal(pick.best.id, 'a', 'a costs less than b');
+  const unpriced = buildRows({ ...reply, results: reply.results.map((r) => ({ ...r, price_per_hour: 0, run: { ...r.run, cost_usd: null } })) }, { hardware });
   assert.equal(pickBest(unpriced).best.id, 'b');
   assert.deepEqual(sortRows(rows, 'step', 1).map((r) => r.id), ['c', 'b', 'a']);
   assert.deepEqual(sortRows(rows, 'step', -1).map((r) => r.id), ['a', 'b', 'c']);
@@ -68,7 +69,7 @@ test('a device predicted at a fallback precision is marked, with the reason as i
       { ...result('b', 5), matmul_precision_used: 'fp8', precision_fallback: null },
     ],
   };
-  const [a, b] = buildRows(reply, { hardware, request: {} });
+  const [a, b] = buildRows(reply, { hardware });
   assert.deepEqual(a.fallback, fallback);
   assert.equal(a.precisionUsed, 'bf16');
   assert.equal(b.fallback, null);
@@ -96,14 +97,14 @@ test('CSV cells that a spreadsheet would run as a formula get a leading apostrop
   assert.equal(csvCell(null), '');
   // Through toCsv: a custom accelerator and a model named like formulas.
   const reply = { settings: { batch: 8, precision: 'bf16' }, model: { name: '@evil' }, results: [{ ...result('=1+1', 10), name: '-2+3' }] };
-  const rows = buildRows(reply, { hardware, request: {} });
+  const rows = buildRows(reply, { hardware });
   const [, line] = toCsv(rows, reply).trim().split('\n');
   assert.ok(line.startsWith(`"'=1+1","'-2+3","'@evil",8,`), line);
 });
 
 test('the results table escapes names and carries no style attribute (the CSP blocks them)', () => {
   const reply = { settings: { batch: 8 }, model: {}, results: [{ ...result('x"><img src=x onerror=alert(1)>', 10), name: '<script>alert(1)</script>' }] };
-  const rows = buildRows(reply, { hardware, request: {} });
+  const rows = buildRows(reply, { hardware });
   const table = { innerHTML: '' };
   renderTable(table, rows, { sort: 'step', dir: 1, selected: null, best: null, fastest: null, language: false });
   assert.doesNotMatch(table.innerHTML, /<script|<img/);

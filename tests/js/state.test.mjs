@@ -161,12 +161,32 @@ test('the predict request: model, accelerators, every set row, the page defaults
   assert.equal(r.attention, 'math');
   // Every key is a row of the table (the API rejects any other).
   for (const key of Object.keys(r)) if (key !== 'command') assert.ok(table.byName.has(key), key);
-  // mixed applies to fp16/bf16 only.
+  // mixed is a choice with fp16/bf16 only: the row's choice_with, as the option table serves it.
   s.precision = 'fp32';
   assert.equal('mixed' in S.predictRequest(s, table), false);
   // A document goes as it is.
   Object.assign(s, { source: 'layers', doc: LAYERS });
   assert.equal(S.predictRequest(s, table).model, LAYERS);
+});
+
+test("whether a row applies is the option table's: every condition of its applies_with and choice_with", () => {
+  const rows = [
+    { name: 'finetune', page: 'training', type: 'choice', choices: ['none', 'lora', 'qlora'], default: 'none' },
+    { name: 'precision', page: 'training', type: 'choice', choices: ['fp32', 'bf16'], default: 'fp32' },
+    { name: 'lora_rank', page: 'training', type: 'count', applies_with: { finetune: ['lora', 'qlora'] } },
+    { name: 'mixed', page: 'training', type: 'choice', choices: ['autocast', 'half'], choice_with: { precision: ['bf16'], finetune: ['none'] } },
+    { name: 'gone', page: 'training', type: 'count', applies_with: { absent: ['x'] } },
+  ];
+  const t = S.optionTable({ options: rows });
+  const s = S.fresh(t);
+  const row = (name) => t.byName.get(name);
+  assert.equal(S.applies(s, row('lora_rank'), t), false);
+  assert.equal(S.applies({ ...s, finetune: 'qlora' }, row('lora_rank'), t), true);
+  assert.equal(S.applies(s, row('mixed'), t), true, 'bf16 is the page default');
+  assert.equal(S.applies({ ...s, precision: 'fp32' }, row('mixed'), t), false);
+  assert.equal(S.applies({ ...s, finetune: 'lora' }, row('mixed'), t), false);
+  assert.equal(S.applies(s, row('gone'), t), true, 'a condition on a row the table lacks holds');
+  assert.deepEqual(['finetune', 'lora_rank', 'mixed'].map((n) => S.conditional(row(n))), [false, true, true]);
 });
 
 test('the features request carries only the rows the features command takes', () => {

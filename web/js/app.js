@@ -147,7 +147,7 @@ async function runChunked(snapshot, request, live, size, what) {
     ms += part.ms;
     parts.push(part);
     // An error that is not one accelerator's (an invalid layout) is every part's: no need to ask the rest.
-    if (part.error && part.error.code !== 'invalid_hardware') break;
+    if (part.error && part.error.hardware == null) break;
     done += chunk.hardware.length + (chunk.custom_hardware?.length ?? 0);
     live.progress(done, total, what);
   }

@@ -4,7 +4,7 @@
 // at its end, so a narrow screen needs no axis labels to read it.
 import uPlot from '../vendor/uplot.mjs';
 import { hours, ms, usd } from './format.js';
-import { shortName } from './results.js';
+import { shortName } from './results/rows.js';
 
 const plots = new Map(); // element -> {plot, key, observer}
 

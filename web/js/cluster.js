@@ -3,15 +3,19 @@
 // cancels the rest), how the parts make one reply again, and a plan in words and as the fields that pin it.
 // Pure: no DOM, so Node's tests import it.
 
-/** The layout fields a plan fixes when it is pinned, with the plan's key for each. */
-export const LAYOUT_KEYS = ['dp', 'tp', 'pp', 'cp', 'ep', 'vp', 'zero', 'sequence_parallel', 'schedule'];
-
-/** Whether a predict request is a cluster question (more than one device, or any layout choice). */
+/**
+ * Whether a predict request is a cluster question, as the API decides it: a row's `cluster_question` (options
+ * reply) says when giving it makes one: "given", {above: N} or {is: word}.
+ */
 export function isCluster(request, table) {
-  if (request.gpus > 1) return true;
-  for (const row of table.cluster ?? [])
-    if (!['gpus', 'gpus_per_node', 'network'].includes(row.name) && request[row.name] != null && request[row.name] !== false) return true;
-  return false;
+  return table.rows.some((row) => asksCluster(row.cluster_question, request[row.name]));
+}
+
+function asksCluster(when, value) {
+  if (when == null || value == null) return false;
+  if (when === 'given') return true;
+  if (when.above != null) return typeof value === 'number' && value > when.above;
+  return when.is != null && value === when.is;
 }
 
 /**
@@ -28,10 +32,10 @@ export function splitRequest(request, ids, size = 1) {
 
 /**
  * One reply from the parts' replies ({doc, error} each, in order), as the API answers several accelerators at
- * once: a part refused for its accelerator (code invalid_hardware: a sheet that cannot form the cluster) is a
- * row {hardware, name, error}; any other error is the whole request's (every part fails the same way), and so is
- * the first refusal when every part is refused. `names`: id -> display name for refused rows.
- * Returns {doc, error}.
+ * once: a part whose error names its accelerator (`error.hardware`: the API refused that accelerator, e.g. a
+ * sheet that cannot form the cluster) is a row {hardware, name, error}; any other error is the whole request's
+ * (every part fails the same way), and so is the first refusal when every part is refused. `names`: id ->
+ * display name for refused rows. Returns {doc, error}.
  */
 export function mergeReplies(parts, chunks, names = new Map()) {
   let base = null;
@@ -39,11 +43,10 @@ export function mergeReplies(parts, chunks, names = new Map()) {
   let refusal = null;
   for (const [i, part] of parts.entries()) {
     if (part.error) {
-      if (part.error.code !== 'invalid_hardware') return { doc: part.doc, error: part.error };
+      if (part.error.hardware == null) return { doc: part.doc, error: part.error };
       refusal ??= part;
-      const chunk = chunks[i];
-      const id = chunk.hardware[0] ?? chunk.custom_hardware?.[0]?.id;
-      const name = names.get(id) ?? chunk.custom_hardware?.[0]?.name ?? id;
+      const id = part.error.hardware;
+      const name = names.get(id) ?? chunks[i].custom_hardware?.[0]?.name ?? id;
       results.push({ error: { code: part.error.code, field: part.error.field, message: part.error.message }, hardware: id, name });
       continue;
     }
@@ -77,7 +80,8 @@ export function planText(plan) {
 export function layoutPatch(plan, table) {
   const patch = {};
   const has = (name) => table.byName.has(name);
-  for (const key of LAYOUT_KEYS) if (has(key) && plan[key] != null) patch[key] = plan[key];
+  // The rows a plan's layout pins (the options reply's `layout`), each the plan's key of the same name.
+  for (const row of table.rows) if (row.layout && plan[row.name] != null) patch[row.name] = plan[row.name];
   if (has('sequence_parallel')) patch.sequence_parallel = plan.sequence_parallel ? true : null;
   if (plan.micro_batch != null && has('batch')) patch.batch = plan.micro_batch;
   if (has('checkpointing') && plan.checkpointing != null) {

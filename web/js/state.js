@@ -83,26 +83,23 @@ export function modelArgument(state) {
   return state.source === 'zoo' ? state.model : state.doc;
 }
 
-// Rows that apply only with another row's value: the mixed-precision recipe with fp16 and bf16 (fp8 is always a
-// bf16 model), the LoRA rows with lora or qlora, the frozen parts with freeze. The page neither shows nor sends
-// the others (the API refuses them).
-const FINETUNE_ROWS = { lora_rank: ['lora', 'qlora'], lora_targets: ['lora', 'qlora'], lora_alpha: ['lora', 'qlora'],
-  lora_dropout: ['lora', 'qlora'], quantization: ['lora'], freeze: ['freeze'] };
-/** Whether a row is one of the fine-tuning rows that apply only with some --finetune modes. */
-export const followsFinetune = (row) => row.name in FINETUNE_ROWS;
-
+/**
+ * Whether a row applies with the state's other values, as the option table says: a row's `applies_with` (the
+ * API refuses it elsewhere: the LoRA rows without lora or qlora) and `choice_with` (elsewhere the API fixes its
+ * one value: the mixed-precision recipe outside fp16/bf16 full training). The page neither shows nor sends it
+ * elsewhere; a condition on an option the table lacks holds.
+ */
 export function applies(state, row, table) {
-  if (row.name in FINETUNE_ROWS) {
-    const finetune = table.byName.get('finetune');
-    return !finetune || FINETUNE_ROWS[row.name].includes(effective(state, finetune));
-  }
-  if (row.name !== 'mixed') return true;
-  const precision = table.byName.get('precision');
-  if (!precision || !['fp16', 'bf16'].includes(effective(state, precision))) return false;
-  // LoRA trains a half-precision base: the recipe is not a choice there.
-  const finetune = table.byName.get('finetune');
-  return !finetune || !['lora', 'qlora'].includes(effective(state, finetune));
+  for (const conditions of [row.applies_with, row.choice_with])
+    for (const [name, values] of Object.entries(conditions ?? {})) {
+      const other = table.byName.get(name);
+      if (other && !values.includes(effective(state, other))) return false;
+    }
+  return true;
 }
+
+/** Whether a row applies only with some values of other rows (shown and hidden as they change). */
+export const conditional = (row) => row.applies_with != null || row.choice_with != null;
 
 // The training rows a command takes, with their values: the state's, or the page's default (sent
 // explicitly, so the command line shows it); blank rows without a page default are left to the API.

@@ -1,7 +1,7 @@
 // The widget's words (web/js/widget.js): its query's problems, an API error said without the command line,
 // the budget its time and cost assume. Pure: Node's tests import it.
 import * as F from './format.js';
-import { budgetOf } from './results.js';
+import { budgetOf } from './results/rows.js';
 import * as S from './state.js';
 
 const MODEL = /^[\w.+:/-]{1,128}$/;
@@ -55,8 +55,8 @@ export function plain(message) {
 }
 
 /** "1B tokens" / "1.28M samples × 1 epoch": the budget the time and cost assume. */
-export function budgetWords(reply, request) {
-  const b = budgetOf(reply, request);
+export function budgetWords(reply) {
+  const b = budgetOf(reply);
   if (b?.tokens != null) return `${F.count(b.tokens)} tokens`;
   if (b?.samples != null) return `${F.count(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}`;
   return null;

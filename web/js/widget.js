@@ -7,7 +7,9 @@
 import { isCluster, mergeReplies, splitRequest } from './cluster.js';
 import { createClient } from './client.js';
 import * as F from './format.js';
-import { buildRows, pickBest, sortRows } from './results.js';
+import { buildRows } from './results/rows.js';
+import { sortRows } from './results/table.js';
+import { pickBest } from './results/verdict.js';
 import * as S from './state.js';
 import { budgetWords, plain, queryProblems, widgetMessage } from './widget-words.js';
 
@@ -59,13 +61,13 @@ async function main() {
   const doc = reply.doc;
   const language = doc.model?.tokens_per_sample > 0;
   const catalogue = new Map((hardware.doc.hardware ?? []).map((h) => [h.id, h]));
-  const rows = sortRows(buildRows(doc, { hardware: catalogue, request }), 'step', 1);
+  const rows = sortRows(buildRows(doc, { hardware: catalogue }), 'step', 1);
   const { best } = pickBest(rows);
   const s = doc.settings;
   const what = s.seq != null ? `seq ${s.seq}` : s.image != null ? `${s.image} px` : '';
   const devices = s.devices > 1 ? ` · ${F.integer(s.devices)} devices each` : '';
   $('w-title').innerHTML = `<strong>${F.esc(doc.model.name)}</strong> · ${F.count(doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}${devices}`;
-  const budget = budgetWords(doc, request);
+  const budget = budgetWords(doc);
   $('w-budget').textContent = budget ? `Time to train and cost are for ${budget}${s.price_per_hour != null ? ` at $${s.price_per_hour}/h` : ' at each accelerator’s cheapest cloud price'}.` : '';
   $('w-table').innerHTML = `<caption class="visually-hidden">Predicted training step per accelerator</caption>
     <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>

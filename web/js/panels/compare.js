@@ -2,7 +2,8 @@
 // pinned scenario is computed like the current one and shown beside it, per accelerator both predict, with the
 // difference in time and cost, as a table and as bars. Change anything and the current side follows.
 import * as F from '../format.js';
-import { applyStyles, buildRows, sortRows } from '../results.js';
+import { buildRows } from '../results/rows.js';
+import { applyStyles, sortRows } from '../results/table.js';
 import * as S from '../state.js';
 
 const { esc, isNum } = F;
@@ -86,7 +87,7 @@ export function render(state, ctx) {
       .map(({ pinned, doc, error }, i) => {
         const remove = `<button type="button" class="small secondary" data-unpin="${i}">Remove pinned ${i + 1}</button>`;
         if (error) return `<div class="compare-one"><p class="error">Pinned ${i + 1} could not be computed: ${esc(error.message)}</p>${remove}</div>`;
-        const rows = sortRows(buildRows(doc, { hardware: meta.hardwareById, customs: pinned.custom, prices: pinned.prices, request: S.predictRequest(pinned, ctx.table) }), 'step', 1);
+        const rows = sortRows(buildRows(doc, { hardware: meta.hardwareById, customs: pinned.custom, prices: pinned.prices }), 'step', 1);
         return `<div class="compare-one">${compareHtml(compareRows(rows, current), i, differences(pinned, ctx.state, ctx.table))}${remove}</div>`;
       })
       .join('');

@@ -10,43 +10,49 @@ export const reads = ['custom'];
 
 let editing = null; // the sheet being edited, or null when the form adds one
 
+// The form's input for each field of the sheet the API names in its errors (hardware/spec.cpp's checks).
+const INPUT_OF = { fp32: 'c-fp32', bf16: 'c-bf16', fp16: 'c-bf16', peak_tflops: 'c-fp32', capacity_gb: 'c-mem', bandwidth_gbps: 'c-bw', compute_units: 'c-sms', boost_clock_mhz: 'c-clock', l2_cache_mb: 'c-l2', tdp_w: 'c-tdp', usd_per_hour: 'c-price' };
+
+// The sheet the form describes, as typed: the numbers are the API's to check (checkSheet), not the page's.
 function sheetFromForm(state, { $, meta }) {
   const v = (id) => {
     const t = $(id).value.trim();
-    return t === '' ? null : Number(t);
+    return t === '' ? undefined : Number(t);
   };
   const name = $('c-name').value.trim();
-  const errors = [];
   for (const id of FIELDS) $(id).removeAttribute('aria-invalid');
-  const invalid = (id, message) => {
-    $(id).setAttribute('aria-invalid', 'true');
-    errors.push(message);
-  };
-  if (!name) invalid('c-name', 'a name');
-  for (const id of FIELDS.slice(1)) if (v(id) != null && !(v(id) >= 0)) invalid(id, `${$(id).labels[0].querySelector('span').textContent.trim()}: a positive number`);
-  if (!(v('c-mem') > 0)) invalid('c-mem', 'memory in GB');
-  if (!(v('c-bw') > 0)) invalid('c-bw', 'bandwidth in GB/s');
-  if (!(v('c-fp32') > 0) && !(v('c-bf16') > 0)) {
-    invalid('c-fp32', 'FP32 or BF16 TFLOPS');
-    $('c-bf16').setAttribute('aria-invalid', 'true');
+  if (!name) {
+    $('c-name').setAttribute('aria-invalid', 'true');
+    return { error: 'Please give a name.' };
   }
-  if (errors.length) return { errors };
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'gpu';
   const taken = new Set([...meta.hardware.map((h) => h.id), ...state.custom.filter((c) => c !== editing).map((c) => c.id)]);
   let id = `custom-${slug}`;
   for (let i = 2; taken.has(id); i++) id = `custom-${slug}-${i}`;
-  const peaks = {};
-  if (v('c-fp32') > 0) peaks.fp32 = v('c-fp32');
-  if (v('c-bf16') > 0) Object.assign(peaks, { bf16: v('c-bf16'), fp16: v('c-bf16') });
-  const sheet = { id, name, vendor: 'custom', kind: 'gpu', peak_tflops: peaks, memory: { capacity_gb: v('c-mem'), bandwidth_gbps: v('c-bw') } };
-  const compute = {};
-  if (v('c-sms') > 0) compute.compute_units = v('c-sms');
-  if (v('c-clock') > 0) compute.boost_clock_mhz = v('c-clock');
-  if (v('c-l2') > 0) compute.l2_cache_mb = v('c-l2');
-  if (Object.keys(compute).length) sheet.compute = compute;
-  if (v('c-tdp') > 0) sheet.power = { tdp_w: v('c-tdp') };
-  if (v('c-price') > 0) sheet.prices = { cloud: [{ usd_per_hour: v('c-price'), provider: 'entered on this page' }] };
-  return { sheet };
+  // JSON.stringify leaves out the fields left blank (undefined).
+  const sheet = {
+    id,
+    name,
+    vendor: 'custom',
+    kind: 'gpu',
+    peak_tflops: { fp32: v('c-fp32'), bf16: v('c-bf16'), fp16: v('c-bf16') },
+    memory: { capacity_gb: v('c-mem'), bandwidth_gbps: v('c-bw') },
+    compute: { compute_units: v('c-sms'), boost_clock_mhz: v('c-clock'), l2_cache_mb: v('c-l2') },
+    power: { tdp_w: v('c-tdp') },
+  };
+  if (v('c-price') !== undefined) sheet.prices = { cloud: [{ usd_per_hour: v('c-price'), provider: 'entered on this page' }] };
+  const typed = JSON.parse(JSON.stringify(sheet));
+  for (const [key, value] of Object.entries(typed)) if (typeof value === 'object' && !Object.keys(value).length) delete typed[key];
+  return { sheet: typed };
+}
+
+/** The API's verdict on a sheet ({"command": "hardware", "custom_hardware": [sheet]}): null, or its error marked on its input. */
+async function checkSheet(sheet, { $, client }) {
+  const { error } = await client.call({ command: 'hardware', custom_hardware: [sheet] });
+  if (!error) return null;
+  const key = /'([a-z_0-9]+)'/.exec(error.message ?? '')?.[1];
+  if (INPUT_OF[key]) $(INPUT_OF[key]).setAttribute('aria-invalid', 'true');
+  return String(error.message ?? error).replace(/^custom hardware spec: /, '');
 }
 
 function fillForm(sheet, { $ }) {
@@ -99,15 +105,13 @@ export function bind(ctx) {
     $('c-save').textContent = 'Add accelerator';
     $('c-cancel').hidden = true;
   };
-  $('custom-form').addEventListener('submit', (e) => {
+  $('custom-form').addEventListener('submit', async (e) => {
     e.preventDefault();
+    const { sheet, error } = sheetFromForm(ctx.state, ctx);
+    const problem = error ?? (await checkSheet(sheet, ctx));
+    $('c-error').textContent = problem ?? '';
+    if (problem) return;
     const state = ctx.state;
-    const { sheet, errors } = sheetFromForm(state, ctx);
-    if (errors) {
-      $('c-error').textContent = `Please give ${errors.join(', ')}.`;
-      return;
-    }
-    $('c-error').textContent = '';
     const custom = editing ? state.custom.map((c) => (c === editing ? sheet : c)) : [...state.custom, sheet];
     stopEditing();
     save(custom);

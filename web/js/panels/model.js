@@ -3,7 +3,7 @@
 import * as F from '../format.js';
 import { isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
 import { createLayersEditor } from '../layers-editor.js';
-import { llmDefaults } from '../results.js';
+import { llmDefaults } from '../results/assumptions.js';
 
 const { esc } = F;
 const TABS = ['zoo', 'layers', 'file'];

@@ -5,7 +5,11 @@
 import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
 import { isCluster, layoutPatch } from '../cluster.js';
-import { applyStyles, assumptionsHtml, breakdownHtml, buildRows, layersHtml, pickBest, refusedRows, renderTable, sortRows, verdictHtml, COLUMNS } from '../results.js';
+import { assumptionsHtml } from '../results/assumptions.js';
+import { breakdownHtml, layersHtml } from '../results/breakdown.js';
+import { buildRows, refusedRows } from '../results/rows.js';
+import { applyStyles, renderTable, sortRows, COLUMNS } from '../results/table.js';
+import { pickBest, verdictHtml } from '../results/verdict.js';
 
 export const reads = ['sort', 'dir', 'sel', 'prices', 'log', '@meta', '@predict', '@invalid'];
 
@@ -74,7 +78,7 @@ export function render(state, ctx) {
   showError(null, ctx);
   const reply = last.predict;
   if (!reply) return;
-  const rows = buildRows(reply, { hardware: meta.hardwareById, customs: last.request?.custom_hardware ?? [], prices: state.prices, request: last.request });
+  const rows = buildRows(reply, { hardware: meta.hardwareById, customs: last.request?.custom_hardware ?? [], prices: state.prices });
   const sorted = sortRows(rows, state.sort, state.dir);
   const pick = pickBest(rows);
   if (!state.sel || !rows.some((r) => r.id === state.sel)) last.selAuto = pick.best?.id ?? sorted[0]?.id;
@@ -86,7 +90,7 @@ export function render(state, ctx) {
   $('refused').hidden = !refused.length;
   $('refused').innerHTML = refused.length ? `<strong>Not predicted:</strong> ${refused.map((r) => `${esc(r.name)} (${esc(r.message)})`).join('; ')}` : '';
   $('verdict').innerHTML = verdictHtml(rows, pick, words);
-  $('assumptions').innerHTML = assumptionsHtml(reply, last.request, rows, { state, table: ctx.table });
+  $('assumptions').innerHTML = assumptionsHtml(reply, rows, { state, table: ctx.table });
   renderBreakdown(sorted, selected, ctx);
   // The charts follow the table a frame later, so the numbers are on screen first.
   if (chart) {

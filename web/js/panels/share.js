@@ -1,6 +1,6 @@
 // "Share and reuse": the link (the URL hash holds the whole state), CSV and JSON exports, the equivalent
 // `prenet predict ... --json` command line with buttons to save the files it names, and the widget link.
-import { neutralised, toCsv } from '../results.js';
+import { neutralised, toCsv } from '../results/export.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
 import { fromBase64, isOnnxDoc } from '../documents.js';

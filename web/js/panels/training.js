@@ -87,9 +87,10 @@ export function render(state, ctx) {
     const message = $(`${row.name}-error`);
     if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
     if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
-    // Rows that apply only with another row's value (the LoRA rows with LoRA or QLoRA) are hidden otherwise.
+    // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
+    // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);
-    if (wrapper && S.followsFinetune(row)) wrapper.hidden = !S.applies(state, row, table);
+    if (wrapper && S.conditional(row)) wrapper.hidden = !S.applies(state, row, table);
   }
   // Sequence length for language models, image size for vision models: the model's own as placeholder.
   const language = last.language;

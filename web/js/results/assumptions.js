@@ -1,0 +1,97 @@
+// "What this assumes": the reply's settings in plain words, and the page's defaults for an uploaded language
+// model. Choice labels are the option table's (`choice_labels`).
+import * as F from '../format.js';
+import { budgetOf } from './rows.js';
+
+const { esc, isNum } = F;
+
+// A choice as the option table labels it (`choice_labels`), else the choice itself.
+const choiceLabel = (table, name, value) => table?.byName.get(name)?.choice_labels?.[value] ?? value;
+// The precision and, where it is one, the mixed-precision recipe (fp8's is always a half model).
+const precisionWords = (s, table) => {
+  const base = choiceLabel(table, 'precision', s.precision);
+  return s.mixed && s.precision !== 'fp8' ? `${base}, ${choiceLabel(table, 'mixed', s.mixed)}` : base;
+};
+// Settings the sentences below put into words; anything else the reply carries is listed as it is.
+const COVERED = new Set([
+  'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
+  'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
+  'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model', 'mixed',
+  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network',
+]);
+
+/** The page's defaults for an uploaded language model (state.preset 'llm'): each named, with its field. */
+export const LLM_DEFAULTS = Object.freeze({ batch: 1, attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
+
+/**
+ * The state patch those defaults make for an uploaded language model whose own sequence length is `seq`:
+ * flash attention, at most 4,096 tokens, micro-batch 1 and gradient accumulation up to about a million
+ * tokens per optimizer step (the global batch in tokens when the sequence divides it, else in samples).
+ */
+export function llmDefaults(seq, table) {
+  const s = Math.min(seq, LLM_DEFAULTS.seq);
+  const patch = { preset: 'llm', batch: LLM_DEFAULTS.batch, seq: seq > LLM_DEFAULTS.seq ? s : null };
+  if (table.byName.has('attention')) patch.attention = LLM_DEFAULTS.attention;
+  if (table.byName.has('global_batch_tokens') && LLM_DEFAULTS.step_tokens % s === 0) patch.global_batch_tokens = LLM_DEFAULTS.step_tokens;
+  else if (table.byName.has('global_batch')) patch.global_batch = Math.max(1, Math.round(LLM_DEFAULTS.step_tokens / s));
+  return patch;
+}
+
+const change = (field, text) => `<button type="button" class="link" data-focus="${esc(field)}" title="Change it">${text}</button>`;
+
+export function assumptionsHtml(reply, rows, { state = null, table = null } = {}) {
+  const s = reply.settings ?? {};
+  const m = reply.model ?? {};
+  const parts = [];
+  const batch = F.integer(s.batch);
+  let what;
+  if (s.seq != null) what = `a batch of ${batch} sequences of ${F.integer(s.seq)} tokens (${F.integer(s.batch * s.seq)} tokens)`;
+  else if (s.image != null) what = `a batch of ${batch} images of ${F.integer(s.image)} × ${F.integer(s.image)} pixels`;
+  else what = `a batch of ${batch} samples`;
+  const devices = s.devices ?? 1;
+  const accum = s.grad_accum > 1 ? `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.integer(s.global_batch ?? s.batch * s.grad_accum)} samples per optimizer step)` : '';
+  const impl = s.optimizer_impl_used ?? s.optimizer_impl;
+  const plans = rows.filter((r) => r.plan);
+  let where;
+  if (devices === 1 && !plans.length) where = `on one accelerator (no parallelism; ${change('gpus', 'ask for more')})`;
+  else {
+    const searched = plans.some((r) => r.plan.searched);
+    const nodes = s.gpus_per_node ? `, nodes of ${F.integer(s.gpus_per_node)}` : ', nodes as on each accelerator\'s spec sheet';
+    where = `on <strong>${change('gpus', `${F.integer(devices)} devices`)}</strong> of each accelerator${nodes}, ${searched ? 'each with the fastest layout that fits (its plan is under its name)' : 'with the layout given'}`;
+  }
+  parts.push(
+    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(precisionWords(s, table))}, with the ${esc(choiceLabel(table, 'optimizer', s.optimizer))} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, ${where}.`,
+  );
+  if (state?.preset === 'llm') {
+    const named = [];
+    if (state.attention === LLM_DEFAULTS.attention) named.push(change('attention', 'flash attention'));
+    if (s.seq != null) named.push(change('seq', `${F.integer(s.seq)} tokens per sequence`) + (state.seq != null ? ' (at most 4,096: the model\'s context is longer)' : ' (the model\'s own context)'));
+    if (state.batch === LLM_DEFAULTS.batch) named.push(change('batch', 'micro-batch 1'));
+    if (state.global_batch_tokens != null) named.push(`${change('global_batch_tokens', `${F.integer(state.global_batch_tokens)} tokens per optimizer step`)} (gradient accumulation makes up the rest)`);
+    else if (state.global_batch != null) named.push(`${change('global_batch', `${F.integer(state.global_batch)} sequences per optimizer step`)} (gradient accumulation makes up the rest)`);
+    if (named.length) parts.push(`For an uploaded language model the page picks what a practitioner would: ${named.join(', ')}. Each is a field; click one to change it.`);
+  }
+  if (s.attention && s.seq != null) parts.push(`Attention runs ${s.attention === 'eager' ? 'eagerly (the scores materialised)' : 'as one fused kernel (flash attention)'} (${change('attention', 'change')}).`);
+  if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
+  if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);
+  if (isNum(s.kernel_overhead_ms) && s.kernel_overhead_ms > 0) parts.push(`Each kernel launch costs ${F.ms(s.kernel_overhead_ms)} of framework overhead.`);
+  const b = budgetOf(reply);
+  const steps = rows.find((r) => r.run?.steps)?.run.steps;
+  if (b?.tokens != null) parts.push(`Training budget: <strong>${F.count(b.tokens)} tokens</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
+  else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
+  const reserve = s.memory_reserve;
+  if (reserve && typeof reserve === 'object')
+    parts.push(`Memory includes a framework reserve of ${F.gb(reserve.context_bytes)} plus ${F.num((reserve.fraction ?? 0) * 100)}% of the tensor peak${reserve.assumption ? ` (${esc(reserve.assumption)})` : ''}.`);
+  const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
+  if (extra.length)
+    parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);
+  const learned = String(s.predictor ?? '').startsWith('learned');
+  parts.push(
+    `Step times come from the ${learned ? "learned kernel predictor (each kernel's roofline time times a slowdown learned from measurements; the ranges are its uncertainty)" : `${esc(s.predictor ?? 'roofline')} predictor`}; ${esc(s.flops_convention ?? 'FLOPs = 2 × multiply-accumulates')}.`,
+  );
+  const priceWords = isNum(s.price_per_hour) ? `${F.usd(s.price_per_hour)} per accelerator-hour for every accelerator (yours)` : 'the lowest cloud price on file for each accelerator';
+  if (rows.some((r) => r.run))
+    parts.push(`Time to train, GPU-hours, cost and energy come from the calculator: cost at ${priceWords}${s.energy_model ? `; energy = ${esc(s.energy_model)}` : ''}.`);
+  if (rows.some((r) => r.priceEdited)) parts.push('Prices marked ✎ were edited on this page.');
+  return `<strong class="assumptions-title">What this assumes</strong><ul>${parts.map((p) => `<li>${p}</li>`).join('')}</ul>`;
+}

@@ -1,0 +1,74 @@
+// What would make a row fit, from its memory advice, in the page's words, and the buttons that apply it.
+import { planText } from '../cluster.js';
+import * as F from '../format.js';
+
+const { esc, isNum } = F;
+
+/**
+ * The changes that make a row fit, from its memory advice, in the page's words (names, not ids; no
+ * command-line flags): [{text, patch, key}], `patch` being the state change a button applies.
+ * `nameOf(id)`: an accelerator's name; `hw`: the state's accelerator list (null: all).
+ */
+export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
+  const a = row?.advice;
+  if (!a || typeof a !== 'object' || row.fits) return [];
+  const out = [];
+  const add = (text, patch, fitsOn = row.name) => out.push({ text, patch, key: JSON.stringify(patch), fitsOn });
+  const mb = a.micro_batch;
+  if (mb?.batch != null) add(`micro-batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation (the same samples per step)`, { batch: mb.batch, grad_accum: mb.grad_accum });
+  const ck = a.checkpointing;
+  if (ck?.fits) add('activation checkpointing', { checkpointing: true });
+  else if (ck?.micro_batch?.batch != null)
+    add(`activation checkpointing with micro-batch ${F.integer(ck.micro_batch.batch)} × ${F.integer(ck.micro_batch.grad_accum)} accumulation`, { checkpointing: true, batch: ck.micro_batch.batch, grad_accum: ck.micro_batch.grad_accum });
+  if (isNum(a.fsdp_devices) && a.fsdp_devices > 1) add(`${F.integer(a.fsdp_devices)} devices with fully sharded data parallelism (ZeRO 3)`, { gpus: a.fsdp_devices, zero: 3 });
+  const on = a.fits_on;
+  if (on?.gpus) add(`${F.integer(on.gpus)} devices (for example ${planText(on)})`, { gpus: on.gpus });
+  // Fine-tuning: the lightest LoRA / QLoRA change that fits here, or the smallest accelerator it fits on.
+  const ft = a.finetune;
+  if (ft?.options && typeof ft.options === 'object') {
+    if (ft.fits) add(`${ft.setting} (${F.gb(ft.peak_bytes)})`, ft.options);
+    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gb(ft.peak_bytes)})`, { ...ft.options, ...(hw && !hw.includes(ft.hardware) ? { hw: [...hw, ft.hardware] } : {}) }, nameOf(ft.hardware));
+  }
+  const sh = a.smallest_hardware;
+  if (sh?.id && sh.id !== row.id) {
+    const settings = [];
+    const patch = {};
+    if (sh.batch != null && sh.grad_accum != null) {
+      settings.push(`micro-batch ${F.integer(sh.batch)} × ${F.integer(sh.grad_accum)} accumulation`);
+      Object.assign(patch, { batch: sh.batch, grad_accum: sh.grad_accum });
+    }
+    if (sh.checkpointing) {
+      settings.push('activation checkpointing');
+      patch.checkpointing = true;
+    }
+    if (hw && !hw.includes(sh.id)) patch.hw = [...hw, sh.id];
+    add(`${nameOf(sh.id)} (${F.gb(sh.capacity_bytes)})${settings.length ? ` with ${settings.join(' and ')}` : ''}`, patch, nameOf(sh.id));
+  }
+  return out;
+}
+
+/**
+ * What would make these rows fit, each change once, with the accelerators it makes fit (the most first):
+ * [{text, patch, names}].
+ */
+export function fitSuggestions(rows, options = {}) {
+  const byKey = new Map();
+  for (const r of rows)
+    for (const f of fixes(r, options)) {
+      if (!byKey.has(f.key)) byKey.set(f.key, { ...f, names: [] });
+      const entry = byKey.get(f.key);
+      if (!entry.names.includes(f.fitsOn)) entry.names.push(f.fitsOn);
+    }
+  return [...byKey.values()].sort((x, y) => y.names.length - x.names.length);
+}
+
+/** Buttons that apply changes (data-apply holds the patch as JSON; the results panel applies it). */
+export function suggestionButtons(list, max = 4) {
+  return `<ul class="fixes">${list
+    .slice(0, max)
+    .map((f) => {
+      const where = f.names?.length ? ` <span class="hint">fits on ${f.names.length > 3 ? `${f.names.slice(0, 3).map(esc).join(', ')} and ${f.names.length - 3} more` : f.names.map(esc).join(', ')}</span>` : '';
+      return `<li><button type="button" class="small" data-apply="${esc(JSON.stringify(f.patch))}">Use ${esc(f.text)}</button>${where}</li>`;
+    })
+    .join('')}</ul>`;
+}

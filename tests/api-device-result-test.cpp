@@ -12,7 +12,7 @@ using nlohmann::json;
 
 TEST(DeviceResult, ComparesThePlansPeakWithThisAcceleratorsCapacity) {
     json model = "gpt2-xl";
-    StepPlan p = plan_step(model, json(), read_settings(RequestOptions({{"precision", "bf16"}, {"batch", 1}}, kPredict)));
+    RequestContext p = make_request_context(model, json(), read_settings(RequestOptions({{"precision", "bf16"}, {"batch", 1}}, kPredict)));
     json small = device_result(p, find_hardware("t4")), big = device_result(p, find_hardware("a100-sxm4-80gb"));
     EXPECT_EQ(small["memory"]["peak_bytes_per_device"], big["memory"]["peak_bytes_per_device"]);
     EXPECT_FALSE(small["memory"]["fits"].get<bool>());
@@ -24,7 +24,7 @@ TEST(DeviceResult, ComparesThePlansPeakWithThisAcceleratorsCapacity) {
 
 TEST(DeviceResult, ANonFinitePredictionIsAnErrorOfTheHardware) {
     json model = "gpt2";
-    StepPlan p = plan_step(model, json(), read_settings(RequestOptions(json::object(), kPredict)));
+    RequestContext p = make_request_context(model, json(), read_settings(RequestOptions(json::object(), kPredict)));
     HardwareSpec absurd = parse_hardware(
         json::parse(R"({"id": "absurd", "peak_tflops": {"fp32": 1}, "memory": {"capacity_gb": 16, "bandwidth_gbps": 1}})"),
         "test");

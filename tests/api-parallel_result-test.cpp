@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "api/step_plan.hpp"
+#include "api/request_context.hpp"
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 #include "test-helpers.hpp"
@@ -17,7 +17,7 @@ using nlohmann::json;
 // The plan keeps a pointer to the model argument (it rebuilds the model per layout): one that outlives it.
 const json kGpt2 = "gpt2";
 
-StepPlan plan(json request) { return plan_step(kGpt2, json(), read_settings(RequestOptions(request, kPredict))); }
+RequestContext plan(json request) { return make_request_context(kGpt2, json(), read_settings(RequestOptions(request, kPredict))); }
 
 TEST(ParallelResult, TheLayoutFillsTheDevicesAndTheRunCountsThemAll) {
     json r = parallel_device_result(plan({{"gpus", 8}, {"batch", 2}, {"tokens", 1e9}}), find_hardware("a100-sxm4-80gb"));
@@ -32,7 +32,7 @@ TEST(ParallelResult, TheLayoutFillsTheDevicesAndTheRunCountsThemAll) {
 }
 
 TEST(ParallelResult, DevicesThatDoNotFillNodesAreAnErrorOfGpus) {
-    StepPlan twelve = plan({{"gpus", 12}});
+    RequestContext twelve = plan({{"gpus", 12}});
     EXPECT_EQ(testing::error_field([&] { parallel_device_result(twelve, find_hardware("a100-sxm4-80gb")); }), "gpus");
 }
 

@@ -11,7 +11,7 @@
 #include "api/options.hpp"
 #include "api/reply_json.hpp"
 #include "api/settings.hpp"
-#include "api/step_plan.hpp"
+#include "api/request_context.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "hardware/precision_support.hpp"
@@ -33,7 +33,7 @@ const json& model_argument(const RequestOptions& o) {
     return o.value("model");
 }
 
-// settings -> plan of the step -> one result per accelerator -> the reply.
+// settings -> the request's context -> one result per accelerator -> the reply.
 // The one place a device's precision support is applied: a device without units for the asked precision gets
 // the whole step (time and memory, single-device or parallel) planned at the precision it runs as
 // (hardware/precision_support.hpp), so it is exactly that precision's prediction and never faster.
@@ -69,19 +69,19 @@ json predict(const json& request) {
     const Settings asked = read_settings(o);
     const json& model = model_argument(o);
     const json& kernel_models = o.value("kernel_models");
-    StepPlan plan = plan_step(model, kernel_models, asked);
-    // Plans at fallback precisions, made once per precision for the devices that need one.
-    std::map<Precision, std::unique_ptr<StepPlan>> fallback_plans;
-    auto plan_for = [&](const PrecisionSupport& support) -> const StepPlan& {
-        if (!support.fallback()) return plan;
-        auto& p = fallback_plans[support.used];
+    RequestContext context = make_request_context(model, kernel_models, asked);
+    // Contexts at fallback precisions, made once per precision for the devices that need one.
+    std::map<Precision, std::unique_ptr<RequestContext>> fallback_contexts;
+    auto context_for = [&](const PrecisionSupport& support) -> const RequestContext& {
+        if (!support.fallback()) return context;
+        auto& p = fallback_contexts[support.used];
         if (!p) {
             // The request with the precision replaced: an explicit --mixed is kept, else the fallback's default
             // recipe (autocast; fp8's own default, a half model, is fp8's, not bf16's).
             Settings s = asked;
             s.precision = support.used;
             if (!o.has("mixed")) s.mixed = MixedRecipe::autocast;
-            p = std::make_unique<StepPlan>(plan_step(model, kernel_models, s));
+            p = std::make_unique<RequestContext>(make_request_context(model, kernel_models, s));
         }
         return *p;
     };
@@ -91,13 +91,13 @@ json predict(const json& request) {
     size_t refused = 0;
     for (const auto& hw : selection) {
         PrecisionSupport support = precision_support(hw, asked.precision);
-        const StepPlan& device_plan = plan_for(support);
-        if (!plan.settings.parallel) {
-            results.push_back(precision_fields(device_result(device_plan, hw), support, hw.id));
+        const RequestContext& device_context = context_for(support);
+        if (!context.settings.parallel) {
+            results.push_back(precision_fields(device_result(device_context, hw), support, hw.id));
             continue;
         }
         try {
-            results.push_back(precision_fields(parallel_device_result(device_plan, hw), support, hw.id));
+            results.push_back(precision_fields(parallel_device_result(device_context, hw), support, hw.id));
         } catch (const Error& e) {
             if (!refuses_the_accelerator(e)) throw;
             if (selection.size() == 1) throw AcceleratorRefused(e, hw.id);
@@ -109,8 +109,8 @@ json predict(const json& request) {
         }
     }
     if (first_refusal && refused == selection.size()) throw *first_refusal;
-    return {{"model", model_json(plan.model, plan.features)},
-            {"settings", settings_json(plan.settings, plan.model, kPredict)},
+    return {{"model", model_json(context.model, context.features)},
+            {"settings", settings_json(context.settings, context.model, kPredict)},
             {"results", results}};
 }
 

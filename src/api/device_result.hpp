@@ -3,13 +3,13 @@
 // advice when it does not fit), the run's length and cost, and the prediction's uncertainty, as JSON.
 #include <nlohmann/json.hpp>
 
-#include "api/step_plan.hpp"
+#include "api/request_context.hpp"
 #include "hardware/spec.hpp"
 
 namespace prenet {
 
 // Throws Error (code not_finite, field hardware) when an absurd sheet makes the prediction non-finite.
-nlohmann::json device_result(const StepPlan& plan, const HardwareSpec& hw);
+nlohmann::json device_result(const RequestContext& request, const HardwareSpec& hw);
 
 // Absurd spec sheets (peaks, bandwidth or links near zero) must not turn into inf/NaN (null in JSON): throws
 // Error (not_finite, field hardware) naming `what_to_check` on the sheet.

@@ -350,7 +350,7 @@ std::vector<OptionDef> build_table() {
             .echoed().off_page("an experiment's knob: the predictors already include each kernel's launch cost"),
 
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
-        Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(1 << 24))
+        Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(limits::request_devices))
             .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
             .on_page("cluster", "gpus").clustered().cluster_above(1),
         Row("gpus_per_node", T::count, kRun).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)
@@ -360,7 +360,7 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "the spec sheet's reference node")
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
             .echoed().on_page("cluster", "net").advanced().clustered(),
-        Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(1 << 24)).defaults(nullptr, "searched")
+        Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(limits::request_devices)).defaults(nullptr, "searched")
             .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered().layout_dimension(),
         Row("tp", T::count, kRun).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")
             .help("tensor-parallel devices per replica (Megatron: attention heads and MLP units split)").on_page("cluster", "tp").advanced().clustered().layout_dimension(),

@@ -56,34 +56,34 @@ json communication_json(const ParallelStep& s) {
 
 }  // namespace
 
-json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw) {
-    const Settings& s = plan.settings;
+json parallel_device_result(const RequestContext& request, const HardwareSpec& hw) {
+    const Settings& s = request.settings;
     Cluster cluster = make_cluster(hw, s.cluster);
-    CachedPredictor predictor(*plan.predictor, hw);
+    CachedPredictor predictor(*request.predictor, hw);
     ParallelContext c;
     c.hw = &hw;
     c.predictor = &predictor;
     c.cluster = &cluster;
     c.collectives = &CollectiveModel::shipped();
-    c.step = plan.step;
+    c.step = request.step;
     c.step.layer_breakdown = false;
     c.reserve = s.reserve;
     ModelInputs inputs = s.inputs;
-    const json& argument = *plan.model_argument;
+    const json& argument = *request.model_argument;
     ModelAt build = [inputs, &argument](std::int64_t micro_batch, std::int64_t tokens) {
         ModelInputs at = inputs;
         at.batch = micro_batch;
         if (tokens > 0) at.seq = tokens;
         return build_model(argument, at);
     };
-    StageModels models(build, plan.model.tokens_per_sample, s.precision, s.mixed);
+    StageModels models(build, request.model.tokens_per_sample, s.precision, s.mixed);
     PlanSearch search = search_plan(s.layout, models, c);
     const ParallelStep& best = search.best;
     const StepTime& t = best.time;
 
     double samples_per_s = samples_per_second(double(best.layout.global_batch()), t, hw,
                                               "peak FLOP/s, bandwidth and interconnect");
-    std::int64_t tokens = plan.model.tokens_per_sample;
+    std::int64_t tokens = request.model.tokens_per_sample;
     double devices = double(cluster.gpus);
     double mfu = best.model_flops / (t.total_ms() / 1e3) / (devices * hw.matmul_flops(s.precision));
 

@@ -4,12 +4,12 @@
 // throughput per device and MFU, memory per device, and the run over every device (docs/parallel.md).
 #include <nlohmann/json.hpp>
 
-#include "api/step_plan.hpp"
+#include "api/request_context.hpp"
 #include "hardware/spec.hpp"
 
 namespace prenet {
 
 // Throws Error naming the field at fault for an impossible layout or cluster.
-nlohmann::json parallel_device_result(const StepPlan& plan, const HardwareSpec& hw);
+nlohmann::json parallel_device_result(const RequestContext& request, const HardwareSpec& hw);
 
 }  // namespace prenet

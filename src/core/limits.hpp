@@ -38,6 +38,10 @@ inline constexpr std::int64_t plan_layouts = 20'000;
 // memory_advice.cpp's FSDP sharding), doubling from the request's: the size of the largest training clusters
 // (Llama 3 405B trained on 16,384 H100s), each doubling one more memory check.
 inline constexpr std::int64_t advised_devices = 16'384;
+// The most devices a request may span, and so the most data-parallel replicas (the --gpus and --dp rows):
+// 2^24, a thousand times the largest clusters, far past anything real yet small enough for every count to stay
+// exact in a double.
+inline constexpr std::int64_t request_devices = std::int64_t{1} << 24;
 
 }  // namespace prenet::limits
 

@@ -1,4 +1,4 @@
-#include "api/step_plan.hpp"
+#include "api/request_context.hpp"
 
 #include "core/error.hpp"
 #include "importers/resolve.hpp"
@@ -20,8 +20,8 @@ ModelFeatures model_features(const Model& model, Precision precision, MixedRecip
                             [&] { return compute_features(model, precision, mixed, finetune); });
 }
 
-StepPlan plan_step(const json& model_argument, const json& kernel_models, Settings s) {
-    StepPlan p;
+RequestContext make_request_context(const json& model_argument, const json& kernel_models, Settings s) {
+    RequestContext p;
     p.model_argument = &model_argument;
     p.model = build_model(model_argument, s.inputs);
     if (s.inputs.image == 0 && p.model.domain == "vision") {
@@ -76,7 +76,7 @@ StepPlan plan_step(const json& model_argument, const json& kernel_models, Settin
     return p;
 }
 
-double StepPlan::peak_at(std::int64_t batch, bool checkpointing) const {
+double RequestContext::peak_at(std::int64_t batch, bool checkpointing) const {
     auto key = std::make_pair(batch, checkpointing);
     auto it = peaks.find(key);
     if (it != peaks.end()) return it->second;
@@ -94,7 +94,7 @@ double StepPlan::peak_at(std::int64_t batch, bool checkpointing) const {
 
 namespace prenet {
 
-std::vector<FineTuneOption> StepPlan::finetune_options() const {
+std::vector<FineTuneOption> RequestContext::finetune_options() const {
     if (finetune_alternatives) return *finetune_alternatives;
     finetune_alternatives.emplace();
     const FineTune& now = settings.finetune;

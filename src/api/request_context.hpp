@@ -19,7 +19,7 @@
 
 namespace prenet {
 
-struct StepPlan {
+struct RequestContext {
     Settings settings;
     Model model;
     ModelFeatures features;
@@ -46,7 +46,7 @@ struct StepPlan {
 };
 
 // `kernel_models`: fitted models given with the request (null: the predictor the settings name).
-StepPlan plan_step(const nlohmann::json& model_argument, const nlohmann::json& kernel_models, Settings settings);
+RequestContext make_request_context(const nlohmann::json& model_argument, const nlohmann::json& kernel_models, Settings settings);
 
 // The model a request names, at the settings' sizes (errors carry the field "model").
 Model build_model(const nlohmann::json& model_argument, const ModelInputs& inputs);

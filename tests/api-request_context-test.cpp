@@ -1,5 +1,5 @@
-// The step plan (api/step_plan.hpp): what a request means before any accelerator is looked at.
-#include "api/step_plan.hpp"
+// The step plan (api/request_context.hpp): what a request means before any accelerator is looked at.
+#include "api/request_context.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,22 +11,22 @@ namespace {
 
 using nlohmann::json;
 
-StepPlan plan(const json& model, json request) {
-    return plan_step(model, json(), read_settings(RequestOptions(request, kPredict)));
+RequestContext plan(const json& model, json request) {
+    return make_request_context(model, json(), read_settings(RequestOptions(request, kPredict)));
 }
 
-TEST(StepPlan, ThePeakIsTheMemoryEstimateWithoutAnAccelerator) {
+TEST(RequestContext, ThePeakIsTheMemoryEstimateWithoutAnAccelerator) {
     json model = "gpt2";
-    StepPlan p = plan(model, {{"batch", 4}, {"precision", "bf16"}});
+    RequestContext p = plan(model, {{"batch", 4}, {"precision", "bf16"}});
     EXPECT_EQ(p.memory_use.capacity, 0);
     MemoryUse on_t4 = estimate_memory(p.features, find_hardware("t4"), p.memory);
     EXPECT_EQ(p.memory_use.peak, on_t4.peak);
     EXPECT_EQ(with_capacity(p.memory_use, find_hardware("t4")).capacity, find_hardware("t4").memory_bytes());
 }
 
-TEST(StepPlan, PeakAtAnotherBatchKeepsTheGlobalBatch) {
+TEST(RequestContext, PeakAtAnotherBatchKeepsTheGlobalBatch) {
     json model = "gpt2";
-    StepPlan p = plan(model, {{"batch", 8}, {"grad_accum", 2}});
+    RequestContext p = plan(model, {{"batch", 8}, {"grad_accum", 2}});
     EXPECT_EQ(p.global_batch, 16);
     EXPECT_EQ(p.peak_at(8, false), p.memory_use.peak);  // the plan's own setting, cached
     double smaller = p.peak_at(2, false);
@@ -36,7 +36,7 @@ TEST(StepPlan, PeakAtAnotherBatchKeepsTheGlobalBatch) {
     EXPECT_LT(p.peak_at(8, true), p.memory_use.peak);  // checkpointing
 }
 
-TEST(StepPlan, ModelErrorsNameTheModelField) {
+TEST(RequestContext, ModelErrorsNameTheModelField) {
     json bad = "no-such-model";
     try {
         plan(bad, json::object());
@@ -47,23 +47,23 @@ TEST(StepPlan, ModelErrorsNameTheModelField) {
     }
 }
 
-TEST(StepPlan, TheRunAndTheImageSizeAreResolved) {
+TEST(RequestContext, TheRunAndTheImageSizeAreResolved) {
     json cnn = "resnet18";
-    StepPlan p = plan(cnn, {{"samples", 1000}, {"tokens", 5e9}, {"batch", 10}});
+    RequestContext p = plan(cnn, {{"samples", 1000}, {"tokens", 5e9}, {"batch", 10}});
     ASSERT_TRUE(p.run.has_value());
     EXPECT_EQ(p.run->steps, 100);
     EXPECT_EQ(p.settings.run.tokens, 0);
     EXPECT_EQ(p.settings.inputs.image, 224);  // the size the model was built at
 }
 
-TEST(StepPlan, ALoraBaseRunsAsAHalfModelAndAdviceProposesTheAdvisedRank) {
+TEST(RequestContext, ALoraBaseRunsAsAHalfModelAndAdviceProposesTheAdvisedRank) {
     json model = "gpt2";
-    StepPlan lora = plan(model, {{"precision", "bf16"}, {"finetune", "lora"}, {"lora_rank", 4}});
+    RequestContext lora = plan(model, {{"precision", "bf16"}, {"finetune", "lora"}, {"lora_rank", 4}});
     EXPECT_EQ(lora.settings.mixed, MixedRecipe::half_model);
     EXPECT_EQ(plan(model, {{"precision", "bf16"}}).settings.mixed, MixedRecipe::autocast);
     // A request with adapters keeps its rank in the advice; one without gets the advised rank.
     for (const auto& o : lora.finetune_options()) EXPECT_EQ(o.rank, 4) << o.words;
-    StepPlan full = plan(model, {{"precision", "bf16"}, {"finetune", "full"}});
+    RequestContext full = plan(model, {{"precision", "bf16"}, {"finetune", "full"}});
     ASSERT_FALSE(full.finetune_options().empty());
     for (const auto& o : full.finetune_options()) {
         EXPECT_EQ(o.rank, advised_lora_rank) << o.words;

@@ -81,6 +81,24 @@ TEST(GroupSpan, RanksFillADomainFirst) {
     EXPECT_EQ(rack.domains, 1);
 }
 
+TEST(GroupSpan, RunsOfAdjacentRanksSpreadByTheirStride) {
+    Cluster c = cluster_of("h100-sxm5-80gb", 64);  // 8 nodes of 8
+    // Runs of 4 adjacent ranks, 8 apart (an expert group over tp 4 with cp 2): one run per node.
+    GroupSpan two = group_span({8, 8, 4, 1}, c);
+    EXPECT_EQ(two.per_domain, 4);
+    EXPECT_EQ(two.domains, 2);
+    // Runs of 2, 4 apart: two runs per node.
+    GroupSpan packed = group_span({8, 4, 2, 1}, c);
+    EXPECT_EQ(packed.per_domain, 4);
+    EXPECT_EQ(packed.domains, 2);
+    // Runs of 2 members 4 apart (cp ranks over tp 4), runs 16 apart: each run's two members share a node.
+    GroupSpan cp_runs = group_span({8, 16, 2, 4}, c);
+    EXPECT_EQ(cp_runs.per_domain, 2);
+    EXPECT_EQ(cp_runs.domains, 4);
+    // Runs of one are plain strided groups.
+    EXPECT_EQ(group_span({16, 2, 1, 1}, c).per_domain, group_span({16, 2}, c).per_domain);
+}
+
 TEST(CollectiveTime, OneDomainIsBasePlusStepsPlusBandwidth) {
     CollectiveModel m = simple_model();
     Cluster c = cluster_of("h100-sxm5-80gb", 8);  // 450 GB/s one direction

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "importers/resolve.hpp"
+#include "parallel/collectives.hpp"
 
 namespace prenet {
 namespace {
@@ -135,12 +136,31 @@ TEST(TensorParallel, ExpertsSpanningTheTensorRanksStayWholeAndRouteEachRanksToke
     auto ops = expert_parallel_comms(shard, l, Precision::bf16);
     ASSERT_EQ(ops.size(), 2u);
     EXPECT_EQ(ops[0].group.size, 8);
-    EXPECT_EQ(ops[0].group.stride, 1);  // the group starts with the tp ranks
+    EXPECT_EQ(ops[0].group.run, 4);  // the group starts with the tp ranks: runs of 4 adjacent ranks
+    EXPECT_EQ(ops[0].group.run_stride, 1);
+    EXPECT_EQ(ops[0].group.stride, 4);  // a data-parallel rank apart
     EXPECT_DOUBLE_EQ(ops[0].bytes, 2.0 * (256 / 4) * 4096 * 2);  // each tp rank's quarter of the tokens, top-2
     // No tensor-parallel collectives around the MoE layers, only around attention (and embedding, output).
     int moe_like = 0;
     for (const auto& op : tensor_parallel_comms(shard, l, Precision::bf16)) moe_like += op.count == 32.0;
     EXPECT_EQ(moe_like, 4);  // attention: an all-gather and a reduce-scatter each way, 32 layers
+}
+
+TEST(TensorParallel, ExpertsSpanningTheTensorRanksWithContextParallelismLieInRunsOfTp) {
+    // Megatron order tp, cp, dp, pp. tp 4, cp 2, dp 2, ep 8 (the 4 tp x 2 dp ranks): the group is ranks 0-3 and
+    // 8-11 (ranks 4-7 are the second cp rank), so on nodes of 8 it spans two nodes, four members each.
+    ParallelLayout l;
+    l.tp = 4, l.cp = 2, l.dp = 2, l.ep = 8, l.sequence_parallel = true;
+    ASSERT_EQ(l.expert_tp(), 1);
+    Model mixtral = model("mixtral-8x7b", 1, 128);
+    auto ops = expert_parallel_comms(compute_features(shard_model(mixtral, l), Precision::bf16), l, Precision::bf16);
+    ASSERT_FALSE(ops.empty());
+    Cluster nodes_of_8;
+    nodes_of_8.gpus = 16;
+    nodes_of_8.gpus_per_node = nodes_of_8.scale_up_domain = 8;
+    GroupSpan span = group_span(ops[0].group, nodes_of_8);
+    EXPECT_EQ(span.per_domain, 4);
+    EXPECT_EQ(span.domains, 2);
 }
 
 TEST(TensorParallel, ContextParallelAttendsOverEveryShardsKeys) {

@@ -78,14 +78,21 @@ RingTerms ring_terms(Collective c, double message_bytes, std::int64_t n) {
     return {steps, message_bytes * bus_factor(c, n)};
 }
 
-// Members at ranks 0, stride, 2 stride, ...; a domain holds the ranks [k D, (k+1) D). With stride < D, a
-// domain holds ceil(D / stride) of them (all of them if fewer); with stride >= D, one.
+// A domain holds the ranks [k D, (k+1) D). Members at ranks 0, stride, 2 stride, ...: with stride < D, a domain
+// holds ceil(D / stride) of them (all of them if fewer); with stride >= D, one. Runs of members (a run spans at
+// most `stride`, so a run lies in one domain when stride < D): with stride < D, ceil(D / stride) whole runs share
+// a domain; with stride >= D, each run is spread over domains as a group of its own.
 GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster) {
     GroupSpan s;
     std::int64_t size = std::max<std::int64_t>(1, group.size), stride = std::max<std::int64_t>(1, group.stride);
+    std::int64_t run = std::clamp<std::int64_t>(group.run, 1, size);
     std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
-    std::int64_t per = stride >= domain ? 1 : (domain + stride - 1) / stride;
-    s.per_domain = std::min(size, per);
+    auto per_domain = [domain](std::int64_t members, std::int64_t apart) {
+        return std::min(members, apart >= domain ? 1 : (domain + apart - 1) / apart);
+    };
+    if (run == 1) s.per_domain = per_domain(size, stride);
+    else if (stride >= domain) s.per_domain = per_domain(run, std::max<std::int64_t>(1, group.run_stride));
+    else s.per_domain = std::min(size, per_domain(size, stride) * run);
     s.domains = (size + s.per_domain - 1) / s.per_domain;
     return s;
 }

@@ -50,7 +50,9 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
     double params = double(stage.params), experts = moe_params(stage), dense = params - experts;
     CollectiveGroup dense_group{n, l.tp};
     // Expert weights are replicated over the ranks outside their expert-parallel (and expert-tensor) group.
-    CollectiveGroup expert_group{l.expert_replicas(), l.tp * l.cp * l.ep};
+    // Ranks are ordered tp, cp, dp, pp: the replicas are the cp ranks (tp apart), in every expert-parallel group
+    // of data-parallel ranks (an expert-parallel group spans cp x ep x expert tp ranks).
+    CollectiveGroup expert_group{l.expert_replicas(), l.cp * l.ep * l.expert_tp(), l.cp, l.tp};
     double grad = r.gradient_bytes, weight = r.half_model || r.mixed ? 2.0 : r.weight_bytes;
     auto add = [&](std::vector<CommOp>& to, Collective kind, double bytes_per_param, bool backward) {
         if (dense > 0) to.push_back(op(kind, dense * bytes_per_param, dense_group, what, backward));

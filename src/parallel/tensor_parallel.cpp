@@ -205,8 +205,10 @@ std::vector<CommOp> context_parallel_comms(const ModelFeatures& stage, const Par
 std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
     std::vector<CommOp> ops;
     if (l.ep == 1) return ops;
-    // Carved from the data-parallel ranks, members are tp x cp ranks apart; spanning the tp ranks, adjacent.
-    CollectiveGroup group{l.ep, l.expert_tp() == 1 ? 1 : l.tp * l.cp};
+    // Ranks are ordered tp, cp, dp, pp. Carved from the data-parallel ranks, members are tp x cp ranks apart;
+    // spanning the tp ranks, runs of tp adjacent ranks, a data-parallel rank (tp x cp ranks) apart.
+    CollectiveGroup group = l.expert_tp() == 1 ? CollectiveGroup{l.ep, l.tp * l.cp, l.tp, 1}
+                                               : CollectiveGroup{l.ep, l.tp * l.cp};
     for (const auto& lf : stage.layers) {
         if (lf.layer.kind != "moe") continue;
         const Layer& m = lf.layer;

@@ -146,11 +146,12 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
             return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
                    phase(Collective::reduce_scatter, shard, d, false);
         case Collective::all_to_all: {
-            // S/n to every peer: (P-1)/n of it inside the domain, (n-P)/n across; both at once, the slower binds
-            double inside = message_bytes * double(p - 1) / double(n) / (up.efficiency * up_gbps * 1e9) * 1e3;
-            double across = message_bytes * double(n - p) / double(n) / (out.efficiency * out_gbps * 1e9) * 1e3;
-            return base + (double(p - 1) * up.latency_us + double(d - 1) * out.latency_us) * 1e-3 +
-                   std::max(inside, across);
+            // S/n to every peer, one pairwise exchange each: P-1 peers inside the domain ((P-1)/n of S), n-P
+            // across ((n-P)/n of S). The two sets of exchanges run at once, each a phase with its own steps,
+            // transfer and pipelining term (as one domain's all-to-all is), on its own link; the slower binds.
+            RingTerms inside{double(p - 1), message_bytes * double(p - 1) / double(n)};
+            RingTerms across{double(n - p), message_bytes * double(n - p) / double(n)};
+            return base + std::max(phase_ms(inside, up_gbps, up), phase_ms(across, out_gbps, out));
         }
         case Collective::send_recv:
             return out.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, 2), out_gbps, out);

@@ -100,12 +100,9 @@ TEST(DataParallel, ZeroShardsExpertStatesOnlyOverTheirReplicas) {
     //   experts 32 layers x 3 x 4096 x 14336 = 5,637,144,576 parameters, AdamW's 8 B each: 45.1 GB, whole;
     //   the rest (attention, embeddings, router, norms: ~1.6 G) 8 B each over the 8 ranks: ~1.6 GB;
     // ~46.7 GB of optimizer states, not the 7.2 GB of sharding all 7.24 G parameters by 8.
-    ModelInputs in;
-    in.batch = 1;
-    in.seq = 128;
     ParallelLayout l = dp(8, 1);
     l.ep = 8;
-    ModelFeatures f = compute_features(shard_model(resolve_model("mixtral-8x7b", in), l), Precision::bf16);
+    ModelFeatures f = compute_features(shard_model(testing::zoo_model("mixtral-8x7b", 1, 128), l), Precision::bf16);
     const double experts = expert_params(f), dense = double(f.params) - experts;
     ASSERT_NEAR(experts, 32.0 * 3 * 4096 * 14336, 32.0 * 4096 * 8 + 1);  // + the routers, 4096 x 8 a layer
     PrecisionRecipe r = precision_recipe(Precision::bf16);

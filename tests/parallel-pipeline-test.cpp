@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "importers/resolve.hpp"
 #include "test-helpers.hpp"
 
 namespace prenet {
@@ -64,12 +63,7 @@ TEST(Pipeline, TheBubbleIsTheOtherStagesAndTheTransfers) {
     EXPECT_DOUBLE_EQ(pipeline_bubble_ms({}, 1, 1.0), 0.0);
 }
 
-Model llama2_70b(std::int64_t seq) {
-    ModelInputs in;
-    in.batch = 1;
-    in.seq = seq;
-    return resolve_model("llama2-70b", in);
-}
+Model llama2_70b(std::int64_t seq) { return testing::zoo_model("llama2-70b", 1, seq); }
 
 TEST(Pipeline, ASendIsOneBlocksOutputPerTensorRank) {
     // Megatron, llama2-70b (hidden 8192), micro-batch 1, 4096 tokens, bf16, tp 8, pp 8.

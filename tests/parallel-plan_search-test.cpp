@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "parallel-fixture.hpp"
+#include "test-helpers.hpp"
 #include "run/optimizer.hpp"
 
 namespace prenet {
@@ -101,7 +102,7 @@ TEST(PlanSearch, EveryLayoutStoresEachParametersModelStatesOnce) {
         ASSERT_GT(layouts.size(), 10u) << model;
         for (const ParallelLayout& l : layouts) {
             MemoryUse m = parallel_memory(l, f.models, f.context).memory;
-            EXPECT_GE(m.weights + m.gradients + m.optimizer_states, bound)
+            EXPECT_GE(testing::model_states(m), bound)
                 << model << " on " << gpus << ": " << to_json(l).dump();
         }
     }

@@ -4,7 +4,9 @@
 
 #include "core/error.hpp"
 #include "ops/catalogue.hpp"
+#include "parallel/context_parallel.hpp"
 #include "parallel/data_parallel.hpp"
+#include "parallel/expert_parallel.hpp"
 #include "parallel/pipeline.hpp"
 #include "parallel/tensor_parallel.hpp"
 #include "run/precision_recipe.hpp"

@@ -81,6 +81,39 @@ TEST(GroupSpan, RanksFillADomainFirst) {
     EXPECT_EQ(rack.domains, 1);
 }
 
+TEST(GroupSpan, RunsOfAdjacentRanksSpreadByTheirStride) {
+    Cluster c = cluster_of("h100-sxm5-80gb", 64);  // 8 nodes of 8
+    // Runs of 4 adjacent ranks, 8 apart (an expert group over tp 4 with cp 2): one run per node.
+    GroupSpan two = group_span({8, 8, 4, 1}, c);
+    EXPECT_EQ(two.per_domain, 4);
+    EXPECT_EQ(two.domains, 2);
+    // Runs of 2, 4 apart: two runs per node.
+    GroupSpan packed = group_span({8, 4, 2, 1}, c);
+    EXPECT_EQ(packed.per_domain, 4);
+    EXPECT_EQ(packed.domains, 2);
+    // Runs of 2 members 4 apart (cp ranks over tp 4), runs 16 apart: each run's two members share a node.
+    GroupSpan cp_runs = group_span({8, 16, 2, 4}, c);
+    EXPECT_EQ(cp_runs.per_domain, 2);
+    EXPECT_EQ(cp_runs.domains, 4);
+    // Runs of one are plain strided groups.
+    EXPECT_EQ(group_span({16, 2, 1, 1}, c).per_domain, group_span({16, 2}, c).per_domain);
+}
+
+TEST(CollectiveTime, AllToAllAcrossDomainsPaysAStepPerPeer) {
+    CollectiveModel m = simple_model();
+    m.links[LinkKind::infiniband].pipeline = 0.5;
+    Cluster c = cluster_of("h100-sxm5-80gb", 16);  // 2 nodes of 8, 8x400g-ib: 50 GB/s per device
+    const double s = 16e6;
+    // 16 members, 8 per node: S/16 to each peer. Inside: 7 peers, 7/16 S over NVLink (450 GB/s, efficiency 0.5,
+    // 2 us a step); across: 8 peers (n - P, not D - 1 = 1), 8/16 S over the NIC share (50 GB/s, efficiency 0.8,
+    // 5 us a step, pipelining 0.5 x sqrt(steps x 1 us x transfer)). Both at once; one base cost (20 us).
+    const double inside = 7 * 2e-3 + (7.0 / 16) * s / (0.5 * 450e9) * 1e3;
+    const double transfer = (8.0 / 16) * s / 50e9 * 1e3;
+    const double across = 8 * 5e-3 + transfer / 0.8 + 0.5 * std::sqrt(8 * 1e-3 * transfer);
+    ASSERT_GT(across, inside);
+    EXPECT_NEAR(m.time_ms(Collective::all_to_all, s, {16, 1}, c), 20e-3 + across, 1e-12);
+}
+
 TEST(CollectiveTime, OneDomainIsBasePlusStepsPlusBandwidth) {
     CollectiveModel m = simple_model();
     Cluster c = cluster_of("h100-sxm5-80gb", 8);  // 450 GB/s one direction

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "importers/resolve.hpp"
+#include "parallel/tensor_parallel.hpp"
 #include "test-helpers.hpp"
 
 namespace prenet {
@@ -94,6 +95,45 @@ TEST(DataParallel, ZeroShardsTheUpdateAndTheAccumulation) {
     EXPECT_EQ(updated_params(f, dp(8, 1)), (f.params + 7) / 8);
     EXPECT_EQ(accumulated_params(f, dp(8, 1)), f.params);
     EXPECT_EQ(accumulated_params(f, dp(8, 2)), (f.params + 7) / 8);
+}
+
+double expert_params(const ModelFeatures& f) {
+    double n = 0;
+    for (const auto& lf : f.layers)
+        if (lf.layer.kind == "moe") n += double(lf.repeat) * double(lf.cost.params);
+    return n;
+}
+
+TEST(DataParallel, ZeroShardsExpertStatesOnlyOverTheirReplicas) {
+    // Megatron, Mixtral 8x7B on dp 8 with ep 8: each device holds one of each layer's 8 experts, and no other
+    // device holds it (dp / ep = 1 replica), so ZeRO has nothing to shard it over. Per device:
+    //   experts 32 layers x 3 x 4096 x 14336 = 5,637,144,576 parameters, AdamW's 8 B each: 45.1 GB, whole;
+    //   the rest (attention, embeddings, router, norms: ~1.6 G) 8 B each over the 8 ranks: ~1.6 GB;
+    // ~46.7 GB of optimizer states, not the 7.2 GB of sharding all 7.24 G parameters by 8.
+    ParallelLayout l = dp(8, 1);
+    l.ep = 8;
+    ModelFeatures f = compute_features(shard_model(testing::zoo_model("mixtral-8x7b", 1, 128), l), Precision::bf16);
+    const double experts = expert_params(f), dense = double(f.params) - experts;
+    ASSERT_NEAR(experts, 32.0 * 3 * 4096 * 14336, 32.0 * 4096 * 8 + 1);  // + the routers, 4096 x 8 a layer
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    MemoryUse whole = estimate_memory(f, testing::memory_options(Precision::bf16, "adamw"));
+    ASSERT_NEAR(whole.optimizer_states, 8.0 * double(f.params), 1.0);
+    FrameworkReserve none;
+    for (int zero : {1, 2, 3}) {
+        l.zero = zero;
+        MemoryUse z = shard_memory(whole, f, l, r, 1.0, none);
+        const double kept = experts + dense / 8;
+        EXPECT_NEAR(z.optimizer_states, 8.0 * kept, 1e3) << zero;
+        EXPECT_NEAR(z.optimizer_states / 1e9, 46.7, 0.2) << zero;
+        if (zero >= 2) EXPECT_NEAR(z.gradients, whole.gradients * kept / double(f.params), 1e3) << zero;
+        if (zero >= 3) EXPECT_NEAR(z.weights, whole.weights * kept / double(f.params), 1e3) << zero;
+        EXPECT_NEAR(double(updated_params(f, l)), kept, 2.0) << zero;
+    }
+    EXPECT_NEAR(double(accumulated_params(f, l)), experts + dense / 8, 2.0);
+    // With dp 16 and ep 8, each expert has two replicas: its states are halved.
+    l = dp(16, 1);
+    l.ep = 8;
+    EXPECT_NEAR(shard_memory(whole, f, l, r, 1.0, none).optimizer_states, 8.0 * (experts / 2 + dense / 16), 1e3);
 }
 
 }  // namespace

@@ -40,6 +40,25 @@ TEST(ParallelStep, APipelineAddsItsBubbleAndItsTransfers) {
     EXPECT_EQ(s.total_by_kind_ms.at("tensor parallel"), 0.0);
 }
 
+TEST(ParallelStep, PipelineTrafficIsEverySendOfEveryMicroBatch) {
+    // GPT-2 (hidden 768) at 128 tokens, micro-batch 1, bf16: a send is 1 x 128 x 768 x 2 = 196,608 B. On the
+    // fixture's 300 GB/s link (efficiency 1, 1 us a step, no base or pipelining term) one send takes
+    // 1 us + 196,608 B / 300 GB/s = 1.65536 us.
+    const double send_ms = 1e-3 + 196608.0 / 300e9 * 1e3;
+    Fixture f(2);
+    ParallelLayout l;
+    l.pp = 2, l.grad_accum = 4;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    // 1F1B: 4 micro-batches on and back (8 sends, exposed), and the fill and drain's 2 x (2 - 1) = 2.
+    EXPECT_NEAR(s.exposed_by_kind_ms.at("pipeline parallel"), 8 * send_ms, 1e-12);
+    EXPECT_NEAR(s.total_by_kind_ms.at("pipeline parallel"), 10 * send_ms, 1e-12);
+    // Interleaved, vp 2: each stage's two chunks send every micro-batch: 2 x 2 x 4 = 16 sends, + 2.
+    l.schedule = PipelineSchedule::interleaved, l.vp = 2;
+    ParallelStep v = predict_parallel_step(l, f.models, f.context);
+    EXPECT_NEAR(v.exposed_by_kind_ms.at("pipeline parallel"), 16 * send_ms, 1e-12);
+    EXPECT_NEAR(v.total_by_kind_ms.at("pipeline parallel"), 18 * send_ms, 1e-12);
+}
+
 TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
     Fixture f(4);
     ParallelLayout l;

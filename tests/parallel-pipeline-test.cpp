@@ -58,7 +58,41 @@ TEST(Pipeline, TheBubbleIsTheOtherStagesAndTheTransfers) {
     EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 20.0, 10.0}, 1, 0.0), 20.0);  // the slowest stage waits for the rest
     EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0}, 1, 5.0), 0.0);               // one stage: no bubble, no transfers
     EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 10.0}, 1, 1.0), 10.0 + 2.0);  // one boundary, there and back
+    // Interleaved: each fill step is one chunk of the other stage (10 / 2), but a chunk's send is a whole one.
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 10.0}, 2, 1.0), 10.0 / 2 + 2.0);
     EXPECT_DOUBLE_EQ(pipeline_bubble_ms({}, 1, 1.0), 0.0);
+}
+
+Model llama2_70b(std::int64_t seq) { return testing::zoo_model("llama2-70b", 1, seq); }
+
+TEST(Pipeline, ASendIsOneBlocksOutputPerTensorRank) {
+    // Megatron, llama2-70b (hidden 8192), micro-batch 1, 4096 tokens, bf16, tp 8, pp 8.
+    ParallelLayout l;
+    l.tp = 8, l.pp = 8;
+    // Without sequence parallelism every tp rank sends the whole activation: 1 x 4096 x 8192 x 2 B = 64 MiB.
+    EXPECT_DOUBLE_EQ(pipeline_message_bytes(llama2_70b(4096), l, Precision::bf16), 67108864.0);
+    // With it, its 1/8 of the tokens: 8 MiB (8.4 MB), not the loss's output, nor divided by tp twice.
+    l.sequence_parallel = true;
+    EXPECT_DOUBLE_EQ(pipeline_message_bytes(llama2_70b(4096), l, Precision::bf16), 8388608.0);
+    // Context parallelism: the model one device runs holds 4096 / cp = 2048 tokens: 4 MiB.
+    l.cp = 2;
+    EXPECT_DOUBLE_EQ(pipeline_message_bytes(llama2_70b(2048), l, Precision::bf16), 4194304.0);
+}
+
+TEST(Pipeline, EachMicroBatchIsSentOnAndBackAtEveryChunkBoundary) {
+    // llama2-70b tp 8, pp 8, 16 micro-batches: the slowest stage sends each micro-batch on and its gradient back
+    // (2 x 16 = 32 sends), and the fill and drain wait for 2 x (8 - 1) = 14 more: 46 sends of 8.4 MB.
+    ParallelLayout l;
+    l.tp = 8, l.pp = 8, l.grad_accum = 16;
+    EXPECT_DOUBLE_EQ(pipeline_steady_sends(l), 32.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_sends(l.pp), 14.0);
+    // Interleaved with vp 2: each of the stage's two chunks sends every micro-batch, 2 x 2 x 16 = 64; over the
+    // pipeline a micro-batch crosses pp x vp - 1 = 15 boundaries each way instead of 7.
+    l.schedule = PipelineSchedule::interleaved, l.vp = 2;
+    EXPECT_DOUBLE_EQ(pipeline_steady_sends(l), 64.0);
+    l.pp = 1, l.vp = 1;
+    EXPECT_DOUBLE_EQ(pipeline_steady_sends(l), 0.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_sends(1), 0.0);
 }
 
 TEST(Pipeline, MicroBatchesInFlight) {

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "parallel-fixture.hpp"
+#include "test-helpers.hpp"
 #include "run/optimizer.hpp"
 
 namespace prenet {
@@ -82,6 +83,29 @@ TEST(PlanSearch, DeterministicAndEveryCandidateSatisfiesTheProduct) {
     EXPECT_TRUE(a.best.layout == b.best.layout);
     EXPECT_EQ(a.best.total_ms(), b.best.total_ms());
     for (const auto& alt : a.alternatives) EXPECT_GE(ms_per_sample(alt.step), ms_per_sample(a.best));
+}
+
+TEST(PlanSearch, EveryLayoutStoresEachParametersModelStatesOnce) {
+    // Mixed-precision AdamW keeps fp32 weights (4 B), fp32 gradients (4 B) and two fp32 moments (8 B) per
+    // parameter, each at least once over all devices: however a layout shards them (ZeRO over dp x cp, experts
+    // over their replicas only, pipeline stages and tensor splits), a device holds at least 16 P / devices of
+    // them; 14 P / devices leaves room for a state kept in half precision. The fullest stage is at least the mean.
+    for (auto [model, gpus] : {std::pair<const char*, std::int64_t>{"mixtral-8x7b", 8}, {"mixtral-8x7b", 32},
+                               {"llama2-7b", 8}}) {
+        Fixture f(gpus, 300, model, 128);
+        LayoutRequest r = f.request();
+        r.global_batch = 2 * gpus;
+        r.micro_batch = 1;
+        const double params = double(compute_features(f.models.whole(1), Precision::bf16).params);
+        const double bound = 14.0 * params / double(gpus);
+        auto layouts = candidate_layouts(r, f.models.shape(), f.cluster);
+        ASSERT_GT(layouts.size(), 10u) << model;
+        for (const ParallelLayout& l : layouts) {
+            MemoryUse m = parallel_memory(l, f.models, f.context).memory;
+            EXPECT_GE(testing::model_states(m), bound)
+                << model << " on " << gpus << ": " << to_json(l).dump();
+        }
+    }
 }
 
 TEST(PlanSearch, ImpossibleRequestsNameTheirField) {

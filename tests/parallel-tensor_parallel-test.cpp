@@ -4,18 +4,12 @@
 
 #include "core/error.hpp"
 #include "importers/resolve.hpp"
+#include "test-helpers.hpp"
 
 namespace prenet {
 namespace {
 
-Model model(const char* id, std::int64_t batch, std::int64_t seq) {
-    ModelInputs in;
-    in.batch = batch;
-    in.seq = seq;
-    return resolve_model(id, in);
-}
-
-Model gpt2(std::int64_t batch = 2, std::int64_t seq = 128) { return model("gpt2", batch, seq); }
+Model gpt2(std::int64_t batch = 2, std::int64_t seq = 128) { return testing::zoo_model("gpt2", batch, seq); }
 
 std::int64_t block_params(const ModelFeatures& f) {
     std::int64_t n = 0;
@@ -95,66 +89,6 @@ TEST(TensorParallel, HeadsThatDoNotSplitAreAnErrorNamingTp) {
     } catch (const Error& e) {
         EXPECT_EQ(e.field(), "tp");
     }
-}
-
-TEST(TensorParallel, ExpertParallelKeepsTheWorkAndShardsTheExperts) {
-    Model mixtral = model("mixtral-8x7b", 1, 256);
-    ParallelLayout l;
-    l.dp = 4, l.ep = 4;
-    ModelFeatures whole = compute_features(mixtral, Precision::bf16);
-    ModelFeatures shard = compute_features(shard_model(mixtral, l), Precision::bf16);
-    EXPECT_LT(shard.params, whole.params / 3);
-    EXPECT_NEAR(shard.forward_flops / whole.forward_flops, 1.0, 0.02);  // tokens evenly routed: same work
-    // Dispatch and combine, forward and backward: of top_k x tokens x hidden each.
-    auto ops = expert_parallel_comms(shard, l, Precision::bf16);
-    ASSERT_EQ(ops.size(), 2u);
-    const double volume = 2.0 /*top_k*/ * 256 * 4096 * 2 /*bf16*/;
-    for (const auto& op : ops) {
-        EXPECT_EQ(op.op, Collective::all_to_all);
-        EXPECT_DOUBLE_EQ(op.bytes, volume);
-        EXPECT_EQ(op.count, 2.0 * 32);  // two per MoE layer, 32 layers
-        EXPECT_EQ(op.group.size, 4);
-    }
-}
-
-TEST(TensorParallel, ExpertsSpanningTheTensorRanksStayWholeAndRouteEachRanksTokens) {
-    Model mixtral = model("mixtral-8x7b", 1, 256);
-    ParallelLayout l;
-    l.tp = 4, l.ep = 8, l.dp = 2, l.sequence_parallel = true;  // ep 8 over the 4 x 2 tp x dp ranks
-    ASSERT_EQ(l.expert_tp(), 1);
-    ModelFeatures whole = compute_features(mixtral, Precision::bf16);
-    ModelFeatures shard = compute_features(shard_model(mixtral, l), Precision::bf16);
-    auto moe_params = [](const ModelFeatures& f) {
-        double n = 0;
-        for (const auto& lf : f.layers)
-            if (lf.layer.kind == "moe") n += double(lf.repeat) * double(lf.cost.params);
-        return n;
-    };
-    // One whole expert per device (8 over 8), against a quarter of each of two experts with ep 2 inside dp.
-    EXPECT_NEAR(moe_params(shard) / moe_params(whole), 1.0 / 8.0, 0.01);
-    auto ops = expert_parallel_comms(shard, l, Precision::bf16);
-    ASSERT_EQ(ops.size(), 2u);
-    EXPECT_EQ(ops[0].group.size, 8);
-    EXPECT_EQ(ops[0].group.stride, 1);  // the group starts with the tp ranks
-    EXPECT_DOUBLE_EQ(ops[0].bytes, 2.0 * (256 / 4) * 4096 * 2);  // each tp rank's quarter of the tokens, top-2
-    // No tensor-parallel collectives around the MoE layers, only around attention (and embedding, output).
-    int moe_like = 0;
-    for (const auto& op : tensor_parallel_comms(shard, l, Precision::bf16)) moe_like += op.count == 32.0;
-    EXPECT_EQ(moe_like, 4);  // attention: an all-gather and a reduce-scatter each way, 32 layers
-}
-
-TEST(TensorParallel, ContextParallelAttendsOverEveryShardsKeys) {
-    ParallelLayout l;
-    l.cp = 2;
-    ModelFeatures half = compute_features(shard_model(gpt2(2, 64), l), Precision::bf16);
-    ModelFeatures half_alone = compute_features(gpt2(2, 64), Precision::bf16);
-    EXPECT_GT(half.forward_flops, half_alone.forward_flops);  // queries of 64 tokens against keys of 128
-    auto ops = context_parallel_comms(half, l, Precision::bf16);
-    ASSERT_EQ(ops.size(), 2u);  // forward and backward, each (cp - 1) sends per layer of the 12
-    EXPECT_EQ(ops[0].count, 12.0);
-    EXPECT_EQ(ops[0].op, Collective::send_recv);
-    EXPECT_DOUBLE_EQ(ops[0].bytes, 2.0 * 2 * 64 * 768 * 2);  // keys and values of the local tokens
-    EXPECT_DOUBLE_EQ(ops[1].bytes, 2.0 * ops[0].bytes);     // backward: and their gradients
 }
 
 }  // namespace

@@ -83,6 +83,14 @@ inline MemoryOptions memory_options(Precision p, const char* optimizer, Optimize
     return o;
 }
 
+// A zoo model (importers/resolve.hpp) built at `batch` samples of `seq` tokens.
+inline Model zoo_model(const std::string& id, std::int64_t batch, std::int64_t seq) {
+    ModelInputs in;
+    in.batch = batch;
+    in.seq = seq;
+    return resolve_model(id, in);
+}
+
 inline double model_states(const MemoryUse& m) { return m.weights + m.gradients + m.optimizer_states; }
 
 // An input layer, 6 copies of a (layernorm, linear, gelu, linear, residual) block and a head.

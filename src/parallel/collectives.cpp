@@ -78,14 +78,21 @@ RingTerms ring_terms(Collective c, double message_bytes, std::int64_t n) {
     return {steps, message_bytes * bus_factor(c, n)};
 }
 
-// Members at ranks 0, stride, 2 stride, ...; a domain holds the ranks [k D, (k+1) D). With stride < D, a
-// domain holds ceil(D / stride) of them (all of them if fewer); with stride >= D, one.
+// A domain holds the ranks [k D, (k+1) D). Members at ranks 0, stride, 2 stride, ...: with stride < D, a domain
+// holds ceil(D / stride) of them (all of them if fewer); with stride >= D, one. Runs of members (a run spans at
+// most `stride`, so a run lies in one domain when stride < D): with stride < D, ceil(D / stride) whole runs share
+// a domain; with stride >= D, each run is spread over domains as a group of its own.
 GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster) {
     GroupSpan s;
     std::int64_t size = std::max<std::int64_t>(1, group.size), stride = std::max<std::int64_t>(1, group.stride);
+    std::int64_t run = std::clamp<std::int64_t>(group.run, 1, size);
     std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
-    std::int64_t per = stride >= domain ? 1 : (domain + stride - 1) / stride;
-    s.per_domain = std::min(size, per);
+    auto per_domain = [domain](std::int64_t members, std::int64_t apart) {
+        return std::min(members, apart >= domain ? 1 : (domain + apart - 1) / apart);
+    };
+    if (run == 1) s.per_domain = per_domain(size, stride);
+    else if (stride >= domain) s.per_domain = per_domain(run, std::max<std::int64_t>(1, group.run_stride));
+    else s.per_domain = std::min(size, per_domain(size, stride) * run);
     s.domains = (size + s.per_domain - 1) / s.per_domain;
     return s;
 }
@@ -139,11 +146,12 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
             return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
                    phase(Collective::reduce_scatter, shard, d, false);
         case Collective::all_to_all: {
-            // S/n to every peer: (P-1)/n of it inside the domain, (n-P)/n across; both at once, the slower binds
-            double inside = message_bytes * double(p - 1) / double(n) / (up.efficiency * up_gbps * 1e9) * 1e3;
-            double across = message_bytes * double(n - p) / double(n) / (out.efficiency * out_gbps * 1e9) * 1e3;
-            return base + (double(p - 1) * up.latency_us + double(d - 1) * out.latency_us) * 1e-3 +
-                   std::max(inside, across);
+            // S/n to every peer, one pairwise exchange each: P-1 peers inside the domain ((P-1)/n of S), n-P
+            // across ((n-P)/n of S). The two sets of exchanges run at once, each a phase with its own steps,
+            // transfer and pipelining term (as one domain's all-to-all is), on its own link; the slower binds.
+            RingTerms inside{double(p - 1), message_bytes * double(p - 1) / double(n)};
+            RingTerms across{double(n - p), message_bytes * double(n - p) / double(n)};
+            return base + std::max(phase_ms(inside, up_gbps, up), phase_ms(across, out_gbps, out));
         }
         case Collective::send_recv:
             return out.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, 2), out_gbps, out);

@@ -26,11 +26,15 @@ std::optional<Collective> collective_from_string(const std::string& name);
 // 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for send/recv.
 double bus_factor(Collective c, std::int64_t n);
 
-// Where a group's members sit: `size` devices, `stride` apart in rank order (ranks fill a node first: tensor
-// parallel groups are contiguous, stride 1; data-parallel groups step over the tp x cp devices of each replica).
+// Where a group's members sit in rank order (ranks fill a node first: tensor-parallel groups are contiguous,
+// stride 1; data-parallel groups step over the tp x cp devices of each replica). The members come in runs of
+// `run` members `run_stride` apart, the runs `stride` apart: an expert-parallel group that spans the tp ranks
+// with cp > 1 is runs of tp adjacent ranks, tp x cp apart. With `run` = 1, simply `size` members `stride` apart.
 struct CollectiveGroup {
     std::int64_t size = 1;
     std::int64_t stride = 1;
+    std::int64_t run = 1;
+    std::int64_t run_stride = 1;
 };
 
 // How a group lies on the cluster: members per scale-up domain and domains spanned.

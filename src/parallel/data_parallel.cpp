@@ -16,6 +16,15 @@ double moe_params(const ModelFeatures& stage) {
 
 std::int64_t shards(const ParallelLayout& l) { return l.dp * l.cp; }
 
+std::int64_t shard_of(std::int64_t params, std::int64_t ranks) { return (params + ranks - 1) / ranks; }
+
+// Of `params`, what one device keeps under ZeRO: the dense parameters' 1/(dp x cp), the experts' 1/replicas.
+std::int64_t sharded_params(const ModelFeatures& stage, const ParallelLayout& l) {
+    std::int64_t experts = std::int64_t(moe_params(stage));
+    if (experts == 0) return shard_of(stage.params, shards(l));
+    return shard_of(stage.params - experts, shards(l)) + shard_of(experts, l.expert_replicas());
+}
+
 CommOp op(Collective c, double bytes, CollectiveGroup g, const char* what, bool backward) {
     return comm_op(c, bytes, g, 1.0, what, backward);
 }
@@ -41,8 +50,9 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
     double params = double(stage.params), experts = moe_params(stage), dense = params - experts;
     CollectiveGroup dense_group{n, l.tp};
     // Expert weights are replicated over the ranks outside their expert-parallel (and expert-tensor) group.
-    std::int64_t expert_replicas = std::max<std::int64_t>(n * (l.tp / l.expert_tp()) / l.ep, 1);
-    CollectiveGroup expert_group{expert_replicas, l.tp * l.cp * l.ep};
+    // Ranks are ordered tp, cp, dp, pp: the replicas are the cp ranks (tp apart), in every expert-parallel group
+    // of data-parallel ranks (an expert-parallel group spans cp x ep x expert tp ranks).
+    CollectiveGroup expert_group{l.expert_replicas(), l.cp * l.ep * l.expert_tp(), l.cp, l.tp};
     double grad = r.gradient_bytes, weight = r.matmul_weight_bytes();
     auto add = [&](std::vector<CommOp>& to, Collective kind, double bytes_per_param, bool backward) {
         if (dense > 0) to.push_back(op(kind, dense * bytes_per_param, dense_group, what, backward));
@@ -76,28 +86,34 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
 
 std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& l) {
     if (l.zero < 1) return stage.params;
-    return (stage.params + shards(l) - 1) / shards(l);
+    return sharded_params(stage, l);
 }
 
 std::int64_t accumulated_params(const ModelFeatures& stage, const ParallelLayout& l) {
     if (l.zero < 2) return stage.params;
-    return (stage.params + shards(l) - 1) / shards(l);
+    return sharded_params(stage, l);
 }
 
 MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const ParallelLayout& l,
                        const PrecisionRecipe& r, double in_flight, const FrameworkReserve& reserve) {
     MemoryUse m = u;
     double n = double(stage.params), s = double(shards(l));
+    double experts = moe_params(stage), dense = n - experts;
+    // Per-parameter states kept by one device: the dense part's 1/(dp x cp), the experts' 1/replicas.
+    auto shard = [&](double bytes) {
+        if (experts == 0) return bytes / s;
+        return bytes * (dense / s + experts / double(l.expert_replicas())) / n;
+    };
     double model_bytes = n * r.weight_bytes, master_bytes = n * r.master_bytes;
     if (l.zero >= 1) {
-        m.optimizer_states = u.optimizer_states / s;
-        m.optimizer_scratch = u.optimizer_scratch / s;
-        master_bytes /= s;
+        m.optimizer_states = shard(u.optimizer_states);
+        m.optimizer_scratch = shard(u.optimizer_scratch);
+        master_bytes = shard(master_bytes);
     }
-    if (l.zero >= 2) m.gradients = u.gradients / s;
+    if (l.zero >= 2) m.gradients = shard(u.gradients);
     double gathered_half = 0;
     if (l.zero >= 3) {
-        model_bytes /= s;
+        model_bytes = shard(model_bytes);
         // The block being computed and the one prefetched, whole, in the precision the matmuls read.
         double unit = largest_unit_params(stage) * r.matmul_weight_bytes();
         gathered_half = 2.0 * unit;

@@ -13,7 +13,7 @@
 
 #include "ops/features.hpp"
 #include "parallel/layout.hpp"
-#include "parallel/tensor_parallel.hpp"
+#include "parallel/comm_op.hpp"
 #include "run/memory.hpp"
 #include "run/precision_recipe.hpp"
 

@@ -3,6 +3,7 @@
 // expert parallelism inside the data-parallel groups, ZeRO sharding, the pipeline schedule, micro-batches and
 // activation checkpointing. Ranks are ordered tp (innermost), cp, dp, pp (outermost), as Megatron-LM orders
 // them, so tensor-parallel groups are the most tightly linked devices.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +36,10 @@ struct ParallelLayout {
     // data-parallel ranks (ep divides dp); 1 when they also take the tensor-parallel ranks (ep a multiple of tp
     // dividing dp x tp: Megatron-Core's expert tensor parallel size 1, with sequence parallelism).
     std::int64_t expert_tp() const { return dp % ep == 0 ? tp : 1; }
+    // Ranks holding the same expert weights: those outside one expert-parallel (and expert-tensor) group,
+    // dp x cp / ep, times tp when the group spans the tp ranks. Expert gradients are reduced, and ZeRO shards
+    // expert states, over these alone; the dense weights over all dp x cp.
+    std::int64_t expert_replicas() const { return std::max<std::int64_t>(dp * cp * (tp / expert_tp()) / ep, 1); }
     std::int64_t global_batch() const { return micro_batch * grad_accum * dp; }
     bool operator==(const ParallelLayout& o) const;
 };

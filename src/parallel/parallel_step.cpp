@@ -4,7 +4,9 @@
 
 #include "core/error.hpp"
 #include "ops/catalogue.hpp"
+#include "parallel/context_parallel.hpp"
 #include "parallel/data_parallel.hpp"
+#include "parallel/expert_parallel.hpp"
 #include "parallel/pipeline.hpp"
 #include "parallel/tensor_parallel.hpp"
 #include "run/precision_recipe.hpp"
@@ -40,6 +42,11 @@ double StageModels::flops(std::int64_t micro_batch) {
 const ModelShape& StageModels::shape() {
     if (!shape_) shape_ = std::make_unique<ModelShape>(model_shape(whole(1)));
     return *shape_;
+}
+
+double StageModels::pipeline_message_bytes(const ParallelLayout& l) {
+    std::int64_t local_tokens = tokens_ > 0 ? tokens_ / l.cp : 0;
+    return prenet::pipeline_message_bytes(built(l.micro_batch, local_tokens), l, precision_);
 }
 
 const std::vector<ModelFeatures>& StageModels::stages(const ParallelLayout& l) {
@@ -84,7 +91,6 @@ struct StageResult {
     double per_micro_batch_exposed = 0;   // exposed communication of one micro-batch
     double tail_exposed = 0;              // once per step (DDP's last bucket, ZeRO-1's gather)
     std::map<std::string, double> exposed, total;
-    double p2p_ms = 0;
 };
 
 StepOptions stage_options(const ParallelLayout& l, const ParallelContext& c) {
@@ -145,12 +151,6 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     double last = comm_ms(dp.last_backward, c), after = comm_ms(dp.after_step, c);
     r.tail_exposed = exposed(last, backward, u) + exposed(after, forward, u);
     account("data parallel", last + after, r.tail_exposed, 1.0);
-
-    if (l.pp > 1 && !stage.layers.empty()) {
-        const Layer& out = stage.layers.back().layer;
-        double bytes = double(elements(out.output)) * activation_bytes(o.precision) / double(l.tp);
-        r.p2p_ms = c.collectives->time_ms(Collective::send_recv, bytes, {2, l.tp * l.cp * l.dp}, *c.cluster);
-    }
     return r;
 }
 
@@ -185,18 +185,21 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
         per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);
     }
     size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
-    double p2p = results[slowest].p2p_ms;
+    // One send to the next stage: the peer is a whole stage of tp x cp x dp ranks away.
+    double p2p = l.pp > 1 ? c.collectives->time_ms(Collective::send_recv, models.pipeline_message_bytes(l),
+                                                   {2, l.tp * l.cp * l.dp}, *c.cluster)
+                          : 0.0;
     const StageResult& r = results[slowest];
     double m = double(l.grad_accum);
     s.time = r.time;
     s.time.bubble_ms = pipeline_bubble_ms(per_micro_batch, l.vp, p2p);
-    double p2p_steady = l.pp > 1 ? 2.0 * p2p * m : 0.0;
+    double p2p_steady = pipeline_steady_sends(l) * p2p;
     s.time.communication_ms = m * r.per_micro_batch_exposed + p2p_steady + r.tail_exposed;
     s.exposed_by_kind_ms = r.exposed;
     s.total_by_kind_ms = r.total;
     if (l.pp > 1) {
         s.exposed_by_kind_ms["pipeline parallel"] = p2p_steady;
-        s.total_by_kind_ms["pipeline parallel"] = 2.0 * p2p * (m + double(l.pp - 1));
+        s.total_by_kind_ms["pipeline parallel"] = p2p_steady + pipeline_bubble_sends(l.pp) * p2p;
     }
     for (const auto& [kind, ms] : s.total_by_kind_ms) s.communication_total_ms += ms;
     ParallelMemory memory = known_memory ? *known_memory : parallel_memory(l, models, c);

@@ -75,12 +75,29 @@ std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int
     return stages;
 }
 
+double pipeline_message_bytes(const Model& local_model, const ParallelLayout& l, Precision precision) {
+    // The output of a block copy's last layer is what the next copy, on the next stage, reads.
+    for (const auto& b : local_model.blocks)
+        if (!b.name.empty() && !b.layers.empty()) {
+            double bytes = double(elements(b.layers.back().output)) * activation_bytes(precision);
+            return l.sequence_parallel ? bytes / double(l.tp) : bytes;
+        }
+    return 0;
+}
+
+double pipeline_steady_sends(const ParallelLayout& l) {
+    if (l.pp == 1) return 0;
+    return 2.0 * double(l.vp) * double(l.grad_accum);
+}
+
+double pipeline_bubble_sends(std::int64_t pp) { return 2.0 * double(std::max<std::int64_t>(pp - 1, 0)); }
+
 double pipeline_bubble_ms(const std::vector<double>& stage_ms, std::int64_t vp, double p2p_ms) {
     if (stage_ms.empty()) return 0;
     double slowest = *std::max_element(stage_ms.begin(), stage_ms.end());
     double sum = std::accumulate(stage_ms.begin(), stage_ms.end(), 0.0);
-    double boundaries = double(stage_ms.size() - 1);
-    return (sum - slowest + 2.0 * boundaries * p2p_ms) / double(std::max<std::int64_t>(vp, 1));
+    return (sum - slowest) / double(std::max<std::int64_t>(vp, 1)) +
+           pipeline_bubble_sends(std::int64_t(stage_ms.size())) * p2p_ms;
 }
 
 double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {

@@ -115,23 +115,6 @@ Model shard_model(Model model, const ParallelLayout& l) {
     return model;
 }
 
-namespace {
-
-double act_bytes(Precision p) { return activation_bytes(p); }
-
-}  // namespace
-
-CommOp comm_op(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward) {
-    CommOp c;
-    c.op = op;
-    c.bytes = bytes;
-    c.group = group;
-    c.count = count;
-    c.what = what;
-    c.backward = backward;
-    return c;
-}
-
 std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
     std::vector<CommOp> ops;
     if (l.tp == 1) return ops;
@@ -149,7 +132,7 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
     };
     for (size_t i = 0; i < stage.layers.size(); ++i) {
         const LayerFeatures& lf = stage.layers[i];
-        double bytes = double(elements(lf.layer.output)) * act_bytes(p);
+        double bytes = double(elements(lf.layer.output)) * activation_bytes(p);
         double copies = double(lf.repeat);
         switch (split_of(lf.layer)) {
             case TensorSplit::heads:
@@ -169,7 +152,7 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
                 ops.push_back(comm_op(Collective::all_reduce, 3.0 * 4.0 * tokens, group, copies, what, false));
                 if (i > 0) {
                     const Layer& head = stage.layers[i - 1].layer;
-                    double input_bytes = double(elements(head.input)) * act_bytes(p);
+                    double input_bytes = double(elements(head.input)) * activation_bytes(p);
                     ops.push_back(comm_op(l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce,
                                        input_bytes, group, copies, what, true));
                     if (l.sequence_parallel)
@@ -180,42 +163,6 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
             case TensorSplit::replicated:
                 break;
         }
-    }
-    return ops;
-}
-
-std::vector<CommOp> context_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
-    std::vector<CommOp> ops;
-    if (l.cp == 1) return ops;
-    CollectiveGroup ring{2, l.tp};  // neighbours on the cp ring are tp ranks apart
-    for (const auto& lf : stage.layers) {
-        if (split_of(lf.layer) != TensorSplit::heads) continue;
-        const Layer& a = lf.layer;
-        std::int64_t heads = int_attr(a, "heads", 1);
-        std::int64_t kv = int_attr(a, "kv_heads", heads);
-        std::int64_t dim = int_attr(a, "head_dim", a.input.back() / std::max<std::int64_t>(heads, 1));
-        double kv_bytes = 2.0 * double(a.input[0]) * double(a.input[1]) * double(kv * dim) * act_bytes(p);
-        double steps = double(l.cp - 1) * double(lf.repeat);
-        ops.push_back(comm_op(Collective::send_recv, kv_bytes, ring, steps, "context parallel", false));
-        ops.push_back(comm_op(Collective::send_recv, 2.0 * kv_bytes, ring, steps, "context parallel", true));
-    }
-    return ops;
-}
-
-std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, Precision p) {
-    std::vector<CommOp> ops;
-    if (l.ep == 1) return ops;
-    // Carved from the data-parallel ranks, members are tp x cp ranks apart; spanning the tp ranks, adjacent.
-    CollectiveGroup group{l.ep, l.expert_tp() == 1 ? 1 : l.tp * l.cp};
-    for (const auto& lf : stage.layers) {
-        if (lf.layer.kind != "moe") continue;
-        const Layer& m = lf.layer;
-        double tokens = double(elements(m.input)) / double(m.input.back());
-        double top_k = double(int_attr(m, "top_k", 1));
-        double capacity = ops::number_attr(m, "capacity_factor", 1.0);
-        double bytes = tokens * top_k * capacity * double(m.input.back()) * act_bytes(p);
-        for (bool backward : {false, true})
-            ops.push_back(comm_op(Collective::all_to_all, bytes, group, 2.0 * double(lf.repeat), "expert parallel", backward));
     }
     return ops;
 }

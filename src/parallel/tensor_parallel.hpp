@@ -1,14 +1,13 @@
 #pragma once
-// Tensor, sequence, context and expert parallelism applied to a model (docs/parallel.md): the model one
-// device runs for one micro-batch, and the collectives its layers add. Each layer kind declares how tensor
+// Tensor and sequence parallelism applied to a model (docs/parallel.md): the model one device runs for one
+// micro-batch (with its context and expert shards), and the tensor-parallel collectives its layers add. Each layer kind declares how tensor
 // parallelism splits it (OpTraits::tensor_split, ops/catalogue.hpp); this file is how each split is done.
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "graph/model.hpp"
 #include "ops/features.hpp"
-#include "parallel/collectives.hpp"
+#include "parallel/comm_op.hpp"
 #include "parallel/layout.hpp"
 
 namespace prenet {
@@ -23,31 +22,11 @@ ModelShape model_shape(const Model& model);
 // Throws Error naming the field ("tp", "ep") a layer cannot be split by.
 Model shard_model(Model model, const ParallelLayout& layout);
 
-// One collective a step runs, `count` times (repeats of a block, micro-batches).
-struct CommOp {
-    Collective op = Collective::all_reduce;
-    double bytes = 0;
-    CollectiveGroup group;
-    double count = 1;
-    std::string what;      // "tensor parallel", "data parallel", ... for the reply
-    bool backward = false;  // in the backward pass (else forward)
-};
-CommOp comm_op(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward);
-
 // The tensor-parallel collectives of one micro-batch through `stage` (features of a sharded model):
 // per split attention or MLP layer one all-reduce of its output forward and of its input gradient backward
 // (sequence parallel: an all-gather and a reduce-scatter each), the vocab-parallel embedding's forward
 // all-reduce, and the output layer's input-gradient all-reduce. Never overlapped with compute (Megatron-LM's
 // default), so all of them are exposed.
 std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout, Precision precision);
-
-// Context parallelism's ring attention for one micro-batch: each attention layer passes its keys and values
-// round the cp ring (cp - 1 sends forward; twice that backward, keys, values and their gradients). Overlapped
-// with the attention computation.
-std::vector<CommOp> context_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout, Precision precision);
-
-// Expert parallelism for one micro-batch: two all-to-alls (dispatch, combine) per MoE layer forward and two
-// backward, of the routed tokens (top_k x capacity factor per token), over ep ranks. Exposed.
-std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout, Precision precision);
 
 }  // namespace prenet

@@ -64,6 +64,26 @@ test('a given layout is kept, and GPU-hours count every device', () => {
   assert.ok(Math.abs(r.run.gpu_hours - r.run.hours * 8) < 1e-9 * r.run.gpu_hours);
 });
 
+test('interleaving sends each micro-batch at every chunk boundary', () => {
+  // gpt2-large (hidden 1280) at 1024 tokens, micro-batch 1, bf16: a send is 1 x 1024 x 1280 x 2 B, the same for
+  // vp 1 and 2; the steady state sends 2 x vp x m of them, so vp 2 moves twice what vp 1 does (docs/parallel.md).
+  const at = (vp) => predict(...llm, '--gpus', '2', '--dp', '1', '--tp', '1', '--pp', '2', '--cp', '1', '--vp', String(vp),
+    '--schedule', vp > 1 ? 'interleaved' : '1f1b', '--zero', '0', '--batch', '1', '--global-batch', '8',
+    '--checkpointing', 'full').results[0].step.communication['pipeline parallel'];
+  const one = at(1), two = at(2);
+  assert.ok(one.exposed_ms > 0);
+  assert.ok(Math.abs(two.exposed_ms - 2 * one.exposed_ms) < 1e-9 * two.exposed_ms, `${one.exposed_ms} ${two.exposed_ms}`);
+});
+
+test('ZeRO shards expert states over the ranks that hold the same experts only', () => {
+  // Mixtral 8x7B, dp 8 with ep 8: each device's experts (5.64 G parameters) have no other replica, so their
+  // 8 B of AdamW states stay whole: ~46.7 GB per device, not 7.2 GB (docs/parallel.md, "Data parallelism").
+  const r = predict('--model', 'mixtral-8x7b', '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16', '--gpus', '8',
+    '--dp', '8', '--tp', '1', '--pp', '1', '--cp', '1', '--ep', '8', '--zero', '1', '--batch', '1', '--global-batch', '8',
+    '--checkpointing', 'full', '--seq', '512').results[0];
+  assert.ok(Math.abs(r.memory.optimizer_state_bytes / 1e9 - 46.7) < 0.3, String(r.memory.optimizer_state_bytes));
+});
+
 test('one device stays the single-device prediction', () => {
   const one = predict(...llm, '--batch', '4').results[0];
   const also = predict(...llm, '--batch', '4', '--gpus', '1').results[0];

@@ -106,6 +106,19 @@ TEST(OpCatalogue, AttentionIsTheKindsWithProjectionsWhoseHeadsSplit) {
     EXPECT_THROW(is_attention("convolution9d"), Error);
 }
 
+TEST(OpCatalogue, OnlyTheMixtureOfExpertsRoutesToExperts) {
+    std::vector<std::string> routing;
+    for (const auto& kind : OpCatalogue::instance().kinds())
+        if (traits(kind).routes_to_experts) routing.push_back(kind);
+    EXPECT_EQ(routing, (std::vector<std::string>{"moe"}));
+    Layer moe;
+    moe.kind = "moe";
+    EXPECT_TRUE(is_expert_layer(moe));
+    Layer mlp;
+    mlp.kind = "mlp";
+    EXPECT_FALSE(is_expert_layer(mlp));
+}
+
 TEST(Catalogue, UnknownKindIsAClearError) {
     ModelBuilder b("t", {1, 4}, infer_shape);
     try {

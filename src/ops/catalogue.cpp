@@ -62,6 +62,8 @@ bool is_attention(const std::string& kind) {
     return OpCatalogue::instance().find(kind).traits.tensor_split == TensorSplit::heads;
 }
 
+bool is_expert_layer(const Layer& layer) { return op_traits(layer).routes_to_experts; }
+
 LayerCost layer_cost(const Layer& layer, Precision precision) {
     LayerCost cost;
     OpCatalogue::instance().find(layer.kind).cost(layer, precision, cost);

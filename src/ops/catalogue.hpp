@@ -53,6 +53,9 @@ struct OpTraits {
     // Eager attention's softmax runs in fp32 under autocast (costed through the layer's `softmax_fp32` attr).
     bool fp32_softmax_under_autocast = false;
     TensorSplit tensor_split = TensorSplit::replicated;
+    // Routes tokens to experts, each device of an expert-parallel group holding some of them (the `expert_shards`
+    // attribute): its weights are expert parameters, replicated fewer times than the dense ones.
+    bool routes_to_experts = false;
     // Its linear projections (fine-tuning's LoRA targets, ops/finetune.cpp). Null: it has none.
     std::function<std::vector<LinearModule>(const Layer&)> linear_modules;
 
@@ -70,6 +73,7 @@ struct OpTraits {
     OpTraits& adding_to_residual_stream() { adds_to_residual_stream = true; return *this; }
     OpTraits& with_fp32_softmax_under_autocast() { fp32_softmax_under_autocast = true; return *this; }
     OpTraits& split_by(TensorSplit split) { tensor_split = split; return *this; }
+    OpTraits& routing_to_experts() { routes_to_experts = true; return *this; }
     OpTraits& with_linear_modules(std::function<std::vector<LinearModule>(const Layer&)> modules) {
         linear_modules = std::move(modules);
         return *this;
@@ -104,6 +108,9 @@ const OpTraits& op_traits(const Layer& layer);
 // context-parallel ring overlaps them, and their `flash` attribute is the attention kernel the model runs.
 // Throws Error for an unknown kind.
 bool is_attention(const std::string& kind);
+// Whether a layer's kind routes tokens to experts (the trait routes_to_experts: moe), which expert parallelism
+// splits. Throws Error for an unknown kind.
+bool is_expert_layer(const Layer& layer);
 // The layer's features and kernels for one execution at `precision`.
 LayerCost layer_cost(const Layer& layer, Precision precision);
 

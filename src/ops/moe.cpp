@@ -94,7 +94,7 @@ void register_moe_ops(OpCatalogue& c) {
            "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), shared_gate (false: a sigmoid gate on the shared experts, Qwen2-MoE), expert_shards (1: "
            "expert parallelism, this device's share of the experts)",
            infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)
-               .with_linear_modules(moe_modules)});
+               .routing_to_experts().with_linear_modules(moe_modules)});
 }
 
 }  // namespace prenet

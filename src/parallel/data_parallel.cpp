@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ops/catalogue.hpp"
+
 namespace prenet {
 
 namespace {
@@ -10,7 +12,7 @@ namespace {
 double moe_params(const ModelFeatures& stage) {
     double n = 0;
     for (const auto& lf : stage.layers)
-        if (lf.layer.kind == "moe") n += double(lf.repeat) * double(lf.cost.params);
+        if (is_expert_layer(lf.layer)) n += double(lf.repeat) * double(lf.cost.params);
     return n;
 }
 

@@ -1,6 +1,7 @@
 #include "parallel/expert_parallel.hpp"
 
 #include "core/precision.hpp"
+#include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
 
 namespace prenet {
@@ -13,7 +14,7 @@ std::vector<CommOp> expert_parallel_comms(const ModelFeatures& stage, const Para
     CollectiveGroup group = l.expert_tp() == 1 ? CollectiveGroup{l.ep, l.tp * l.cp, l.tp, 1}
                                                : CollectiveGroup{l.ep, l.tp * l.cp};
     for (const auto& lf : stage.layers) {
-        if (lf.layer.kind != "moe") continue;
+        if (!is_expert_layer(lf.layer)) continue;
         const Layer& m = lf.layer;
         double tokens = double(elements(m.input)) / double(m.input.back());
         double top_k = double(ops::int_attr(m, "top_k", 1));

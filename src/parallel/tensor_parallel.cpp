@@ -41,7 +41,7 @@ void split_heads(Layer& l, std::int64_t tp) {
 // 1/tp of the tokens, sequence parallel). Shared experts are tensor-split like a dense MLP either way.
 void split_hidden_units(Layer& layer, const ParallelLayout& l) {
     const std::int64_t tp = l.tp;
-    bool moe = layer.kind == "moe";
+    bool moe = is_expert_layer(layer);
     if (moe && l.ep > 1) layer.attrs["expert_shards"] = l.ep;
     if (tp == 1) return;
     if (layer.attrs.contains("shared_intermediate"))
@@ -76,7 +76,7 @@ ModelShape model_shape(const Model& model) {
                 std::int64_t kv = int_attr(l, "kv_heads", h);
                 if (s.kv_heads == 0 || kv < s.kv_heads) s.kv_heads = kv;
             }
-            if (l.kind == "moe") s.experts = std::max(s.experts, int_attr(l, "experts", 0));
+            if (is_expert_layer(l)) s.experts = std::max(s.experts, int_attr(l, "experts", 0));
         }
     return s;
 }
@@ -138,7 +138,7 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
             case TensorSplit::heads:
             case TensorSplit::hidden_units:
                 // MoE layers whose experts span the tp ranks exchange tokens by all-to-all instead.
-                if (lf.layer.kind == "moe" && l.expert_tp() == 1) break;
+                if (is_expert_layer(lf.layer) && l.expert_tp() == 1) break;
                 both_passes(bytes, copies);
                 break;
             case TensorSplit::vocabulary:

@@ -8,6 +8,8 @@
 #include "parallel-fixture.hpp"
 #include "parallel/pipeline.hpp"
 
+#include <tuple>
+
 namespace prenet {
 namespace {
 
@@ -82,6 +84,61 @@ TEST(ParallelStep, MemoryIsTheSameWithOrWithoutTiming) {
     ParallelStep s = predict_parallel_step(l, f.models, f.context);
     EXPECT_EQ(s.memory.peak, alone.memory.peak);
     EXPECT_EQ(s.fullest_stage, alone.fullest_stage);
+}
+
+TEST(StageModels, StagesHoldingTheSameBlocksShareTheirFeatures) {
+    Fixture f(4);  // GPT-2: 12 block copies
+    ParallelLayout l;
+    l.pp = 4;  // 3 copies a stage; the embeddings with the first, the head and loss with the last
+    const auto& stages = f.models.stages(l);
+    ASSERT_EQ(stages.size(), 4u);
+    EXPECT_EQ(stages[1], stages[2]);  // the middle stages: one object
+    EXPECT_NE(stages[0], stages[1]);
+    EXPECT_NE(stages[3], stages[1]);
+    EXPECT_GT(stages[0]->params, stages[1]->params);
+    // pp 2 of the same shards: the halves hold 6 copies, not 3: other features.
+    l.pp = 2;
+    const auto& halves = f.models.stages(l);
+    ASSERT_EQ(halves.size(), 2u);
+    EXPECT_NE(halves[0], stages[0]);
+    EXPECT_GT(halves[0]->params, stages[0]->params);
+}
+
+TEST(StageModels, ExpertsShardedOverTheTensorRanksAreOtherFeatures) {
+    // Mixtral's experts, tp 2 and ep 2: carved from dp 2 (expert tp 2) or from the tp ranks of dp 1 (expert tp
+    // 1, each rank a whole expert on half the tokens): the same micro-batch, tp and ep, other shards.
+    Fixture f(4, 300, "mixtral-8x7b");
+    ParallelLayout carved;
+    carved.dp = 2, carved.tp = 2, carved.ep = 2;
+    ParallelLayout across = carved;
+    across.dp = 1;
+    ASSERT_EQ(carved.expert_tp(), 2);
+    ASSERT_EQ(across.expert_tp(), 1);
+    const ModelFeatures* a = f.models.stages(carved).front();
+    const ModelFeatures* b = f.models.stages(across).front();
+    EXPECT_NE(a, b);
+    EXPECT_NE(a->forward_flops, b->forward_flops);
+}
+
+TEST(ParallelStep, TheStageCacheChangesNoAnswer) {
+    Fixture f(8);
+    StageCache cache;
+    ParallelContext cached = f.context;
+    cached.cache = &cache;
+    for (auto [dp, pp, zero, accum, recompute] :
+         {std::tuple{8, 1, 0, 1, Recompute::none}, {2, 4, 1, 8, Recompute::full}, {4, 2, 3, 3, Recompute::selective},
+          {2, 4, 2, 8, Recompute::none}}) {
+        ParallelLayout l;
+        l.dp = dp, l.pp = pp, l.zero = zero, l.grad_accum = accum, l.recompute = recompute;
+        for (int twice = 0; twice < 2; ++twice) {  // the second time from the cache
+            ParallelStep plain = predict_parallel_step(l, f.models, f.context);
+            ParallelStep from_cache = predict_parallel_step(l, f.models, cached);
+            EXPECT_EQ(from_cache.total_ms(), plain.total_ms()) << dp << " " << pp;
+            EXPECT_EQ(from_cache.time.by_family_ms, plain.time.by_family_ms);
+            EXPECT_EQ(from_cache.memory.peak, plain.memory.peak);
+            EXPECT_EQ(from_cache.exposed_by_kind_ms, plain.exposed_by_kind_ms);
+        }
+    }
 }
 
 TEST(ParallelStep, MsPerSampleDividesByTheGlobalBatch) {

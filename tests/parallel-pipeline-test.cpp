@@ -43,6 +43,26 @@ TEST(Pipeline, InterleavedStagesHoldEveryPpthChunk) {
     EXPECT_TRUE(has_layer(stages[2], "head"));
 }
 
+TEST(Pipeline, StagePiecesNameTheBlockCopiesEachStageHolds) {
+    Model m = testing::blocks_model(2);  // blocks: 0 the input linear, 1 the 6 copies, 2 the head
+    auto pieces = pipeline_stage_pieces(m, 4, 1);  // 2 2 1 1 copies
+    ASSERT_EQ(pieces.size(), 4u);
+    auto piece = [](size_t block, std::int64_t copies) { return PipelinePiece{block, copies}; };
+    auto same = [](const StagePieces& a, const StagePieces& b) { return !(a < b) && !(b < a); };
+    EXPECT_TRUE(same(pieces[0], (StagePieces{piece(0, 1), piece(1, 2)})));
+    EXPECT_TRUE(same(pieces[1], (StagePieces{piece(1, 2)})));
+    EXPECT_TRUE(same(pieces[2], (StagePieces{piece(1, 1)})));
+    EXPECT_TRUE(same(pieces[3], (StagePieces{piece(1, 1), piece(2, 1)})));
+    // Built from its pieces, a stage is pipeline_stages' stage.
+    auto stages = pipeline_stages(m, 4, 1);
+    for (std::int64_t s = 0; s < 4; ++s) {
+        Model built = pipeline_stage(m, pieces[size_t(s)], s, 4);
+        EXPECT_EQ(built.name, stages[size_t(s)].name);
+        EXPECT_EQ(copies(built), copies(stages[size_t(s)]));
+        EXPECT_EQ(built.blocks.size(), stages[size_t(s)].blocks.size());
+    }
+}
+
 TEST(Pipeline, MoreChunksThanBlocksIsAnError) {
     EXPECT_THROW(pipeline_stages(testing::blocks_model(2), 7, 1), Error);
 }

@@ -192,6 +192,32 @@ TEST(TrainingStep, RepeatedKernelsAreTimedOnceAndCountedEachTime) {
 
 // The per-layer breakdown adds up to the step's forward and backward (recompute included, accumulation passes
 // and the optimizer not being any layer's), in model order, and costs nothing when not asked for.
+TEST(TrainingStep, AStepIsItsMicroBatchTimedOnceThenAccumulatedAndUpdated) {
+    const ModelFeatures& f = blocks_features(8, Precision::bf16);
+    RooflinePredictor roofline;
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    o.checkpointing = true;
+    o.layer_breakdown = true;
+    MicroBatchTime mb = predict_micro_batch(f, a100(), roofline, o);
+    EXPECT_GT(mb.recompute_ms, 0);
+    for (std::int64_t accum : {1, 4}) {
+        o.grad_accum = accum;
+        StepTime whole = predict_step(f, a100(), roofline, o);
+        StepTime given = predict_step(f, a100(), roofline, o, mb);  // the micro-batch does not change with accum
+        EXPECT_EQ(given.total_ms(), whole.total_ms());
+        EXPECT_EQ(given.by_family_ms, whole.by_family_ms);
+        EXPECT_EQ(given.kernels, whole.kernels);
+        EXPECT_EQ(given.forward_ms, double(accum) * mb.forward_ms);
+        EXPECT_EQ(given.micro_batch_ms, mb.forward_ms + mb.backward_ms + mb.recompute_ms);
+        ASSERT_EQ(given.layers.size(), mb.layers.size());
+        EXPECT_EQ(given.layers[1].forward_ms, double(accum) * mb.layers[1].forward_ms);
+    }
+    // The update is not the micro-batch's: another optimizer changes the step, not its micro-batch.
+    StepOptions sgd = o;
+    sgd.optimizer = &find_optimizer("sgd");
+    EXPECT_LT(predict_step(f, a100(), roofline, sgd, mb).optimizer_ms, predict_step(f, a100(), roofline, o, mb).optimizer_ms);
+}
+
 TEST(TrainingStep, LayerBreakdownSumsToTheStep) {
     const ModelFeatures& f = blocks_features(8, Precision::bf16);
     RooflinePredictor roofline;

@@ -49,16 +49,50 @@ double StageModels::pipeline_message_bytes(const ParallelLayout& l) {
     return prenet::pipeline_message_bytes(built(l.micro_batch, local_tokens), l, precision_);
 }
 
-const std::vector<ModelFeatures>& StageModels::stages(const ParallelLayout& l) {
-    Key key{l.micro_batch, l.cp, l.tp, l.sequence_parallel, l.ep, l.pp, l.vp};
+const std::vector<const ModelFeatures*>& StageModels::stages(const ParallelLayout& l) {
+    ShardKey shard{l.micro_batch, l.cp, l.tp, l.sequence_parallel, l.ep, l.expert_tp()};
+    auto key = std::make_tuple(shard, l.pp, l.vp);
     auto it = stages_.find(key);
     if (it != stages_.end()) return it->second;
-    std::int64_t local_tokens = tokens_ > 0 ? tokens_ / l.cp : 0;
-    Model device = shard_model(built(l.micro_batch, local_tokens), l);
-    std::vector<ModelFeatures> features;
-    for (const Model& stage : pipeline_stages(device, l.pp, l.vp))
-        features.push_back(compute_features(stage, precision_, mixed_));
+    auto device = devices_.find(shard);
+    if (device == devices_.end()) {
+        std::int64_t local_tokens = tokens_ > 0 ? tokens_ / l.cp : 0;
+        device = devices_.emplace(shard, shard_model(built(l.micro_batch, local_tokens), l)).first;
+    }
+    const Model& model = device->second;
+    std::vector<StagePieces> pieces;
+    if (l.pp * l.vp == 1) pieces.push_back({});  // the whole model, unsplit (it may have no blocks to split)
+    else pieces = pipeline_stage_pieces(model, l.pp, l.vp);
+    std::vector<const ModelFeatures*> features;
+    for (size_t s = 0; s < pieces.size(); ++s) {
+        auto content = std::make_pair(shard, pieces[s]);
+        auto found = stage_features_.find(content);
+        if (found == stage_features_.end()) {
+            ModelFeatures f = l.pp * l.vp == 1
+                                  ? compute_features(model, precision_, mixed_)
+                                  : compute_features(pipeline_stage(model, pieces[s], std::int64_t(s), l.pp),
+                                                     precision_, mixed_);
+            found = stage_features_.emplace(std::move(content), std::move(f)).first;
+        }
+        features.push_back(&found->second);
+    }
     return stages_.emplace(key, std::move(features)).first->second;
+}
+
+const MicroBatchTime& StageCache::micro_batch(const ModelFeatures& stage, const StepOptions& o,
+                                             const ParallelContext& c) {
+    Key key{&stage, o.checkpointing, o.selective_recompute, o.layer_breakdown};
+    auto it = micro_batches_.find(key);
+    if (it != micro_batches_.end()) return it->second;
+    return micro_batches_.emplace(key, predict_micro_batch(stage, *c.hw, *c.predictor, o)).first->second;
+}
+
+const MemoryUse& StageCache::unsharded_memory(const ModelFeatures& stage, const MemoryOptions& o) {
+    // estimate_memory reads grad_accum only as "does it accumulate" (a gradient buffer for the largest layer).
+    Key key{&stage, o.checkpointing, o.selective_recompute, o.grad_accum > 1};
+    auto it = memory_.find(key);
+    if (it != memory_.end()) return it->second;
+    return memory_.emplace(key, estimate_memory(stage, o)).first->second;
 }
 
 namespace {
@@ -108,7 +142,7 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     MemoryOptions mo;
     static_cast<TrainingSetup&>(mo) = stage_options(l, c);
     mo.reserve = c.reserve;
-    MemoryUse unsharded = estimate_memory(stage, mo);
+    MemoryUse unsharded = c.cache ? c.cache->unsharded_memory(stage, mo) : estimate_memory(stage, mo);
     PrecisionRecipe recipe = precision_recipe(mo.precision, mo.mixed);
     return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve), *c.hw);
 }
@@ -119,7 +153,8 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     StepOptions o = stage_options(l, c);
     o.accumulated_params = accumulated_params(stage, l);
     o.updated_params = updated_params(stage, l);
-    r.time = predict_step(stage, *c.hw, *c.predictor, o);
+    r.time = c.cache ? predict_step(stage, *c.hw, *c.predictor, o, c.cache->micro_batch(stage, o, c))
+                     : predict_step(stage, *c.hw, *c.predictor, o);
     double m = double(l.grad_accum);
     double forward = r.time.forward_ms / m;
     double backward = (r.time.backward_ms - r.time.grad_accumulation_ms) / m;
@@ -158,10 +193,10 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
 
 ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
     check_layout(l, models.shape(), c.cluster->gpus);
-    const std::vector<ModelFeatures>& stages = models.stages(l);
+    const std::vector<const ModelFeatures*>& stages = models.stages(l);
     ParallelMemory out;
     for (size_t i = 0; i < stages.size(); ++i) {
-        MemoryUse m = stage_memory(stages[i], std::int64_t(i), l, c);
+        MemoryUse m = stage_memory(*stages[i], std::int64_t(i), l, c);
         if (i == 0 || m.peak > out.memory.peak) {
             out.memory = m;
             out.fullest_stage = std::int64_t(i);
@@ -173,13 +208,13 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
 ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c,
                                    const ParallelMemory* known_memory) {
     check_layout(l, models.shape(), c.cluster->gpus);
-    const std::vector<ModelFeatures>& stages = models.stages(l);
+    const std::vector<const ModelFeatures*>& stages = models.stages(l);
     ParallelStep s;
     s.layout = l;
     std::vector<StageResult> results;
     std::vector<double> per_micro_batch;
     for (size_t i = 0; i < stages.size(); ++i) {
-        results.push_back(run_stage(stages[i], l, c));
+        results.push_back(run_stage(*stages[i], l, c));
         const StageResult& r = results.back();
         s.stage_ms.push_back(r.time.micro_batch_ms);
         per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);

@@ -14,6 +14,7 @@
 #include "parallel/cluster.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/layout.hpp"
+#include "parallel/pipeline.hpp"
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
 #include "run/step.hpp"
@@ -28,7 +29,8 @@ class StageModels {
 public:
     StageModels(ModelAt build, std::int64_t tokens, Precision precision, MixedRecipe mixed);
     // The features of each pipeline stage (pp of them) of the model one device runs for one micro-batch.
-    const std::vector<ModelFeatures>& stages(const ParallelLayout& layout);
+    // Stages holding the same block copies of one sharded model share their features (one object).
+    const std::vector<const ModelFeatures*>& stages(const ParallelLayout& layout);
     // The unsharded model at this micro-batch (its shape and FLOPs).
     const Model& whole(std::int64_t micro_batch);
     const ModelShape& shape();
@@ -44,12 +46,18 @@ private:
     Precision precision_;
     MixedRecipe mixed_;
     std::map<std::pair<std::int64_t, std::int64_t>, Model> built_;  // (micro-batch, tokens per device)
-    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t>;
-    std::map<Key, std::vector<ModelFeatures>> stages_;
+    // (micro-batch, cp, tp, sequence parallel, ep, expert tp): the model one device of a pipeline runs, before
+    // it is split (shard_model in parallel/tensor_parallel.hpp reads these of the layout).
+    using ShardKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t>;
+    std::map<ShardKey, Model> devices_;
+    std::map<std::pair<ShardKey, StagePieces>, ModelFeatures> stage_features_;
+    std::map<std::tuple<ShardKey, std::int64_t, std::int64_t>, std::vector<const ModelFeatures*>> stages_;  // pp, vp
     std::unique_ptr<ModelShape> shape_;
     std::map<std::int64_t, double> flops_;
     const Model& built(std::int64_t micro_batch, std::int64_t tokens);
 };
+
+class StageCache;
 
 struct ParallelContext {
     const HardwareSpec* hw = nullptr;
@@ -58,6 +66,25 @@ struct ParallelContext {
     const CollectiveModel* collectives = nullptr;
     StepOptions step;  // precision, optimizer, ... (micro-batches and checkpointing come from each layout)
     FrameworkReserve reserve;
+    // Remembers each stage's micro-batch time and unsharded memory across the layouts of one search (null: none).
+    // Valid for this context's accelerator, predictor and step options only; search_plan sets its own.
+    StageCache* cache = nullptr;
+};
+
+// What the layouts of one plan search share: a stage's micro-batch (its kernels do not change with dp, ZeRO or
+// the number of micro-batches) and its memory before sharding. Keyed by the stage's features, which StageModels
+// keeps for as long as it lives; a cache must not outlive the StageModels it was filled from.
+class StageCache {
+public:
+    const MicroBatchTime& micro_batch(const ModelFeatures& stage, const StepOptions& options,
+                                      const ParallelContext& context);
+    const MemoryUse& unsharded_memory(const ModelFeatures& stage, const MemoryOptions& options);
+
+private:
+    // (stage, checkpointing, selective recompute, layer breakdown or accumulation)
+    using Key = std::tuple<const ModelFeatures*, bool, bool, bool>;
+    std::map<Key, MicroBatchTime> micro_batches_;
+    std::map<Key, MemoryUse> memory_;
 };
 
 struct ParallelStep {

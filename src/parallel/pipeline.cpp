@@ -14,19 +14,8 @@ std::int64_t pipeline_units(const Model& model) {
     return units;
 }
 
-namespace {
-
-// One stage's chunks as a model: the blocks in order, each with the copies its chunks hold.
-struct Piece {
-    size_t block;
-    std::int64_t copies;
-};
-
-}  // namespace
-
-std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int64_t vp) {
+std::vector<StagePieces> pipeline_stage_pieces(const Model& model, std::int64_t pp, std::int64_t vp) {
     std::int64_t chunks = pp * vp, units = pipeline_units(model);
-    if (chunks == 1) return {model};
     if (units < chunks)
         throw Error("pp x vp = " + std::to_string(chunks) + " pipeline chunks need at least as many blocks; '" +
                         model.name + "' has " + std::to_string(units),
@@ -35,7 +24,7 @@ std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int
     std::vector<std::int64_t> quota(static_cast<size_t>(chunks), units / chunks);
     for (std::int64_t c = 0; c < units % chunks; ++c) ++quota[size_t(c)];
 
-    std::vector<std::vector<Piece>> chunk_pieces(static_cast<size_t>(chunks));
+    std::vector<StagePieces> chunk_pieces(static_cast<size_t>(chunks));
     size_t chunk = 0;
     std::int64_t left = quota[0];
     size_t last_unit_chunk = 0;
@@ -58,20 +47,32 @@ std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int
         }
     }
 
-    std::vector<Model> stages(static_cast<size_t>(pp));
-    for (std::int64_t s = 0; s < pp; ++s) {
-        Model& m = stages[size_t(s)];
-        m.name = model.name + " (stage " + std::to_string(s + 1) + " of " + std::to_string(pp) + ")";
-        m.domain = model.domain;
-        m.tokens_per_sample = model.tokens_per_sample;
-        m.batch = model.batch;
+    std::vector<StagePieces> stages(static_cast<size_t>(pp));
+    for (std::int64_t s = 0; s < pp; ++s)
         for (std::int64_t v = 0; v < vp; ++v)
-            for (const Piece& piece : chunk_pieces[size_t(s + v * pp)]) {
-                Block b = model.blocks[piece.block];
-                b.repeat = piece.copies;
-                m.blocks.push_back(std::move(b));
-            }
+            for (const PipelinePiece& piece : chunk_pieces[size_t(s + v * pp)]) stages[size_t(s)].push_back(piece);
+    return stages;
+}
+
+Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t stage, std::int64_t pp) {
+    Model m;
+    m.name = model.name + " (stage " + std::to_string(stage + 1) + " of " + std::to_string(pp) + ")";
+    m.domain = model.domain;
+    m.tokens_per_sample = model.tokens_per_sample;
+    m.batch = model.batch;
+    for (const PipelinePiece& piece : pieces) {
+        Block b = model.blocks[piece.block];
+        b.repeat = piece.copies;
+        m.blocks.push_back(std::move(b));
     }
+    return m;
+}
+
+std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int64_t vp) {
+    if (pp * vp == 1) return {model};
+    std::vector<StagePieces> pieces = pipeline_stage_pieces(model, pp, vp);
+    std::vector<Model> stages;
+    for (std::int64_t s = 0; s < pp; ++s) stages.push_back(pipeline_stage(model, pieces[size_t(s)], s, pp));
     return stages;
 }
 

@@ -3,6 +3,7 @@
 // with the first chunk, heads and losses with the last), each stage holding vp chunks; the schedule's bubble and
 // the micro-batches whose activations a stage holds at once.
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "core/precision.hpp"
@@ -13,6 +14,21 @@ namespace prenet {
 
 // Block copies (a transformer's layers) a pipeline can split: the repeats of every named block.
 std::int64_t pipeline_units(const Model& model);
+
+// Which block copies a stage holds: a run of `copies` copies of the model's block `block` (its index).
+struct PipelinePiece {
+    size_t block = 0;
+    std::int64_t copies = 0;
+    bool operator<(const PipelinePiece& o) const { return std::tie(block, copies) < std::tie(o.block, o.copies); }
+};
+using StagePieces = std::vector<PipelinePiece>;
+
+// Each stage's pieces, in order (pipeline_stages' split, before the stages are built as models): stages that
+// hold the same pieces of one model are the same model, so their features are computed once
+// (parallel/parallel_step.hpp's StageModels).
+std::vector<StagePieces> pipeline_stage_pieces(const Model& model, std::int64_t pp, std::int64_t vp);
+// Stage `stage` of `pp` built from its pieces of `model`.
+Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t stage, std::int64_t pp);
 
 // Stage i's model: chunks i, i + pp, ... of pp x vp chunks, split at block copies. check_layout
 // (parallel/layout.hpp) has already refused pp above the copies and, for vp > 1, pp x vp not dividing them, so

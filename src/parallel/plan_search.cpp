@@ -217,7 +217,11 @@ std::optional<std::pair<std::int64_t, ParallelLayout>> fewest_devices_that_fit(c
 
 }  // namespace
 
-PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& c, size_t keep) {
+PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& context, size_t keep) {
+    // Layouts of one search share their stages' micro-batches and unsharded memory (StageCache).
+    StageCache cache;
+    ParallelContext c = context;
+    if (!c.cache) c.cache = &cache;
     std::vector<ParallelLayout> layouts = candidate_layouts(r, models.shape(), *c.cluster);
     if (layouts.empty())
         throw Error("no parallel layout of " + std::to_string(r.gpus) +

@@ -38,50 +38,65 @@ private:
 
 }  // namespace
 
+MicroBatchTime predict_micro_batch(const ModelFeatures& features, const HardwareSpec& hw,
+                                   const KernelPredictor& predictor, const StepOptions& o) {
+    MicroBatchTime t;
+    KernelTimes layer_kernel_ms(predictor, hw);
+    for (const auto& lf : features.layers) {
+        double repeat = double(lf.repeat);
+        LayerTime layer;
+        if (o.layer_breakdown) layer = LayerTime{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
+        for (const auto& k : lf.cost.kernels) {
+            double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
+            bool fwd = k.phase == Phase::forward;
+            bool recomputed = is_recomputed(lf, k, o.checkpointing, o.selective_recompute);
+            (fwd ? t.forward_ms : t.backward_ms) += ms;
+            double runs = recomputed ? 2.0 : 1.0;  // the recompute runs the forward kernel again
+            if (recomputed) t.recompute_ms += ms;
+            t.by_family_ms[k.family] += runs * ms;
+            if (uses_matrix_units(k.family)) t.matmul_ms += runs * ms;
+            t.kernels += runs * repeat;
+            (fwd ? layer.forward_ms : layer.backward_ms) += ms;
+            if (recomputed) layer.backward_ms += ms;
+            layer.kernels += runs * repeat;
+        }
+        if (o.layer_breakdown) t.layers.push_back(std::move(layer));
+    }
+    return t;
+}
+
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& o) {
+    return predict_step(features, hw, predictor, o, predict_micro_batch(features, hw, predictor, o));
+}
+
+StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
+                      const StepOptions& o, const MicroBatchTime& mb) {
     if (!o.optimizer) throw Error("predict_step: no optimizer given");
     if (o.grad_accum < 1) throw Error("grad_accum must be at least 1");
     StepTime t;
     t.grad_accum = o.grad_accum;
     const double micro = double(o.grad_accum);
-    KernelTimes layer_kernel_ms(predictor, hw);
     auto time = [&](const Kernel& k) { return predictor.kernel_ms(k, hw) + o.kernel_overhead_ms; };
     auto add_family = [&](const Kernel& k, double ms) {
         t.by_family_ms[k.family] += ms;
         if (uses_matrix_units(k.family)) t.matmul_ms += ms;
     };
 
-    // One micro-batch, then scaled by the number of micro-batches.
-    double forward = 0, backward = 0, recompute = 0, kernels = 0;
-    std::map<Family, double> families;
-    double matmul = 0;
-    for (const auto& lf : features.layers) {
-        double repeat = double(lf.repeat);
-        LayerTime layer{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
-        for (const auto& k : lf.cost.kernels) {
-            double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
-            bool fwd = k.phase == Phase::forward;
-            bool recomputed = is_recomputed(lf, k, o.checkpointing, o.selective_recompute);
-            (fwd ? forward : backward) += ms;
-            double runs = recomputed ? 2.0 : 1.0;  // the recompute runs the forward kernel again
-            if (recomputed) recompute += ms;
-            families[k.family] += runs * ms;
-            if (uses_matrix_units(k.family)) matmul += runs * ms;
-            kernels += runs * repeat;
-            (fwd ? layer.forward_ms : layer.backward_ms) += micro * ms;
-            if (recomputed) layer.backward_ms += micro * ms;
-            layer.kernels += micro * runs * repeat;
-        }
-        if (o.layer_breakdown) t.layers.push_back(std::move(layer));
+    // One micro-batch, scaled by the number of micro-batches.
+    t.micro_batch_ms = mb.forward_ms + mb.backward_ms + mb.recompute_ms;
+    t.forward_ms = micro * mb.forward_ms;
+    t.recompute_ms = micro * mb.recompute_ms;
+    t.backward_ms = micro * (mb.backward_ms + mb.recompute_ms);
+    for (const auto& [family, ms] : mb.by_family_ms) t.by_family_ms[family] += micro * ms;
+    t.matmul_ms = micro * mb.matmul_ms;
+    t.kernels = micro * mb.kernels;
+    t.layers = mb.layers;
+    for (auto& layer : t.layers) {
+        layer.forward_ms *= micro;
+        layer.backward_ms *= micro;
+        layer.kernels *= micro;
     }
-    t.micro_batch_ms = forward + backward + recompute;
-    t.forward_ms = micro * forward;
-    t.recompute_ms = micro * recompute;
-    t.backward_ms = micro * (backward + recompute);
-    for (const auto& [family, ms] : families) t.by_family_ms[family] += micro * ms;
-    t.matmul_ms = micro * matmul;
-    t.kernels = micro * kernels;
 
     // Only what trains accumulates gradients and is updated (fine-tuning: the unfrozen parameters or the adapters).
     PrecisionRecipe recipe = trained_recipe(o);

@@ -56,8 +56,26 @@ struct StepTime {
     bool input_bound() const { return input_stall_ms > 0; }
 };
 
+// One micro-batch's forward and backward (with the recompute of what checkpointing frees): what a step
+// repeats grad_accum times. It does not depend on the accumulation, the update or ZeRO's shards, so a plan
+// search that weighs many layouts of one stage times it once (parallel/parallel_step.hpp's StageCache).
+// Reads of the options: checkpointing, selective_recompute, kernel_overhead_ms and layer_breakdown.
+struct MicroBatchTime {
+    double forward_ms = 0, backward_ms = 0;  // backward without the recompute
+    double recompute_ms = 0;                 // checkpointing's extra forward
+    double matmul_ms = 0;                    // recompute included
+    double kernels = 0;                      // launches, recompute included
+    std::map<Family, double> by_family_ms;   // recompute included
+    std::vector<LayerTime> layers;           // one micro-batch's share, with StepOptions::layer_breakdown
+};
+MicroBatchTime predict_micro_batch(const ModelFeatures& features, const HardwareSpec& hw,
+                                   const KernelPredictor& predictor, const StepOptions& options);
+
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& options);
+// The same with its micro-batch already timed (predict_micro_batch with the same options).
+StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
+                      const StepOptions& options, const MicroBatchTime& micro_batch);
 
 // StepTime::by_family_ms as a JSON object keyed by family name (to_string(Family)).
 json by_family_json(const std::map<Family, double>& ms_by_family);

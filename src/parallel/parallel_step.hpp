@@ -44,7 +44,8 @@ private:
     Precision precision_;
     MixedRecipe mixed_;
     std::map<std::pair<std::int64_t, std::int64_t>, Model> built_;  // (micro-batch, tokens per device)
-    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t>;
+    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t,
+                           std::int64_t, std::int64_t>;
     std::map<Key, std::vector<ModelFeatures>> stages_;
     std::unique_ptr<ModelShape> shape_;
     std::map<std::int64_t, double> flops_;
@@ -69,7 +70,7 @@ struct ParallelStep {
     MemoryUse memory;                   // the fullest stage's device (capacity set)
     std::int64_t fullest_stage = 0;
     std::vector<double> stage_ms;       // forward + backward of one micro-batch on each stage
-    bool uneven_stages = false;
+    bool uneven_stages = false;         // chunks of different block counts, or stage times 10% apart
     double model_flops = 0;             // per step over all devices (the unsharded model's, no recompute)
     double total_ms() const { return time.total_ms(); }
 };

@@ -114,9 +114,10 @@ double pipeline_bubble_ms(const std::vector<StagePass>& stages, const ParallelLa
             default: return s.ms;
         }
     };
+    // All stages' less the slowest's (summed in stage order, so 1F1B's sum is bit for bit the plain sum).
     double others = 0;
-    for (size_t i = 0; i < stages.size(); ++i)
-        if (i != slowest) others += idle(stages[i]);
+    for (const StagePass& s : stages) others += idle(s);
+    others -= idle(stages[slowest]);
     double p = double(stages.size());
     double fill = l.schedule == PipelineSchedule::dualpipe
                       ? others * std::max(0.0, p / 2.0 - 1.0) / std::max(1.0, p - 1.0)

@@ -227,7 +227,8 @@ TEST(OptionsJson, ServesTheRulesThePageReads) {
     std::set<std::string> layout;
     for (const auto& [name, r] : rows)
         if (r["layout"] == true) layout.insert(name);
-    EXPECT_EQ(layout, (std::set<std::string>{"dp", "tp", "pp", "cp", "ep", "vp", "zero", "sequence_parallel", "schedule"}));
+    EXPECT_EQ(layout, (std::set<std::string>{"dp", "tp", "pp", "cp", "ep", "vp", "first_stage_blocks",
+                                             "last_stage_blocks", "zero", "sequence_parallel", "schedule"}));
     // Every condition names a row and values it takes.
     for (const auto& row : option_table())
         for (const auto* conditions : {&row.applies_with, &row.choice_with})

@@ -96,6 +96,41 @@ TEST(ParallelLayout, ContextParallelNeedsTokensThatSplit) {
     EXPECT_EQ(field_of(l, cnn, 2), "cp");
 }
 
+// Llama 3.1 405B's published layout: 126 blocks, tp 8, pp 16, on 16,384 devices (dp 128), as Megatron-Core
+// can build it (the layout only; its published times are not compared with).
+TEST(ParallelLayout, The405BLayoutSplitsAtEveryVpMegatronBuilds) {
+    ModelShape s;
+    s.name = "llama-405b", s.heads = 128, s.kv_heads = 8, s.blocks = 126, s.tokens_per_sample = 8192;
+    ParallelLayout l;
+    l.tp = 8, l.pp = 16, l.dp = 128, l.grad_accum = 16, l.sequence_parallel = true;
+    EXPECT_EQ(field_of(l, s, 16384), "");  // vp 1: the first 14 stages take 8
+    l.schedule = PipelineSchedule::interleaved;
+    for (std::int64_t vp : {2, 4, 8}) {  // the embedding and the loss counted as a block: 128 slots
+        l.vp = vp;
+        EXPECT_EQ(field_of(l, s, 16384), "") << vp;
+    }
+    l.vp = 2, l.first_stage_blocks = 8, l.last_stage_blocks = 6;
+    EXPECT_EQ(field_of(l, s, 16384), "");
+    l.last_stage_blocks = 7;  // not a multiple of vp
+    EXPECT_EQ(field_of(l, s, 16384), "last_stage_blocks");
+    l.first_stage_blocks = l.last_stage_blocks = 0, l.vp = 3;  // 48 chunks divide neither 126 nor 128
+    EXPECT_EQ(field_of(l, s, 16384), "vp");
+}
+
+TEST(ParallelLayout, DualPipeNeedsAnEvenPipelineAndTwiceItsMicroBatches) {
+    ParallelLayout l;
+    l.pp = 4, l.grad_accum = 8, l.schedule = PipelineSchedule::dualpipe;
+    EXPECT_EQ(field_of(l, gpt_like(), 4), "");
+    l.grad_accum = 6;  // below 2 pp
+    EXPECT_EQ(field_of(l, gpt_like(), 4), "grad_accum");
+    l.grad_accum = 9;  // odd
+    EXPECT_EQ(field_of(l, gpt_like(), 4), "grad_accum");
+    l.pp = 3, l.grad_accum = 6;
+    EXPECT_EQ(field_of(l, gpt_like(), 3), "pp");
+    l.pp = 4, l.grad_accum = 8, l.vp = 2;  // vp > 1 runs the interleaved schedule only
+    EXPECT_EQ(field_of(l, gpt_like(), 4), "schedule");
+}
+
 TEST(ParallelLayout, JsonCarriesEveryDimension) {
     ParallelLayout l;
     l.dp = 4, l.micro_batch = 2, l.grad_accum = 8, l.recompute = Recompute::selective;
@@ -104,7 +139,12 @@ TEST(ParallelLayout, JsonCarriesEveryDimension) {
     EXPECT_EQ(j["checkpointing"], "selective");
     for (const char* key : {"dp", "tp", "pp", "cp", "ep", "vp", "zero", "schedule", "sequence_parallel"})
         EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_FALSE(j.contains("first_stage_blocks"));  // only when given
+    l.pp = 4, l.first_stage_blocks = 2, l.last_stage_blocks = 1;
+    EXPECT_EQ(to_json(l)["first_stage_blocks"], 2);
+    EXPECT_EQ(to_json(l)["last_stage_blocks"], 1);
     EXPECT_EQ(parse_schedule("interleaved"), PipelineSchedule::interleaved);
+    for (auto s : {PipelineSchedule::zb_h1, PipelineSchedule::dualpipe}) EXPECT_EQ(parse_schedule(to_string(s)), s);
     EXPECT_THROW(parse_schedule("zigzag"), Error);
     EXPECT_THROW(parse_recompute("some"), Error);
 }

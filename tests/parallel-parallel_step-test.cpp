@@ -36,8 +36,10 @@ TEST(ParallelStep, APipelineAddsItsBubbleAndItsTransfers) {
     ParallelStep s = predict_parallel_step(l, f.models, f.context);
     ASSERT_EQ(s.stage_ms.size(), 2u);
     // Nothing else is split, so the bubble is the other stage's compute plus the activations' transfers.
-    EXPECT_GT(s.time.bubble_ms, pipeline_bubble_ms(s.stage_ms, 1, 0.0));
-    EXPECT_GT(pipeline_bubble_ms(s.stage_ms, 1, 0.0), 0.0);
+    std::vector<StagePass> compute;
+    for (double ms : s.stage_ms) compute.push_back({ms, 0.0, 0.0});
+    EXPECT_GT(s.time.bubble_ms, pipeline_bubble_ms(compute, l, 0.0));
+    EXPECT_GT(pipeline_bubble_ms(compute, l, 0.0), 0.0);
     EXPECT_GT(s.total_by_kind_ms.at("pipeline parallel"), 0.0);
     EXPECT_EQ(s.total_by_kind_ms.at("tensor parallel"), 0.0);
 }
@@ -59,6 +61,22 @@ TEST(ParallelStep, PipelineTrafficIsEverySendOfEveryMicroBatch) {
     ParallelStep v = predict_parallel_step(l, f.models, f.context);
     EXPECT_NEAR(v.exposed_by_kind_ms.at("pipeline parallel"), 16 * send_ms, 1e-12);
     EXPECT_NEAR(v.total_by_kind_ms.at("pipeline parallel"), 18 * send_ms, 1e-12);
+}
+
+TEST(ParallelStep, ZeroBubbleAndDualPipeShrinkTheBubbleDualPipeDoublesTheWeights) {
+    Fixture f(4);
+    ParallelLayout l;
+    l.pp = 4, l.grad_accum = 8;
+    ParallelStep one = predict_parallel_step(l, f.models, f.context);
+    l.schedule = PipelineSchedule::zb_h1;
+    ParallelStep zb = predict_parallel_step(l, f.models, f.context);
+    l.schedule = PipelineSchedule::dualpipe;
+    ParallelStep dual = predict_parallel_step(l, f.models, f.context);
+    EXPECT_LT(zb.time.bubble_ms, one.time.bubble_ms);
+    EXPECT_LT(dual.time.bubble_ms, zb.time.bubble_ms);
+    EXPECT_EQ(zb.memory.weights, one.memory.weights);
+    // Each DualPipe rank holds its own stage and its mirror's (the fullest 1F1B stage is one of them).
+    EXPECT_GT(dual.memory.weights, one.memory.weights);
 }
 
 TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {

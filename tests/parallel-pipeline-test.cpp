@@ -10,6 +10,18 @@ namespace {
 
 std::int64_t copies(const Model& m) { return pipeline_units(m); }
 
+ParallelLayout pipeline(std::int64_t pp, std::int64_t vp = 1, std::int64_t first = 0, std::int64_t last = 0) {
+    ParallelLayout l;
+    l.pp = pp, l.vp = vp, l.first_stage_blocks = first, l.last_stage_blocks = last;
+    return l;
+}
+
+std::vector<std::int64_t> stage_copies(const std::vector<Model>& stages) {
+    std::vector<std::int64_t> out;
+    for (const auto& s : stages) out.push_back(pipeline_units(s));
+    return out;
+}
+
 bool has_layer(const Model& m, const std::string& name) {
     for (const auto& b : m.blocks)
         for (const auto& l : b.layers)
@@ -19,7 +31,7 @@ bool has_layer(const Model& m, const std::string& name) {
 
 TEST(Pipeline, StagesSplitTheBlocksWithTheInputFirstAndTheHeadLast) {
     Model m = testing::blocks_model(2);  // input linear, 6 block copies, head
-    auto stages = pipeline_stages(m, 3, 1);
+    auto stages = pipeline_stages(m, pipeline(3));
     ASSERT_EQ(stages.size(), 3u);
     for (const auto& s : stages) EXPECT_EQ(copies(s), 2);
     EXPECT_TRUE(has_layer(stages[0], "in"));
@@ -29,14 +41,84 @@ TEST(Pipeline, StagesSplitTheBlocksWithTheInputFirstAndTheHeadLast) {
 }
 
 TEST(Pipeline, UnevenBlocksGoToTheFirstStages) {
-    auto stages = pipeline_stages(testing::blocks_model(2), 4, 1);  // 6 copies over 4 stages: 2 2 1 1
-    std::vector<std::int64_t> got;
-    for (const auto& s : stages) got.push_back(copies(s));
-    EXPECT_EQ(got, (std::vector<std::int64_t>{2, 2, 1, 1}));
+    auto stages = pipeline_stages(testing::blocks_model(2), pipeline(4));  // 6 copies over 4 stages: 2 2 1 1
+    EXPECT_EQ(stage_copies(stages), (std::vector<std::int64_t>{2, 2, 1, 1}));
+}
+
+TEST(Pipeline, GivenFirstAndLastStageBlocksLeaveTheRestEvenly) {
+    // 6 copies, pp 4, first 1 and last 1: 4 left over the 2 stages between, 2 each.
+    auto stages = pipeline_stages(testing::blocks_model(2), pipeline(4, 1, 1, 1));
+    EXPECT_EQ(stage_copies(stages), (std::vector<std::int64_t>{1, 2, 2, 1}));
+    EXPECT_TRUE(has_layer(stages[0], "in"));
+    EXPECT_TRUE(has_layer(stages[3], "head"));
+    // Only the last given: 6 - 2 = 4 over the 3 stages before it does not split; 6 - 3 = 3 does.
+    EXPECT_THROW(pipeline_stages(testing::blocks_model(2), pipeline(4, 1, 0, 2)), Error);
+    EXPECT_EQ(stage_copies(pipeline_stages(testing::blocks_model(2), pipeline(4, 1, 0, 3))),
+              (std::vector<std::int64_t>{1, 1, 1, 3}));
+}
+
+TEST(Pipeline, ChunkBlocksFollowMegatronsRules) {
+    using V = std::vector<std::int64_t>;
+    // Llama 3.1 405B's 126 blocks at pp 16. vp 1: 126 = 16 x 7 + 14, the first 14 stages take 8.
+    V vp1 = stage_chunk_blocks(pipeline(16), 126);
+    EXPECT_EQ(vp1.front(), 8);
+    EXPECT_EQ(vp1.back(), 7);
+    // First and last 7: 112 left over 14 stages, 8 each.
+    V ends = stage_chunk_blocks(pipeline(16, 1, 7, 7), 126);
+    EXPECT_EQ(ends[0], 7);
+    EXPECT_EQ(ends[1], 8);
+    EXPECT_EQ(ends[15], 7);
+    // vp 2, first 8, last 6: 112 over 14 stages x 2 chunks, 4 a chunk; the first stage's chunks 4 and 4, the
+    // last's 3 and 3; chunk v x pp + s is stage s's v-th.
+    V vp2 = stage_chunk_blocks(pipeline(16, 2, 8, 6), 126);
+    ASSERT_EQ(vp2.size(), 32u);
+    EXPECT_EQ(vp2[0], 4);
+    EXPECT_EQ(vp2[16], 4);
+    EXPECT_EQ(vp2[15], 3);
+    EXPECT_EQ(vp2[31], 3);
+    EXPECT_EQ(vp2[1], 4);
+    // vp 8 without ends: 126 + 2 = 128 = 16 x 8 slots of 1; the embedding's and the loss's chunks hold none.
+    V vp8 = stage_chunk_blocks(pipeline(16, 8), 126);
+    EXPECT_EQ(vp8.front(), 0);
+    EXPECT_EQ(vp8.back(), 0);
+    EXPECT_EQ(vp8[1], 1);
+    // vp 4: 64 chunks of 128 / 64 = 2 slots, the first and last chunk 1 block.
+    V vp4 = stage_chunk_blocks(pipeline(16, 4), 126);
+    EXPECT_EQ(vp4.front(), 1);
+    EXPECT_EQ(vp4[1], 2);
+    EXPECT_EQ(vp4.back(), 1);
+}
+
+TEST(Pipeline, ChunkBlocksThatDoNotAddUpNameTheirField) {
+    auto field = [](const ParallelLayout& l, std::int64_t blocks) {
+        try {
+            stage_chunk_blocks(l, blocks);
+        } catch (const Error& e) {
+            return e.field();
+        }
+        return std::string();
+    };
+    EXPECT_EQ(field(pipeline(16, 2, 7, 7), 126), "first_stage_blocks");  // 7 is no multiple of vp 2
+    EXPECT_EQ(field(pipeline(16, 2, 8, 7), 126), "last_stage_blocks");
+    EXPECT_EQ(field(pipeline(16, 1, 7, 6), 126), "last_stage_blocks");   // 113 over 14 stages
+    EXPECT_EQ(field(pipeline(2, 1, 60, 60), 126), "last_stage_blocks");  // pp 2: the ends are every block
+    EXPECT_EQ(field(pipeline(16, 3), 126), "vp");                       // 48 chunks divide neither 126 nor 128
+    EXPECT_EQ(field(pipeline(1, 1, 4), 126), "first_stage_blocks");      // no pipeline
+    EXPECT_EQ(field(pipeline(16, 1, 7, 7), 126), "");
+}
+
+TEST(Pipeline, EmbeddingAndLossSlotsKeepTheInputFirstAndTheHeadLast) {
+    // 6 copies, pp 2, vp 4: 8 chunks of (6 + 2) / 8 = 1 slot; chunk 0 (stage 0) holds only the input layer and
+    // chunk 7 (stage 1) only the head.
+    auto stages = pipeline_stages(testing::blocks_model(2), pipeline(2, 4));
+    EXPECT_EQ(stage_copies(stages), (std::vector<std::int64_t>{3, 3}));
+    EXPECT_TRUE(has_layer(stages[0], "in"));
+    EXPECT_TRUE(has_layer(stages[1], "head"));
+    EXPECT_FALSE(has_layer(stages[0], "head"));
 }
 
 TEST(Pipeline, InterleavedStagesHoldEveryPpthChunk) {
-    auto stages = pipeline_stages(testing::blocks_model(2), 3, 2);  // 6 chunks of 1 copy; stage 0 has 0 and 3
+    auto stages = pipeline_stages(testing::blocks_model(2), pipeline(3, 2));  // 6 chunks of 1 copy; stage 0 has 0 and 3
     ASSERT_EQ(stages.size(), 3u);
     for (const auto& s : stages) EXPECT_EQ(copies(s), 2);
     EXPECT_TRUE(has_layer(stages[0], "in"));
@@ -45,7 +127,7 @@ TEST(Pipeline, InterleavedStagesHoldEveryPpthChunk) {
 
 TEST(Pipeline, StagePiecesNameTheBlockCopiesEachStageHolds) {
     Model m = testing::blocks_model(2);  // blocks: 0 the input linear, 1 the 6 copies, 2 the head
-    auto pieces = pipeline_stage_pieces(m, 4, 1);  // 2 2 1 1 copies
+    auto pieces = pipeline_stage_pieces(m, pipeline(4));  // 2 2 1 1 copies
     ASSERT_EQ(pieces.size(), 4u);
     auto piece = [](size_t block, std::int64_t copies) { return PipelinePiece{block, copies}; };
     auto same = [](const StagePieces& a, const StagePieces& b) { return !(a < b) && !(b < a); };
@@ -54,33 +136,80 @@ TEST(Pipeline, StagePiecesNameTheBlockCopiesEachStageHolds) {
     EXPECT_TRUE(same(pieces[2], (StagePieces{piece(1, 1)})));
     EXPECT_TRUE(same(pieces[3], (StagePieces{piece(1, 1), piece(2, 1)})));
     // Built from its pieces, a stage is pipeline_stages' stage.
-    auto stages = pipeline_stages(m, 4, 1);
+    auto stages = pipeline_stages(m, pipeline(4));
     for (std::int64_t s = 0; s < 4; ++s) {
         Model built = pipeline_stage(m, pieces[size_t(s)], s, 4);
         EXPECT_EQ(built.name, stages[size_t(s)].name);
-        EXPECT_EQ(copies(built), copies(stages[size_t(s)]));
+        EXPECT_EQ(pipeline_units(built), pipeline_units(stages[size_t(s)]));
         EXPECT_EQ(built.blocks.size(), stages[size_t(s)].blocks.size());
     }
 }
 
 TEST(Pipeline, MoreChunksThanBlocksIsAnError) {
-    EXPECT_THROW(pipeline_stages(testing::blocks_model(2), 7, 1), Error);
+    EXPECT_THROW(pipeline_stages(testing::blocks_model(2), pipeline(7)), Error);
+}
+
+std::vector<StagePass> passes(std::vector<double> ms) {
+    std::vector<StagePass> out;
+    for (double t : ms) out.push_back({t, 0.0, 0.0});
+    return out;
+}
+
+ParallelLayout scheduled(PipelineSchedule schedule, std::int64_t vp = 1) {
+    ParallelLayout l;
+    l.schedule = schedule, l.vp = vp;
+    return l;
 }
 
 TEST(Pipeline, BubbleFractionIsPMinusOneOverMTimesV) {
     const std::int64_t p = 4, m = 8;
-    std::vector<double> even(p, 10.0);
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, 1, 0.0) / (double(m) * 10.0), double(p - 1) / double(m));
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, 2, 0.0) / (double(m) * 10.0), double(p - 1) / double(m * 2));
+    auto even = passes(std::vector<double>(p, 10.0));
+    auto interleaved = scheduled(PipelineSchedule::interleaved, 2);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, ParallelLayout{}, 0.0) / (double(m) * 10.0), double(p - 1) / double(m));
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, interleaved, 0.0) / (double(m) * 10.0), double(p - 1) / double(m * 2));
 }
 
 TEST(Pipeline, TheBubbleIsTheOtherStagesAndTheTransfers) {
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 20.0, 10.0}, 1, 0.0), 20.0);  // the slowest stage waits for the rest
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0}, 1, 5.0), 0.0);               // one stage: no bubble, no transfers
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 10.0}, 1, 1.0), 10.0 + 2.0);  // one boundary, there and back
+    ParallelLayout one_f_one_b;
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(passes({10.0, 20.0, 10.0}), one_f_one_b, 0.0), 20.0);  // the slowest waits
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(passes({10.0}), one_f_one_b, 5.0), 0.0);  // one stage: no bubble, no sends
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(passes({10.0, 10.0}), one_f_one_b, 1.0), 10.0 + 2.0);  // there and back
     // Interleaved: each fill step is one chunk of the other stage (10 / 2), but a chunk's send is a whole one.
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({10.0, 10.0}, 2, 1.0), 10.0 / 2 + 2.0);
-    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({}, 1, 1.0), 0.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(passes({10.0, 10.0}), scheduled(PipelineSchedule::interleaved, 2), 1.0),
+                     10.0 / 2 + 2.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({}, one_f_one_b, 1.0), 0.0);
+    // Uneven interleaved chunks: the stages' sums, still one chunk per fill step: (8 + 6) / 2 beside 10.
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(passes({8.0, 10.0, 6.0}), scheduled(PipelineSchedule::interleaved, 2), 0.0),
+                     7.0);
+}
+
+TEST(Pipeline, ZeroBubbleH1FillsTheDrainWithWeightGradients) {
+    // p = 4 even stages, F = 1, backward B = 2 of which W = 1 (input gradient 1): Qi et al.'s equal F, B, W.
+    // 1F1B: (p - 1)(F + B) = 9. ZB-H1: (p - 1)(F + B_input - W) = 3 x (1 + 1 - 1) = 3, a third of it.
+    std::vector<StagePass> even(4, StagePass{3.0, 2.0, 1.0});
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, ParallelLayout{}, 0.0), 9.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, scheduled(PipelineSchedule::zb_h1), 0.0), 3.0);
+    // Uneven: the slowest (t 5) waits for the others' t - 2W: (3 - 2) + (2 - 0.5 x 2) = 2; sends stay 2 (p - 1).
+    std::vector<StagePass> uneven{{3.0, 2.0, 1.0}, {5.0, 3.0, 1.5}, {2.0, 1.0, 0.5}};
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(uneven, scheduled(PipelineSchedule::zb_h1), 0.5), 2.0 + 4 * 0.5);
+}
+
+TEST(Pipeline, DualPipesBubbleIsHalfThePipelineLessThreeWeightPasses) {
+    // DeepSeek-V3 Table 2: (PP/2 - 1)(F&B + B - 3W). PP = 8, F = 1, B = 2, W = 1, F&B = F + B = 3:
+    // 3 x (3 + 2 - 3) = 6, against 1F1B's 7 x 3 = 21 and ZB-H1's 7 x 1 = 7.
+    std::vector<StagePass> even(8, StagePass{3.0, 2.0, 1.0});
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, scheduled(PipelineSchedule::dualpipe), 0.0), 6.0);
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms(even, scheduled(PipelineSchedule::zb_h1), 0.0), 7.0);
+    // PP = 2: no bubble of compute (PP/2 - 1 = 0), only the sends.
+    EXPECT_DOUBLE_EQ(pipeline_bubble_ms({{3.0, 2.0, 1.0}, {3.0, 2.0, 1.0}}, scheduled(PipelineSchedule::dualpipe), 1.0),
+                     2.0);
+}
+
+TEST(Pipeline, WeightGradientShareIsTheBackwardFlopsShare) {
+    ModelFeatures f;
+    f.backward_input_flops = 3.0, f.backward_weight_flops = 1.0;
+    EXPECT_DOUBLE_EQ(weight_grad_share(f), 0.25);
+    EXPECT_DOUBLE_EQ(weight_grad_share(ModelFeatures{}), 0.5);  // nothing known: half
 }
 
 Model llama2_70b(std::int64_t seq) { return testing::zoo_model("llama2-70b", 1, seq); }
@@ -126,6 +255,28 @@ TEST(Pipeline, MicroBatchesInFlight) {
     EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), (3.0 * 2 + 4.0 + 1.0) / 2.0);  // p + (p - 1) / v
     l.grad_accum = 2;
     EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 2.0);  // never more than there are
+    l.vp = 1, l.grad_accum = 16;
+    l.schedule = PipelineSchedule::zb_h1;  // 1F1B's peak (Qi et al. Table 1: p M_B)
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 4.0);
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(2, l), 2.0);
+    l.schedule = PipelineSchedule::dualpipe;  // DeepSeek-V3 Table 2: PP + 1 on every rank
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 5.0);
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, l), 5.0);
+}
+
+TEST(Pipeline, DualPipeHoldsItsMirrorStagesParameters) {
+    EXPECT_EQ(dualpipe_mirror_stage(0, 8), 7);
+    EXPECT_EQ(dualpipe_mirror_stage(5, 8), 2);
+    MemoryUse own, mirror;
+    own.weights = 10, own.gradients = 10, own.optimizer_states = 40, own.activations = 30, own.peak = 90;
+    mirror.weights = 5, mirror.gradients = 5, mirror.optimizer_states = 20, mirror.activations = 99;
+    MemoryUse both = with_mirror_parameters(own, mirror);
+    EXPECT_DOUBLE_EQ(both.weights, 15.0);
+    EXPECT_DOUBLE_EQ(both.optimizer_states, 60.0);
+    EXPECT_DOUBLE_EQ(both.activations, 30.0);  // activations: micro_batches_in_flight's
+    EXPECT_DOUBLE_EQ(both.peak, 120.0);
+    mirror.optimizer_paged = true;  // paged states live in host memory
+    EXPECT_DOUBLE_EQ(with_mirror_parameters(own, mirror).peak, 100.0);
 }
 
 }  // namespace

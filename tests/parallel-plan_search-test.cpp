@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "parallel-fixture.hpp"
@@ -153,6 +156,27 @@ TEST(PlanSearch, ARequestPastTheBudgetOfLayoutsIsRefusedBeforeAnythingIsTimed) {
     auto layouts = candidate_layouts(r, shape, cluster);
     EXPECT_GT(layouts.size(), 0u);
     EXPECT_LE(std::int64_t(layouts.size()), limits::plan_layouts);
+}
+
+TEST(PlanSearch, BlocksThatDoNotDivideTheStagesAlsoTryFewerOnTheEnds) {
+    // 126 blocks (Llama 3.1 405B) at pp 16: besides the first 14 stages taking 8, Megatron's split with 7 on
+    // the first and last stage (112 = 14 x 8 between), and interleaved, vp 2, 8 and 6 (14 x 2 chunks of 4).
+    Cluster cluster;
+    cluster.gpus = cluster.gpus_per_node = cluster.scale_up_domain = 16;
+    ModelShape shape{128, 8, 126, 0, 8192, "405b"};
+    LayoutRequest r;
+    r.gpus = 16, r.tp = 1, r.pp = 16, r.zero = 0, r.micro_batch = 1, r.grad_accum = 16, r.recompute = Recompute::none;
+    std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> splits;
+    for (const auto& l : candidate_layouts(r, shape, cluster))
+        splits.insert({l.vp, l.first_stage_blocks, l.last_stage_blocks});
+    using S = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+    EXPECT_EQ(splits, (std::set<S>{S{1, 0, 0}, S{1, 7, 7}, S{2, 8, 6}}));
+    // 128 blocks divide: nothing more to try.
+    shape.blocks = 128;
+    splits.clear();
+    for (const auto& l : candidate_layouts(r, shape, cluster))
+        splits.insert({l.vp, l.first_stage_blocks, l.last_stage_blocks});
+    EXPECT_EQ(splits, (std::set<S>{S{1, 0, 0}, S{2, 0, 0}, S{4, 0, 0}}));
 }
 
 TEST(PlanSearch, KeepsTheFastestLayoutsInTheirTieBreakingOrder) {

@@ -372,6 +372,16 @@ std::vector<OptionDef> build_table() {
             .help("expert-parallel devices (MoE experts split over data-parallel ranks; divides dp)").on_page("cluster", "ep").advanced().clustered().layout_dimension(),
         Row("vp", T::count, kRun).flag("vp", "V").label("Virtual stages").up_to(1024).defaults(nullptr, "searched")
             .help("model chunks per pipeline stage (the interleaved schedule)").on_page("cluster", "vp").advanced().clustered().layout_dimension(),
+        Row("first_stage_blocks", T::count, kRun).flag("first-stage-blocks", "N").label("First stage blocks")
+            .up_to(1e6).defaults(nullptr, "an even split")
+            .help("blocks (layers) on the first pipeline stage, a multiple of vp, the rest split evenly over the "
+                  "stages between (Megatron-Core's num_layers_in_first_pipeline_stage): the embedding's stage "
+                  "gets fewer").on_page("cluster", "pfirst").advanced().clustered().layout_dimension(),
+        Row("last_stage_blocks", T::count, kRun).flag("last-stage-blocks", "N").label("Last stage blocks")
+            .up_to(1e6).defaults(nullptr, "an even split")
+            .help("blocks (layers) on the last pipeline stage, a multiple of vp (Megatron-Core's "
+                  "num_layers_in_last_pipeline_stage): the head's and loss's stage gets fewer")
+            .on_page("cluster", "plast").advanced().clustered().layout_dimension(),
         Row("zero", T::count, kRun).flag("zero", "Z").label("ZeRO stage").range(0, 3).defaults(nullptr, "searched")
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
                   "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered().layout_dimension(),
@@ -380,8 +390,9 @@ std::vector<OptionDef> build_table() {
             .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
             .on_page("cluster", "sp").advanced().clustered().layout_dimension(),
         Row("schedule", T::choice, kRun).flag("schedule", "S").label("Pipeline schedule")
-            .choices({"1f1b", "interleaved", "gpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
-            .help("the pipeline schedule").on_page("cluster", "sched").advanced().clustered().layout_dimension(),
+            .choices({"1f1b", "interleaved", "gpipe", "zb-h1", "dualpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
+            .help("the pipeline schedule: zb-h1 (zero-bubble H1: weight gradients fill the drain), dualpipe "
+                  "(DeepSeek-V3: pp even, micro-batches at least 2 pp, each rank holds two stages' weights)").on_page("cluster", "sched").advanced().clustered().layout_dimension(),
         Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
@@ -393,7 +404,7 @@ std::vector<OptionDef> build_table() {
         Row("cluster", T::document, kRun).flag("cluster", "FILE").label("Cluster")
             .defaults(nullptr, "none")
             .help("a JSON document with any of gpus, gpus_per_node, network and the layout options (dp, tp, pp, cp, "
-                  "ep, vp, zero, sequence_parallel, schedule, global_batch, global_batch_tokens); options given "
+                  "ep, vp, first_stage_blocks, last_stage_blocks, zero, sequence_parallel, schedule, global_batch, global_batch_tokens); options given "
                   "beside it win")
             .of_cluster_options()
             .off_page("the page's cluster fields are its options one by one (and the link holds them)"),

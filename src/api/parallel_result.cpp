@@ -119,7 +119,11 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
         if (search.fits_on) {
             const auto& [n, l] = *search.fits_on;
             summary += "; fits on " + std::to_string(n) + " x " + hw.id + " (dp " + std::to_string(l.dp) + ", tp " +
-                       std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + ", zero " + std::to_string(l.zero) +
+                       std::to_string(l.tp) + ", pp " + std::to_string(l.pp) +
+                       (l.first_stage_blocks > 0 ? " with " + std::to_string(l.first_stage_blocks) + " blocks first" : "") +
+                       (l.last_stage_blocks > 0 ? (l.first_stage_blocks > 0 ? " and " : " with ") +
+                                                      std::to_string(l.last_stage_blocks) + " last" : "") +
+                       ", zero " + std::to_string(l.zero) +
                        ", checkpointing " + to_string(l.recompute) + ")";
             fits_on = to_json(l);
             fits_on["gpus"] = n;

@@ -28,6 +28,8 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     l.cp = count_if_given(o, "cp");
     l.ep = count_if_given(o, "ep");
     l.vp = count_if_given(o, "vp");
+    l.first_stage_blocks = count_if_given(o, "first_stage_blocks");
+    l.last_stage_blocks = count_if_given(o, "last_stage_blocks");
     if (o.has("zero")) l.zero = int(o.count("zero"));
     if (o.has("sequence_parallel")) l.sequence_parallel = o.flag("sequence_parallel");
     if (o.has("schedule")) l.schedule = parse_schedule(o.text("schedule"));

@@ -85,6 +85,9 @@ std::string plan_text(const json& p) {
     if (p["cp"].get<std::int64_t>() > 1) t += " cp" + p["cp"].dump();
     if (p["ep"].get<std::int64_t>() > 1) t += " ep" + p["ep"].dump();
     if (p["vp"].get<std::int64_t>() > 1) t += " vp" + p["vp"].dump();
+    // Uneven ends (Megatron's first/last stage blocks), only when the plan has them.
+    for (const char* end : {"first_stage_blocks", "last_stage_blocks"})
+        if (p.contains(end)) t += std::string(" ") + (end[0] == 'f' ? "first" : "last") + p[end].dump();
     t += " zero" + p["zero"].dump() + " " + p["micro_batch"].dump() + "x" + p["grad_accum"].dump();
     if (p["checkpointing"] != "none") t += " " + p["checkpointing"].get<std::string>();
     return t;

@@ -1,5 +1,7 @@
 #include "parallel/layout.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace prenet {
@@ -11,6 +13,8 @@ const char* to_string(PipelineSchedule s) {
         case PipelineSchedule::one_f_one_b: return "1f1b";
         case PipelineSchedule::interleaved: return "interleaved";
         case PipelineSchedule::gpipe: return "gpipe";
+        case PipelineSchedule::zb_h1: return "zb-h1";
+        case PipelineSchedule::dualpipe: return "dualpipe";
     }
     return "1f1b";
 }
@@ -19,7 +23,10 @@ PipelineSchedule parse_schedule(const std::string& name) {
     if (name == "1f1b") return PipelineSchedule::one_f_one_b;
     if (name == "interleaved") return PipelineSchedule::interleaved;
     if (name == "gpipe") return PipelineSchedule::gpipe;
-    throw Error("schedule must be 1f1b, interleaved or gpipe, got '" + name + "'", ErrorCode::invalid_value, "schedule");
+    if (name == "zb-h1") return PipelineSchedule::zb_h1;
+    if (name == "dualpipe") return PipelineSchedule::dualpipe;
+    throw Error("schedule must be 1f1b, interleaved, gpipe, zb-h1 or dualpipe, got '" + name + "'",
+                ErrorCode::invalid_value, "schedule");
 }
 
 const char* to_string(Recompute r) {
@@ -42,11 +49,12 @@ Recompute parse_recompute(const std::string& name) {
 bool ParallelLayout::operator==(const ParallelLayout& o) const {
     return dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep && vp == o.vp && zero == o.zero &&
            sequence_parallel == o.sequence_parallel && schedule == o.schedule && micro_batch == o.micro_batch &&
-           grad_accum == o.grad_accum && recompute == o.recompute;
+           grad_accum == o.grad_accum && recompute == o.recompute && first_stage_blocks == o.first_stage_blocks &&
+           last_stage_blocks == o.last_stage_blocks;
 }
 
 json to_json(const ParallelLayout& l) {
-    return {{"dp", l.dp},
+    json out = {{"dp", l.dp},
             {"tp", l.tp},
             {"pp", l.pp},
             {"cp", l.cp},
@@ -59,6 +67,9 @@ json to_json(const ParallelLayout& l) {
             {"grad_accum", l.grad_accum},
             {"global_batch", l.global_batch()},
             {"checkpointing", to_string(l.recompute)}};
+    if (l.first_stage_blocks > 0) out["first_stage_blocks"] = l.first_stage_blocks;
+    if (l.last_stage_blocks > 0) out["last_stage_blocks"] = l.last_stage_blocks;
+    return out;
 }
 
 bool LayoutRequest::fully_given() const {
@@ -73,7 +84,67 @@ namespace {
 
 std::string n(std::int64_t x) { return std::to_string(x); }
 
+// Megatron-Core's num_layers_in_first/last_pipeline_stage (TransformerConfig.__post_init__'s checks).
+std::vector<std::int64_t> given_ends_split(const ParallelLayout& l, std::int64_t blocks) {
+    const std::int64_t pp = l.pp, vp = l.vp;
+    std::int64_t middle = blocks, middle_stages = pp;
+    for (auto [field, given] : {std::pair{"first_stage_blocks", l.first_stage_blocks}, {"last_stage_blocks", l.last_stage_blocks}}) {
+        if (given == 0) continue;
+        if (given % vp)
+            bad(field, std::string(field) + " " + n(given) + " must split into the stage's vp = " + n(vp) +
+                           " equal chunks (a multiple of vp)");
+        middle -= given;
+        --middle_stages;
+    }
+    std::string ends = "first_stage_blocks " + n(l.first_stage_blocks) + " + last_stage_blocks " +
+                       n(l.last_stage_blocks);
+    const char* field = l.last_stage_blocks > 0 ? "last_stage_blocks" : "first_stage_blocks";
+    if (middle_stages == 0 && middle != 0)
+        bad(field, "with pp 2, " + ends + " must be the " + n(blocks) + " blocks");
+    if (middle_stages > 0) {
+        if (middle < middle_stages * vp)
+            bad(field, ends + " leave " + n(middle) + " of the " + n(blocks) + " blocks for the " + n(middle_stages) +
+                           " stages between: fewer than vp = " + n(vp) + " each");
+        if (middle % (middle_stages * vp))
+            bad(field, ends + " leave " + n(middle) + " of the " + n(blocks) + " blocks, which do not split evenly " +
+                           "into the " + n(middle_stages) + " stages between" +
+                           (vp > 1 ? " x vp = " + n(vp) + " chunks" : std::string()));
+    }
+    std::int64_t per_middle_chunk = middle_stages > 0 ? middle / (middle_stages * vp) : 0;
+    std::vector<std::int64_t> chunks(size_t(pp * vp), per_middle_chunk);
+    for (std::int64_t v = 0; v < vp; ++v) {
+        if (l.first_stage_blocks > 0) chunks[size_t(v * pp)] = l.first_stage_blocks / vp;
+        if (l.last_stage_blocks > 0) chunks[size_t(v * pp + pp - 1)] = l.last_stage_blocks / vp;
+    }
+    return chunks;
+}
+
 }  // namespace
+
+std::vector<std::int64_t> stage_chunk_blocks(const ParallelLayout& l, std::int64_t blocks) {
+    const std::int64_t chunks = l.pp * l.vp;
+    if (l.first_stage_blocks > 0 || l.last_stage_blocks > 0) {
+        if (l.pp == 1)
+            bad(l.first_stage_blocks > 0 ? "first_stage_blocks" : "last_stage_blocks",
+                "first and last stage blocks need pipeline parallelism (pp > 1)", ErrorCode::conflict);
+        return given_ends_split(l, blocks);
+    }
+    std::vector<std::int64_t> out(size_t(chunks), blocks / chunks);
+    if (blocks % chunks == 0) return out;
+    if (l.vp == 1) {
+        for (std::int64_t c = 0; c < blocks % chunks; ++c) ++out[size_t(c)];
+        return out;
+    }
+    if ((blocks + 2) % chunks == 0) {
+        std::fill(out.begin(), out.end(), (blocks + 2) / chunks);
+        --out.front();
+        --out.back();
+        return out;
+    }
+    bad("vp", "pp x vp = " + n(chunks) + " model chunks divide neither the " + n(blocks) + " blocks nor " +
+                  n(blocks + 2) + " (the embedding and the loss counted as a block each); give first_stage_blocks " +
+                  "and last_stage_blocks (multiples of vp) for an uneven split");
+}
 
 void check_layout(const ParallelLayout& l, const ModelShape& m, std::int64_t gpus) {
     for (auto [field, v] : {std::pair{"dp", l.dp}, {"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
@@ -96,14 +167,21 @@ void check_layout(const ParallelLayout& l, const ModelShape& m, std::int64_t gpu
         bad("pp", "pp " + n(l.pp) + " is more pipeline stages than the " + n(m.blocks) + " blocks of '" + m.name + "'");
     if (l.vp > 1) {
         if (l.pp == 1) bad("vp", "virtual stages (vp) need pipeline parallelism (pp > 1)", ErrorCode::conflict);
-        if (m.blocks % (l.pp * l.vp))
-            bad("vp", "pp x vp = " + n(l.pp * l.vp) + " model chunks do not divide the " + n(m.blocks) + " blocks of '" +
-                          m.name + "'");
         if (l.schedule != PipelineSchedule::interleaved)
             bad("schedule", "vp > 1 runs the interleaved schedule", ErrorCode::conflict);
         if (l.grad_accum % l.pp)
             bad("grad_accum", "the interleaved schedule needs the micro-batches (" + n(l.grad_accum) +
                                   ") to be a multiple of pp (" + n(l.pp) + ")", ErrorCode::conflict);
+    }
+    if (l.pp > 1 && l.pp <= m.blocks) stage_chunk_blocks(l, m.blocks);
+    // DeepSeek's DualPipe (github.com/deepseek-ai/DualPipe, dualpipe.py step()): num_ranks % 2 == 0 and
+    // num_chunks (micro-batches) even and >= 2 x num_ranks.
+    if (l.schedule == PipelineSchedule::dualpipe) {
+        if (l.pp % 2) bad("pp", "DualPipe runs two pipelines in opposite directions: pp must be even, got " + n(l.pp),
+                          ErrorCode::conflict);
+        if (l.grad_accum % 2 || l.grad_accum < 2 * l.pp)
+            bad("grad_accum", "DualPipe needs an even number of micro-batches, at least 2 x pp = " + n(2 * l.pp) +
+                                  ", got " + n(l.grad_accum), ErrorCode::conflict);
     }
     if (l.cp > 1 && m.tokens_per_sample == 0)
         bad("cp", "context parallelism splits the sequence; '" + m.name + "' has no tokens");

@@ -7,12 +7,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace prenet {
 
-enum class PipelineSchedule { one_f_one_b, interleaved, gpipe };
+// 1F1B (Megatron-LM's default), interleaved 1F1B (vp > 1), GPipe, ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline
+// Parallelism", arXiv 2401.10241: weight-gradient passes fill 1F1B's drain) and DualPipe (DeepSeek-V3, arXiv
+// 2412.19437: two pipelines in opposite directions over the same ranks). Their bubbles and memory:
+// parallel/pipeline.hpp.
+enum class PipelineSchedule { one_f_one_b, interleaved, gpipe, zb_h1, dualpipe };
 const char* to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(const std::string& name);  // throws Error (field "schedule")
 
@@ -30,6 +35,10 @@ struct ParallelLayout {
     std::int64_t micro_batch = 1;  // samples per micro-batch per data-parallel replica
     std::int64_t grad_accum = 1;   // micro-batches per step (the pipeline's micro-batches)
     Recompute recompute = Recompute::none;
+    // Megatron-Core's uneven pipeline (num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage,
+    // the CLI's --decoder-first/last-pipeline-num-layers): block copies on the first and last stage, the rest
+    // split evenly over the stages between. 0: not given (the even split; stage_chunk_blocks says what then).
+    std::int64_t first_stage_blocks = 0, last_stage_blocks = 0;
 
     std::int64_t devices() const { return dp * tp * pp * cp; }
     // Tensor parallelism of the experts: the layout's tp when the expert-parallel groups are carved from the
@@ -44,12 +53,29 @@ struct ParallelLayout {
     bool operator==(const ParallelLayout& o) const;
 };
 
+// first_stage_blocks and last_stage_blocks appear only when given (non-zero).
 nlohmann::json to_json(const ParallelLayout& layout);
+
+// Block copies in each of the pp x vp model chunks, chunk v x pp + s being stage s's v-th (the order the model's
+// blocks run in), by Megatron-Core's rules (megatron/core/transformer/transformer_config.py __post_init__ and
+// transformer_block.py get_num_layers_to_build / get_transformer_layer_offset):
+// - first/last_stage_blocks given: each a multiple of vp, split evenly over its stage's vp chunks; the rest
+//   over the pp - 1 or pp - 2 stages between, a whole multiple of vp per stage, at least one block each (with
+//   no stage between, first + last must be every block);
+// - else, pp x vp dividing the blocks: even chunks;
+// - else, vp 1: the first (blocks mod pp) stages take one block more;
+// - else, pp x vp dividing the blocks + 2: the embedding and the loss each count as a block
+//   (account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split), so the first and the
+//   last chunk hold one block fewer (Llama 3 405B's 126 blocks at pp 16, vp 2, 4 or 8);
+// - else Error, field "vp" (or the first/last field whose count does not add up).
+// `blocks`: the model's block copies (ModelShape::blocks); pp above them is check_layout's to refuse.
+std::vector<std::int64_t> stage_chunk_blocks(const ParallelLayout& layout, std::int64_t blocks);
 
 // The request's choices; whatever is left empty is searched (parallel/plan_search.hpp).
 struct LayoutRequest {
     std::int64_t gpus = 1;
     std::optional<std::int64_t> dp, tp, pp, cp, ep, vp, micro_batch, grad_accum;
+    std::optional<std::int64_t> first_stage_blocks, last_stage_blocks;
     std::optional<int> zero;
     std::optional<bool> sequence_parallel;
     std::optional<PipelineSchedule> schedule;
@@ -69,9 +95,11 @@ struct ModelShape {
 };
 
 // Throws Error (code invalid_value or conflict, field the dimension at fault) for a layout the model or the
-// device count cannot take: product != gpus, tp not dividing the heads, pp above the blocks, vp not dividing
-// the blocks per stage, ep dividing neither dp nor (as a multiple of tp) dp x tp, or not the experts, cp with a
-// model without tokens, zero out of 0..3.
+// device count cannot take: product != gpus, tp not dividing the heads, pp above the blocks, blocks that do not
+// split into the pipeline's chunks (stage_chunk_blocks), a schedule's own rules (vp > 1 runs the interleaved
+// schedule, with micro-batches a multiple of pp; DualPipe needs pp even and an even number of micro-batches, at
+// least 2 pp), ep dividing neither dp nor (as a multiple of tp) dp x tp, or not the experts, cp with a model
+// without tokens, zero out of 0..3.
 void check_layout(const ParallelLayout& layout, const ModelShape& shape, std::int64_t gpus);
 
 }  // namespace prenet

@@ -1,6 +1,7 @@
 #include "parallel/parallel_step.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/error.hpp"
 #include "ops/catalogue.hpp"
@@ -51,7 +52,7 @@ double StageModels::pipeline_message_bytes(const ParallelLayout& l) {
 
 const std::vector<const ModelFeatures*>& StageModels::stages(const ParallelLayout& l) {
     ShardKey shard{l.micro_batch, l.cp, l.tp, l.sequence_parallel, l.ep, l.expert_tp()};
-    auto key = std::make_tuple(shard, l.pp, l.vp);
+    StagesKey key{shard, l.pp, l.vp, l.first_stage_blocks, l.last_stage_blocks};
     auto it = stages_.find(key);
     if (it != stages_.end()) return it->second;
     auto device = devices_.find(shard);
@@ -62,7 +63,7 @@ const std::vector<const ModelFeatures*>& StageModels::stages(const ParallelLayou
     const Model& model = device->second;
     std::vector<StagePieces> pieces;
     if (l.pp * l.vp == 1) pieces.push_back({});  // the whole model, unsplit (it may have no blocks to split)
-    else pieces = pipeline_stage_pieces(model, l.pp, l.vp);
+    else pieces = pipeline_stage_pieces(model, l);
     std::vector<const ModelFeatures*> features;
     for (size_t s = 0; s < pieces.size(); ++s) {
         auto content = std::make_pair(shard, pieces[s]);
@@ -197,6 +198,10 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
     ParallelMemory out;
     for (size_t i = 0; i < stages.size(); ++i) {
         MemoryUse m = stage_memory(*stages[i], std::int64_t(i), l, c);
+        if (l.schedule == PipelineSchedule::dualpipe) {
+            std::int64_t mirror = dualpipe_mirror_stage(std::int64_t(i), l.pp);
+            m = with_mirror_parameters(m, stage_memory(*stages[size_t(mirror)], mirror, l, c));
+        }
         if (i == 0 || m.peak > out.memory.peak) {
             out.memory = m;
             out.fullest_stage = std::int64_t(i);
@@ -213,11 +218,14 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     s.layout = l;
     std::vector<StageResult> results;
     std::vector<double> per_micro_batch;
+    std::vector<StagePass> passes;
     for (size_t i = 0; i < stages.size(); ++i) {
         results.push_back(run_stage(*stages[i], l, c));
         const StageResult& r = results.back();
         s.stage_ms.push_back(r.time.micro_batch_ms);
         per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);
+        double backward = (r.time.backward_ms - r.time.grad_accumulation_ms) / double(l.grad_accum);
+        passes.push_back({per_micro_batch.back(), backward, backward * weight_grad_share(stages[i])});
     }
     size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
     // One send to the next stage: the peer is a whole stage of tp x cp x dp ranks away.
@@ -227,7 +235,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     const StageResult& r = results[slowest];
     double m = double(l.grad_accum);
     s.time = r.time;
-    s.time.bubble_ms = pipeline_bubble_ms(per_micro_batch, l.vp, p2p);
+    s.time.bubble_ms = pipeline_bubble_ms(passes, l, p2p);
     double p2p_steady = pipeline_steady_sends(l) * p2p;
     s.time.communication_ms = m * r.per_micro_batch_exposed + p2p_steady + r.tail_exposed;
     s.exposed_by_kind_ms = r.exposed;
@@ -243,7 +251,9 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     if (stages.size() > 1) {
         double lo = *std::min_element(s.stage_ms.begin(), s.stage_ms.end());
         double hi = *std::max_element(s.stage_ms.begin(), s.stage_ms.end());
-        s.uneven_stages = hi > 1.1 * lo;
+        std::vector<std::int64_t> chunks = stage_chunk_blocks(l, models.shape().blocks);
+        bool uneven_blocks = std::adjacent_find(chunks.begin(), chunks.end(), std::not_equal_to<>()) != chunks.end();
+        s.uneven_stages = uneven_blocks || hi > 1.1 * lo;
     }
     s.model_flops = models.flops(l.micro_batch) * m * double(l.dp);
     return s;

@@ -51,7 +51,9 @@ private:
     using ShardKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, std::int64_t>;
     std::map<ShardKey, Model> devices_;
     std::map<std::pair<ShardKey, StagePieces>, ModelFeatures> stage_features_;
-    std::map<std::tuple<ShardKey, std::int64_t, std::int64_t>, std::vector<const ModelFeatures*>> stages_;  // pp, vp
+    // (shard, pp, vp, first and last stage blocks)
+    using StagesKey = std::tuple<ShardKey, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+    std::map<StagesKey, std::vector<const ModelFeatures*>> stages_;
     std::unique_ptr<ModelShape> shape_;
     std::map<std::int64_t, double> flops_;
     const Model& built(std::int64_t micro_batch, std::int64_t tokens);
@@ -96,7 +98,7 @@ struct ParallelStep {
     MemoryUse memory;                   // the fullest stage's device (capacity set)
     std::int64_t fullest_stage = 0;
     std::vector<double> stage_ms;       // forward + backward of one micro-batch on each stage
-    bool uneven_stages = false;
+    bool uneven_stages = false;         // chunks of different block counts, or stage times 10% apart
     double model_flops = 0;             // per step over all devices (the unsharded model's, no recompute)
     double total_ms() const { return time.total_ms(); }
 };

@@ -14,26 +14,29 @@ std::int64_t pipeline_units(const Model& model) {
     return units;
 }
 
-std::vector<StagePieces> pipeline_stage_pieces(const Model& model, std::int64_t pp, std::int64_t vp) {
-    std::int64_t chunks = pp * vp, units = pipeline_units(model);
-    if (units < chunks)
-        throw Error("pp x vp = " + std::to_string(chunks) + " pipeline chunks need at least as many blocks; '" +
-                        model.name + "' has " + std::to_string(units),
+std::vector<StagePieces> pipeline_stage_pieces(const Model& model, const ParallelLayout& layout) {
+    const std::int64_t pp = layout.pp, vp = layout.vp, chunks = pp * vp, units = pipeline_units(model);
+    if (units < pp)
+        throw Error("pp = " + std::to_string(pp) + " pipeline stages need at least as many blocks; '" + model.name +
+                        "' has " + std::to_string(units),
                     ErrorCode::invalid_value, "pp");
-    // Copies per chunk: the first (units % chunks) chunks take one more.
-    std::vector<std::int64_t> quota(static_cast<size_t>(chunks), units / chunks);
-    for (std::int64_t c = 0; c < units % chunks; ++c) ++quota[size_t(c)];
+    const std::vector<std::int64_t> quota = stage_chunk_blocks(layout, units);
 
     std::vector<StagePieces> chunk_pieces(static_cast<size_t>(chunks));
     size_t chunk = 0;
-    std::int64_t left = quota[0];
+    std::int64_t left = quota[0], placed = 0;
+    auto next_chunk_with_room = [&] {
+        while (left == 0 && chunk + 1 < size_t(chunks)) left = quota[++chunk];
+    };
+    next_chunk_with_room();
     size_t last_unit_chunk = 0;
     for (size_t b = 0; b < model.blocks.size(); ++b) {
         const Block& block = model.blocks[b];
         if (block.name.empty()) {
             // Unnamed blocks (embeddings, heads, losses) run with the block copy before them: leading ones with
-            // the first chunk, trailing ones with the last.
-            chunk_pieces[last_unit_chunk].push_back({b, block.repeat});
+            // the first chunk, trailing ones with the last (which may hold no block copy: Megatron's loss slot).
+            size_t at = placed == units ? size_t(chunks - 1) : last_unit_chunk;
+            chunk_pieces[at].push_back({b, block.repeat});
             continue;
         }
         std::int64_t copies = block.repeat;
@@ -43,7 +46,8 @@ std::vector<StagePieces> pipeline_stage_pieces(const Model& model, std::int64_t 
             last_unit_chunk = chunk;
             copies -= take;
             left -= take;
-            if (left == 0 && chunk + 1 < size_t(chunks)) left = quota[++chunk];
+            placed += take;
+            next_chunk_with_room();
         }
     }
 
@@ -68,11 +72,11 @@ Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t
     return m;
 }
 
-std::vector<Model> pipeline_stages(const Model& model, std::int64_t pp, std::int64_t vp) {
-    if (pp * vp == 1) return {model};
-    std::vector<StagePieces> pieces = pipeline_stage_pieces(model, pp, vp);
+std::vector<Model> pipeline_stages(const Model& model, const ParallelLayout& layout) {
+    if (layout.pp * layout.vp == 1) return {model};
+    std::vector<StagePieces> pieces = pipeline_stage_pieces(model, layout);
     std::vector<Model> stages;
-    for (std::int64_t s = 0; s < pp; ++s) stages.push_back(pipeline_stage(model, pieces[size_t(s)], s, pp));
+    for (std::int64_t s = 0; s < layout.pp; ++s) stages.push_back(pipeline_stage(model, pieces[size_t(s)], s, layout.pp));
     return stages;
 }
 
@@ -93,18 +97,40 @@ double pipeline_steady_sends(const ParallelLayout& l) {
 
 double pipeline_bubble_sends(std::int64_t pp) { return 2.0 * double(std::max<std::int64_t>(pp - 1, 0)); }
 
-double pipeline_bubble_ms(const std::vector<double>& stage_ms, std::int64_t vp, double p2p_ms) {
-    if (stage_ms.empty()) return 0;
-    double slowest = *std::max_element(stage_ms.begin(), stage_ms.end());
-    double sum = std::accumulate(stage_ms.begin(), stage_ms.end(), 0.0);
-    return (sum - slowest) / double(std::max<std::int64_t>(vp, 1)) +
-           pipeline_bubble_sends(std::int64_t(stage_ms.size())) * p2p_ms;
+double weight_grad_share(const ModelFeatures& stage) {
+    double backward = stage.backward_flops();
+    return backward > 0 ? stage.backward_weight_flops / backward : 0.5;
+}
+
+double pipeline_bubble_ms(const std::vector<StagePass>& stages, const ParallelLayout& l, double p2p_ms) {
+    if (stages.empty()) return 0;
+    size_t slowest = size_t(std::max_element(stages.begin(), stages.end(), [](const StagePass& a, const StagePass& b) {
+                                return a.ms < b.ms;
+                            }) - stages.begin());
+    // What each other stage adds to the fill and drain, by schedule.
+    auto idle = [&](const StagePass& s) {
+        switch (l.schedule) {
+            case PipelineSchedule::zb_h1: return std::max(0.0, s.ms - 2.0 * s.weight_grad_ms);
+            case PipelineSchedule::dualpipe: return std::max(0.0, s.ms + s.backward_ms - 3.0 * s.weight_grad_ms);
+            default: return s.ms;
+        }
+    };
+    // All stages' less the slowest's (summed in stage order, so 1F1B's sum is bit for bit the plain sum).
+    double others = 0;
+    for (const StagePass& s : stages) others += idle(s);
+    others -= idle(stages[slowest]);
+    double p = double(stages.size());
+    double fill = l.schedule == PipelineSchedule::dualpipe
+                      ? others * std::max(0.0, p / 2.0 - 1.0) / std::max(1.0, p - 1.0)
+                      : others / double(std::max<std::int64_t>(l.vp, 1));
+    return fill + pipeline_bubble_sends(std::int64_t(stages.size())) * p2p_ms;
 }
 
 double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {
     double m = double(l.grad_accum);
     if (l.pp == 1) return 1.0;
     if (l.schedule == PipelineSchedule::gpipe) return m;
+    if (l.schedule == PipelineSchedule::dualpipe) return std::min(m, double(l.pp) + 1.0);
     double p = double(l.pp), r = double(stage);
     if (l.schedule == PipelineSchedule::interleaved && l.vp > 1) {
         // Megatron-LM's interleaved warm-up: (p - r - 1) x 2 + (vp - 1) x p chunk forwards, plus the one in flight,
@@ -113,6 +139,16 @@ double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {
         return std::min(m, ((p - r - 1.0) * 2.0 + (v - 1.0) * p + 1.0) / v);
     }
     return std::min(m, p - r);
+}
+
+std::int64_t dualpipe_mirror_stage(std::int64_t stage, std::int64_t pp) { return pp - 1 - stage; }
+
+MemoryUse with_mirror_parameters(MemoryUse own, const MemoryUse& mirror) {
+    own.weights += mirror.weights;
+    own.gradients += mirror.gradients;
+    own.optimizer_states += mirror.optimizer_states;
+    own.peak += mirror.weights + mirror.gradients + (mirror.optimizer_paged ? 0.0 : mirror.optimizer_states);
+    return own;
 }
 
 }  // namespace prenet

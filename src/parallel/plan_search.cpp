@@ -43,6 +43,25 @@ auto order_key(const ParallelLayout& l) {
                            int(l.sequence_parallel));
 }
 
+struct PipelineSplit {
+    std::int64_t vp = 1, first = 0, last = 0;
+};
+
+// Where pp x vp chunks do not divide the blocks: the split Megatron-Core users give (num_layers_in_first/
+// last_pipeline_stage), fewer blocks on the first stage (the embedding's) and the last (the head's and the
+// loss's), each a multiple of vp, the stages between k each, k the fewest (a multiple of vp) that leaves the
+// ends no more than k; the last stage the fewer of the two. None with fewer than 3 stages or when no such split
+// exists.
+std::optional<PipelineSplit> fewer_blocks_at_the_ends(std::int64_t blocks, std::int64_t pp, std::int64_t vp) {
+    if (pp < 3 || blocks % (pp * vp) == 0 || blocks % vp) return std::nullopt;
+    std::int64_t k = (blocks + pp - 1) / pp;
+    k = (k + vp - 1) / vp * vp;
+    std::int64_t ends = blocks - (pp - 2) * k;
+    std::int64_t last = ends / 2 / vp * vp, first = ends - last;
+    if (last < vp || first > k) return std::nullopt;
+    return PipelineSplit{vp, first, last};
+}
+
 }  // namespace
 
 std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const ModelShape& shape, const Cluster& cluster) {
@@ -91,10 +110,18 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                     for (std::int64_t e : divisors(dp * tp, shape.experts))
                         if (shape.experts % e == 0 && (dp % e == 0 || e % tp == 0)) eps.push_back(e);
                 }
-                std::vector<std::int64_t> vps = given_or(r.vp, {1});
+                // (vp, first stage blocks, last stage blocks): the given split, or the even ones, and where the
+                // blocks do not divide the chunks, Megatron's uneven one with fewer on the first and last stage.
+                std::vector<PipelineSplit> splits;
+                std::int64_t first = r.first_stage_blocks.value_or(0), last = r.last_stage_blocks.value_or(0);
+                for (std::int64_t v : given_or(r.vp, {1}))
+                    splits.push_back({v, first, last});
                 if (!r.vp && pp > 1)
                     for (std::int64_t v : {2, 4})
-                        if (shape.blocks % (pp * v) == 0) vps.push_back(v);
+                        if (shape.blocks % (pp * v) == 0) splits.push_back({v, first, last});
+                if (!r.first_stage_blocks && !r.last_stage_blocks)
+                    for (std::int64_t v : given_or(r.vp, {1, 2}))
+                        if (auto split = fewer_blocks_at_the_ends(shape.blocks, pp, v)) splits.push_back(*split);
                 std::vector<int> zeros;
                 if (r.zero) zeros = {*r.zero};
                 else if (dp * cp > 1) zeros = {0, 1, 2, 3};
@@ -129,12 +156,14 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                 if (r.recompute) recomputes = {*r.recompute};
                 else recomputes = {Recompute::none, Recompute::selective, Recompute::full};
                 for (std::int64_t ep : eps)
-                    for (std::int64_t vp : vps)
+                    for (const PipelineSplit& split : splits)
                         for (int zero : zeros)
                             for (auto [mb, accum] : batches)
                                 for (Recompute rc : recomputes) {
                                     ParallelLayout l;
+                                    const std::int64_t vp = split.vp;
                                     l.dp = dp, l.tp = tp, l.pp = pp, l.cp = cp, l.ep = ep, l.vp = vp, l.zero = zero;
+                                    l.first_stage_blocks = split.first, l.last_stage_blocks = split.last;
                                     l.micro_batch = mb, l.grad_accum = accum, l.recompute = rc;
                                     l.sequence_parallel = r.sequence_parallel.value_or(tp > 1);
                                     l.schedule = r.schedule.value_or(vp > 1 ? PipelineSchedule::interleaved

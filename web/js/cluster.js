@@ -64,6 +64,8 @@ export function planText(plan) {
   if (plan.cp > 1) dims.push(`cp ${plan.cp}`);
   if (plan.ep > 1) dims.push(`ep ${plan.ep}`);
   if (plan.vp > 1) dims.push(`vp ${plan.vp}`);
+  if (plan.first_stage_blocks) dims.push(`first stage ${plan.first_stage_blocks} blocks`);
+  if (plan.last_stage_blocks) dims.push(`last stage ${plan.last_stage_blocks} blocks`);
   dims.push(plan.zero ? `ZeRO ${plan.zero}` : 'DDP');
   const extra = [];
   if (plan.sequence_parallel) extra.push('sequence parallel');

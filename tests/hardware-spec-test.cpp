@@ -279,9 +279,15 @@ TEST(ParseHardware, ClocksAreRead) {
     EXPECT_EQ(j["boost_clock_mhz"], 2400);
     // Unpublished: 0.
     EXPECT_DOUBLE_EQ(find_hardware("b200").base_clock_mhz, 0);
+    EXPECT_DOUBLE_EQ(find_hardware("h100-sxm5-80gb").matrix_peak_clock_mhz, 1830);  // the tensor peaks' clock
     json sheet = minimal_sheet();
-    sheet["compute"] = {{"base_clock_mhz", 1100}, {"boost_clock_mhz", 1700}};
-    EXPECT_DOUBLE_EQ(parse_hardware(sheet, "user sheet").base_clock_mhz, 1100);
+    sheet["compute"] = {{"base_clock_mhz", 1100}, {"boost_clock_mhz", 1700}, {"matrix_peak_clock_mhz", 1600},
+                        {"sustained_matrix_clock_mhz", {{"value", 1500}, {"source", "x"}}}};
+    HardwareSpec h = parse_hardware(sheet, "user sheet");
+    EXPECT_DOUBLE_EQ(h.base_clock_mhz, 1100);
+    EXPECT_DOUBLE_EQ(h.matrix_peak_clock_mhz, 1600);
+    EXPECT_DOUBLE_EQ(h.sustained_matrix_clock_mhz, 1500);
+    EXPECT_EQ(to_json(h)["sustained_matrix_clock_mhz"], 1500);
 }
 
 TEST(MatmulFlops, ArcProB60MatrixPeaksAreXmx) {
@@ -402,4 +408,52 @@ TEST(HardwareSpec, ClockIsPublishedOrImpliedByTheFp32Peak) {
     HardwareSpec unknown = find_hardware("tpu-v5e");
     unknown.boost_clock_mhz = 0, unknown.cores_per_unit = 0;
     EXPECT_EQ(unknown.clock_mhz(), 0);
+}
+
+TEST(ParseHardware, PowerLimitIsRead) {
+    json sheet = minimal_sheet();
+    sheet["power"] = {{"tdp_w", 700}, {"limit_w", 500}};
+    HardwareSpec h = parse_hardware(sheet, "user sheet");
+    EXPECT_DOUBLE_EQ(h.power_limit_w, 500);
+    EXPECT_EQ(to_json(h)["power_limit_w"], 500);
+    // Absent: 0 (no limit), and the catalogue carries no limit.
+    EXPECT_DOUBLE_EQ(parse_hardware(minimal_sheet(), "user sheet").power_limit_w, 0);
+    for (const auto& c : hardware_catalogue()) EXPECT_DOUBLE_EQ(c.power_limit_w, 0) << c.id;
+}
+
+TEST(ParseHardware, PowerLimitMustBePositiveAndPlausible) {
+    for (json limit : {json(0), json(-100), json(2e6), json("500")}) {
+        json sheet = minimal_sheet();
+        sheet["power"] = {{"tdp_w", 700}, {"limit_w", limit}};
+        std::string message = parse_error(sheet);
+        EXPECT_TRUE(mentions(message, "limit_w")) << limit.dump() << ": " << message;
+    }
+    json sheet = minimal_sheet();
+    sheet["power"] = {{"tdp_w", 700}, {"limit_w", 0}};
+    EXPECT_TRUE(mentions(parse_error(sheet), "positive"));
+}
+
+// The schema (hardware/schema.json) forbids undeclared fields: the sheets' compute and power keys, and the new
+// clock and power-limit fields, must all be declared there, with what they mean.
+TEST(HardwareSheets, SchemaDeclaresEveryComputeAndPowerField) {
+    std::ifstream in(fs::path(PRENET_SOURCE_DIR) / "hardware" / "schema.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json schema = json::parse(ss.str());
+    const json& compute = schema["properties"]["compute"]["properties"];
+    const json& power = schema["properties"]["power"]["properties"];
+    for (const char* key : {"matrix_peak_clock_mhz", "sustained_matrix_clock_mhz"}) {
+        ASSERT_TRUE(compute.contains(key)) << key;
+        EXPECT_TRUE(compute[key].contains("description")) << key;
+    }
+    ASSERT_TRUE(power.contains("limit_w"));
+    EXPECT_TRUE(mentions(power["limit_w"]["description"].get<std::string>(), "TDP") ||
+                mentions(power["limit_w"]["description"].get<std::string>(), "tdp_w"));
+    for (const auto& s : sheet_files()) {
+        for (auto it = s.doc["compute"].begin(); it != s.doc["compute"].end(); ++it)
+            EXPECT_TRUE(compute.contains(it.key())) << s.stem << ": compute." << it.key();
+        for (auto it = s.doc["power"].begin(); it != s.doc["power"].end(); ++it)
+            EXPECT_TRUE(power.contains(it.key())) << s.stem << ": power." << it.key();
+        EXPECT_FALSE(s.doc["power"].contains("limit_w")) << s.stem << ": a catalogue sheet carries no host limit";
+    }
 }

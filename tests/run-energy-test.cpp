@@ -27,6 +27,18 @@ TEST(Energy, PowerFollowsTheMatmulShare) {
     EXPECT_DOUBLE_EQ(average_power_w(no_tdp, t), 0);
 }
 
+TEST(Energy, MatrixTimeDrawsAPowerLimitBelowTheTdp) {
+    StepTime t;
+    t.forward_ms = 100;
+    t.matmul_ms = 50;  // half the step in matrix-unit kernels
+    HardwareSpec h100 = find_hardware("h100-sxm5-80gb");
+    EXPECT_DOUBLE_EQ(average_power_w(h100, t), 700 * 0.65);  // 455 W
+    h100.power_limit_w = 500;  // the rest at 30% of the 700 W TDP, matrix time at 500 W: 105 + 250
+    EXPECT_NEAR(average_power_w(h100, t), 0.5 * 0.3 * 700 + 0.5 * 500, 1e-9);
+    h100.power_limit_w = 900;  // above the TDP: no change
+    EXPECT_DOUBLE_EQ(average_power_w(h100, t), 700 * 0.65);
+}
+
 TEST(Energy, TheFormulaInWordsIsMadeFromItsConstant) {
     EXPECT_EQ(energy_model_text(), "TDP x (0.3 + 0.7 x share of step time in matmul/conv kernels), accelerator only");
     StepTime idle;

@@ -376,3 +376,42 @@ TEST(TrainingStep, FineTuningDropsWeightGradientsAndUpdatesTheAdaptersOnly) {
     EXPECT_NEAR(t_qlora.forward_ms + t_qlora.backward_ms - t_lora.forward_ms - t_lora.backward_ms, dequantize_ms,
                 1e-6 * dequantize_ms);
 }
+
+// Sustained clocks (hardware/clocks.hpp, docs/clocks.md): a power limit below the TDP slows the step's
+// matrix-unit kernels by at most the clock ratio and leaves the rest alone; without clock facts, nothing changes.
+TEST(SustainedClockStep, H100At500WIsSlowerThanAt700WInMatrixKernelsOnly) {
+    RooflinePredictor roofline;
+    const ModelFeatures& f = blocks_features(64, Precision::bf16);
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    HardwareSpec at700 = find_hardware("h100-sxm5-80gb"), at500 = at700;
+    at700.power_limit_w = 700;
+    at500.power_limit_w = 500;
+    StepTime catalogue = predict_step(f, find_hardware("h100-sxm5-80gb"), roofline, o);
+    StepTime full = predict_step(f, at700, roofline, o);
+    StepTime capped = predict_step(f, at500, roofline, o);
+    EXPECT_DOUBLE_EQ(full.total_ms(), catalogue.total_ms());  // a limit at the TDP changes nothing
+    EXPECT_GT(capped.total_ms(), full.total_ms());
+    double factor = capped.clock.factor;  // 1579.05 / 1830 (hardware-clocks-test)
+    EXPECT_NEAR(factor, 0.86287, 1e-5);
+    // The GEMMs: the compute-bound ones take 1/factor longer, the memory-bound ones (the 10-wide head) keep
+    // their time, so the family grows by more than nothing and less than 1/factor.
+    double gemm = capped.by_family_ms.at(Family::gemm) / full.by_family_ms.at(Family::gemm);
+    EXPECT_GT(gemm, 1.05);
+    EXPECT_LT(gemm, 1.0 / factor);
+    EXPECT_DOUBLE_EQ(capped.by_family_ms.at(Family::elementwise), full.by_family_ms.at(Family::elementwise));
+    EXPECT_DOUBLE_EQ(capped.optimizer_ms, full.optimizer_ms);
+}
+
+TEST(SustainedClockStep, ASheetWithoutClockFactsPredictsExactlyAsBefore) {
+    RooflinePredictor roofline;
+    const ModelFeatures& f = blocks_features(64, Precision::bf16);
+    StepOptions o = step_options(Precision::bf16, "adamw");
+    HardwareSpec bare = a100();
+    bare.boost_clock_mhz = bare.base_clock_mhz = bare.compute_units = 0;  // no clock, published or implied
+    StepTime before = predict_step(f, bare, roofline, o);
+    bare.power_limit_w = 200;  // of its 400 W: ignored, there is no clock to scale
+    StepTime after = predict_step(f, bare, roofline, o);
+    EXPECT_DOUBLE_EQ(after.total_ms(), before.total_ms());
+    EXPECT_DOUBLE_EQ(after.matmul_ms, before.matmul_ms);
+    EXPECT_DOUBLE_EQ(after.clock.factor, 1.0);
+}

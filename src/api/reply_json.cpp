@@ -60,7 +60,7 @@ json model_json(const Model& m, const ModelFeatures& f) {
 }
 
 json step_json(const StepTime& t, bool input_limited, bool breakdown) {
-    return {{"forward_ms", t.forward_ms},
+    json out = {{"forward_ms", t.forward_ms},
             {"backward_ms", t.backward_ms},
             {"optimizer_ms", t.optimizer_ms},
             {"communication_ms", t.communication_ms},
@@ -76,6 +76,13 @@ json step_json(const StepTime& t, bool input_limited, bool breakdown) {
             {"kernels", t.kernels},
             {"by_family_ms", by_family_json(t.by_family_ms)},
             {"layers", breakdown ? layers_json(t.layers) : json(nullptr)}};
+    // Only where a sheet's clock facts or power limit are in play (docs/clocks.md), so other replies keep their form.
+    if (t.clock.shown)
+        out["sustained_clock"] = {{"mhz", t.clock.sustained_mhz > 0 ? json(t.clock.sustained_mhz) : json(nullptr)},
+                                  {"reference_mhz", t.clock.reference_mhz > 0 ? json(t.clock.reference_mhz) : json(nullptr)},
+                                  {"matrix_factor", t.clock.factor},
+                                  {"basis", t.clock.basis}};
+    return out;
 }
 
 json memory_json(const MemoryUse& m, json advice) {

@@ -15,6 +15,8 @@ using nlohmann::json;
 
 // Peak rates: 10^7 TFLOPS is 10^19 FLOP/s, a thousand times today's largest chips; 10^-6 TFLOPS is 1 MFLOP/s.
 constexpr double kMaxTflops = 1e7, kMinTflops = 1e-6;
+// Board power, TDP or a host's limit: 10^6 W, a thousand times today's largest modules (docs/limits.md).
+constexpr double kMaxWatts = 1e6;
 
 // A number on a sheet is {"value": x, "source": key} or, in user sheets, a plain number. Null means "not
 // supported"; returns NaN for absent or null.
@@ -111,6 +113,8 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.base_clock_mhz = or_zero(sheet_number(compute, "base_clock_mhz", origin, 1e5));
     h.boost_clock_mhz = or_zero(sheet_number(compute, "boost_clock_mhz", origin, 1e5));
     h.l2_cache_mb = or_zero(sheet_number(compute, "l2_cache_mb", origin, 1e6));
+    h.matrix_peak_clock_mhz = or_zero(sheet_number(compute, "matrix_peak_clock_mhz", origin, 1e5));
+    h.sustained_matrix_clock_mhz = or_zero(sheet_number(compute, "sustained_matrix_clock_mhz", origin, 1e5));
     const json& links = section(sheet, "interconnect", origin, false);
     h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, kPlausibleGBps));
     h.scale_up_link = text(links, "scale_up_link", "pcie", origin);
@@ -129,7 +133,11 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
             throw Error(origin + ": 'interconnect.scale_out_network': " + e.what());
         }
     }
-    h.tdp_w = or_zero(sheet_number(section(sheet, "power", origin, false), "tdp_w", origin, 1e6));
+    const json& power = section(sheet, "power", origin, false);
+    h.tdp_w = or_zero(sheet_number(power, "tdp_w", origin, kMaxWatts));
+    double limit = sheet_number(power, "limit_w", origin, kMaxWatts);
+    if (limit == 0) throw Error(origin + ": field 'limit_w' (power limit, W) must be positive; leave it out for none");
+    h.power_limit_w = or_zero(limit);
     const json& prices = section(sheet, "prices", origin, false);
     if (prices.contains("cloud") && prices["cloud"].is_array())
         for (const auto& p : prices["cloud"]) {
@@ -234,7 +242,10 @@ json to_json(const HardwareSpec& h) {
             {"base_clock_mhz", h.base_clock_mhz},
             {"boost_clock_mhz", h.boost_clock_mhz},
             {"l2_cache_mb", h.l2_cache_mb},
+            {"matrix_peak_clock_mhz", h.matrix_peak_clock_mhz},
+            {"sustained_matrix_clock_mhz", h.sustained_matrix_clock_mhz},
             {"tdp_w", h.tdp_w},
+            {"power_limit_w", h.power_limit_w},
             {"intra_node_gbps", h.intra_node_gbps},
             {"inter_node_gbps", h.inter_node_gbps},
             {"scale_up_link", h.scale_up_link},

@@ -29,7 +29,14 @@ struct HardwareSpec {
     std::map<std::string, double> peak_tflops;
     double memory_gb = 0, bandwidth_gbps = 0, l2_cache_mb = 0;
     double compute_units = 0, cores_per_unit = 0, base_clock_mhz = 0, boost_clock_mhz = 0;  // 0 = not published
+    // The clock the matrix-unit peaks are quoted at, where the vendor's arithmetic shows it differs from the boost
+    // clock (H100 SXM: 1,830 MHz against 1,980), and a published sustained clock under matrix load; 0 = not
+    // published (hardware/clocks.hpp uses the boost clock, and the peaks' clock at TDP, instead).
+    double matrix_peak_clock_mhz = 0, sustained_matrix_clock_mhz = 0;
     double tdp_w = 0;
+    // A power limit the host sets below the TDP (`power.limit_w`, user sheets: hosts that cap H100s at 500 W);
+    // 0 = none. It lowers the sustained matrix clock (hardware/clocks.hpp), never the sheet's peaks.
+    double power_limit_w = 0;
     // interconnect (hardware/README.md). intra_node_gbps is both directions added, as vendors quote it; 0 = not
     // published. The sheet's scale-out network is per node; inter_node_gbps is its share per device, one
     // direction (0 when the sheet names no network).

@@ -19,7 +19,12 @@ std::string energy_model_text() {
 }
 
 double average_power_w(const HardwareSpec& hw, const StepTime& step) {
-    return hw.tdp_w > 0 ? hw.tdp_w * power_share(step) : 0.0;
+    if (hw.tdp_w <= 0) return 0.0;
+    double share = power_share(step);
+    if (hw.power_limit_w <= 0 || hw.power_limit_w >= hw.tdp_w) return hw.tdp_w * share;
+    // A host's power limit below the TDP (docs/clocks.md): matrix-unit time draws the limit, the rest as before.
+    double matmul = (share - kBasePowerShare) / (1.0 - kBasePowerShare);
+    return hw.tdp_w * kBasePowerShare * (1.0 - matmul) + hw.power_limit_w * matmul;
 }
 
 }  // namespace prenet

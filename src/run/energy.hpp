@@ -17,7 +17,8 @@ double power_share(const StepTime& step);
 // The formula in words, with its numbers (the replies' settings.energy_model): "TDP x (0.3 + 0.7 x share of
 // step time in matmul/conv kernels), accelerator only".
 std::string energy_model_text();
-// Average power in watts; 0 when the sheet has no TDP.
+// Average power in watts; 0 when the sheet has no TDP. A power limit below the TDP (`power.limit_w`) is what
+// matrix-unit time draws.
 double average_power_w(const HardwareSpec& hw, const StepTime& step);
 
 }  // namespace prenet

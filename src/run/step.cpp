@@ -12,16 +12,29 @@
 namespace prenet {
 namespace {
 
+// A matrix-unit kernel's predicted time at the sustained clock (docs/clocks.md): the clock scales the compute
+// side of its roofline, not memory, so the time grows by the ratio of the two bounds; a memory-bound GEMM keeps
+// its time. The fitted slowdown multiplies the bound, so it is scaled with it.
+double at_sustained_clock(const Kernel& k, double ms, const HardwareSpec& hw, double factor) {
+    if (factor >= 1.0 || !uses_matrix_units(k.family)) return ms;
+    double compute_s = bound_flops(k, hw) / hw.matmul_flops(k.precision);
+    double memory_s = k.bytes / hw.bandwidth_bytes_per_s();
+    double bound_s = std::max(compute_s, memory_s);
+    return bound_s > 0 ? ms * std::max(compute_s / factor, memory_s) / bound_s : ms;
+}
+
 // Times each distinct kernel once per step: a step repeats many (a GQA layer's key and value projections'
 // passes, autocast's casts of one input), and the learned predictor's trees are most of a prediction's cost.
 // Keyed by the layer kernels themselves (they outlive the step), compared field by field: no allocation.
 class KernelTimes {
 public:
-    KernelTimes(const KernelPredictor& predictor, const HardwareSpec& hw) : predictor_(predictor), hw_(hw) {}
+    KernelTimes(const KernelPredictor& predictor, const HardwareSpec& hw, double clock_factor)
+        : predictor_(predictor), hw_(hw), clock_factor_(clock_factor) {}
     double operator()(const Kernel& k) {
         auto it = times_.find(&k);
         if (it != times_.end()) return it->second;
-        return times_.emplace(&k, predictor_.kernel_ms(k, hw_)).first->second;
+        double ms = at_sustained_clock(k, predictor_.kernel_ms(k, hw_), hw_, clock_factor_);
+        return times_.emplace(&k, ms).first->second;
     }
 
 private:
@@ -33,6 +46,7 @@ private:
     };
     const KernelPredictor& predictor_;
     const HardwareSpec& hw_;
+    double clock_factor_;
     std::unordered_map<const Kernel*, double, Hash, Same> times_;
 };
 
@@ -41,7 +55,7 @@ private:
 MicroBatchTime predict_micro_batch(const ModelFeatures& features, const HardwareSpec& hw,
                                    const KernelPredictor& predictor, const StepOptions& o) {
     MicroBatchTime t;
-    KernelTimes layer_kernel_ms(predictor, hw);
+    KernelTimes layer_kernel_ms(predictor, hw, sustained_matrix_clock(hw).factor);
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
         LayerTime layer;
@@ -77,7 +91,10 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     StepTime t;
     t.grad_accum = o.grad_accum;
     const double micro = double(o.grad_accum);
-    auto time = [&](const Kernel& k) { return predictor.kernel_ms(k, hw) + o.kernel_overhead_ms; };
+    t.clock = sustained_matrix_clock(hw);
+    auto time = [&](const Kernel& k) {
+        return at_sustained_clock(k, predictor.kernel_ms(k, hw), hw, t.clock.factor) + o.kernel_overhead_ms;
+    };
     auto add_family = [&](const Kernel& k, double ms) {
         t.by_family_ms[k.family] += ms;
         if (uses_matrix_units(k.family)) t.matmul_ms += ms;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/clocks.hpp"
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
 #include "predict/predictor.hpp"
@@ -51,6 +52,9 @@ struct StepTime {
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
     std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
+    // The clock matrix-unit kernels ran at (docs/clocks.md): their predicted times are scaled to it here, in the
+    // step, and not in the kernel predictor, whose fitted data are short microbenchmarks at the vendor's limit.
+    SustainedClock clock;
     double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms + bubble_ms; }
     double total_ms() const { return compute_ms() + input_stall_ms; }
     bool input_bound() const { return input_stall_ms > 0; }

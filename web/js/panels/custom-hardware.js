@@ -4,14 +4,14 @@ import * as F from '../format.js';
 
 const { esc } = F;
 export const CUSTOM_KEY = 'prenet.custom-hardware';
-const FIELDS = ['c-name', 'c-fp32', 'c-bf16', 'c-mem', 'c-bw', 'c-sms', 'c-clock', 'c-l2', 'c-tdp', 'c-price'];
+const FIELDS = ['c-name', 'c-fp32', 'c-bf16', 'c-mem', 'c-bw', 'c-sms', 'c-clock', 'c-l2', 'c-tdp', 'c-limit', 'c-price'];
 
 export const reads = ['custom'];
 
 let editing = null; // the sheet being edited, or null when the form adds one
 
 // The form's input for each field of the sheet the API names in its errors (hardware/spec.cpp's checks).
-const INPUT_OF = { fp32: 'c-fp32', bf16: 'c-bf16', fp16: 'c-bf16', peak_tflops: 'c-fp32', capacity_gb: 'c-mem', bandwidth_gbps: 'c-bw', compute_units: 'c-sms', boost_clock_mhz: 'c-clock', l2_cache_mb: 'c-l2', tdp_w: 'c-tdp', usd_per_hour: 'c-price' };
+const INPUT_OF = { fp32: 'c-fp32', bf16: 'c-bf16', fp16: 'c-bf16', peak_tflops: 'c-fp32', capacity_gb: 'c-mem', bandwidth_gbps: 'c-bw', compute_units: 'c-sms', boost_clock_mhz: 'c-clock', l2_cache_mb: 'c-l2', tdp_w: 'c-tdp', limit_w: 'c-limit', usd_per_hour: 'c-price' };
 
 // The sheet the form describes, as typed: the numbers are the API's to check (checkSheet), not the page's.
 function sheetFromForm(state, { $, meta }) {
@@ -38,7 +38,7 @@ function sheetFromForm(state, { $, meta }) {
     peak_tflops: { fp32: v('c-fp32'), bf16: v('c-bf16'), fp16: v('c-bf16') },
     memory: { capacity_gb: v('c-mem'), bandwidth_gbps: v('c-bw') },
     compute: { compute_units: v('c-sms'), boost_clock_mhz: v('c-clock'), l2_cache_mb: v('c-l2') },
-    power: { tdp_w: v('c-tdp') },
+    power: { tdp_w: v('c-tdp'), limit_w: v('c-limit') },
   };
   if (v('c-price') !== undefined) sheet.prices = { cloud: [{ usd_per_hour: v('c-price'), provider: 'entered on this page' }] };
   const typed = JSON.parse(JSON.stringify(sheet));
@@ -66,6 +66,7 @@ function fillForm(sheet, { $ }) {
   put('c-clock', sheet?.compute?.boost_clock_mhz);
   put('c-l2', sheet?.compute?.l2_cache_mb);
   put('c-tdp', sheet?.power?.tdp_w);
+  put('c-limit', sheet?.power?.limit_w);
   put('c-price', sheet?.prices?.cloud?.[0]?.usd_per_hour);
 }
 

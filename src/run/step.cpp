@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "run/checkpointing.hpp"
+#include "run/compile.hpp"
 #include "run/grad_accumulation.hpp"
 #include "run/precision_recipe.hpp"
 
@@ -38,9 +39,13 @@ private:
 
 }  // namespace
 
-StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
+StepTime predict_step(const ModelFeatures& unfused, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& o) {
     if (!o.optimizer) throw Error("predict_step: no optimizer given");
+    // torch.compile runs each block's memory-bound chains as one kernel each (run/compile.hpp).
+    ModelFeatures compiled;
+    if (o.compile) compiled = fuse_memory_bound_kernels(unfused);
+    const ModelFeatures& features = o.compile ? compiled : unfused;
     if (o.grad_accum < 1) throw Error("grad_accum must be at least 1");
     StepTime t;
     t.grad_accum = o.grad_accum;
@@ -55,7 +60,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     // One micro-batch, then scaled by the number of micro-batches.
     double forward = 0, backward = 0, recompute = 0, kernels = 0;
     std::map<Family, double> families;
-    double matmul = 0;
+    double matmul = 0, weight_gradient = 0;
     for (const auto& lf : features.layers) {
         double repeat = double(lf.repeat);
         LayerTime layer{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
@@ -68,6 +73,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
             if (recomputed) recompute += ms;
             families[k.family] += runs * ms;
             if (uses_matrix_units(k.family)) matmul += runs * ms;
+            if (uses_matrix_units(k.family) && k.phase == Phase::backward_weight) weight_gradient += ms;
             kernels += runs * repeat;
             (fwd ? layer.forward_ms : layer.backward_ms) += micro * ms;
             if (recomputed) layer.backward_ms += micro * ms;
@@ -81,6 +87,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.backward_ms = micro * (backward + recompute);
     for (const auto& [family, ms] : families) t.by_family_ms[family] += micro * ms;
     t.matmul_ms = micro * matmul;
+    t.weight_gradient_ms = micro * weight_gradient;
     t.kernels = micro * kernels;
 
     // Only what trains accumulates gradients and is updated (fine-tuning: the unfrozen parameters or the adapters).

@@ -47,6 +47,7 @@ struct StepTime {
     double input_stall_ms = 0;        // waiting for input, added to the step
     double bubble_ms = 0;             // a pipeline's fill and drain (parallel/pipeline.hpp); 0 on one device
     double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
+    double weight_gradient_ms = 0;    // of which: the weight-gradient pass (what async tensor parallelism hides behind)
     double kernels = 0;               // kernel launches per step
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)

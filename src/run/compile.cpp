@@ -29,10 +29,9 @@ Kernel fused(const std::vector<const Kernel*>& chain) {
         f.flops += k.flops;
         f.bytes += k.bytes;
         largest = std::max(largest, k.bytes);
-        f.elements = std::max(f.elements, k.elements);
         if (i > 0) {
             const Kernel& producer = *chain[i - 1];
-            f.bytes -= double(std::min(producer.elements, k.elements)) * activation_bytes(producer.precision);
+            f.bytes -= double(producer.elements) * activation_bytes(producer.precision);
         }
     }
     f.bytes = std::max(f.bytes, largest);
@@ -60,8 +59,15 @@ void fuse_pass(std::vector<LayerFeatures>& layers, const std::vector<size_t>& or
             bool in_pass = backward ? (k.phase == Phase::backward_input || k.phase == Phase::backward_weight)
                                     : k.phase == Phase::forward;
             if (!in_pass) continue;
-            if (is_fusable(k)) chain.push_back({layer, i});
-            else flush();
+            if (!is_fusable(k)) {
+                flush();
+                continue;
+            }
+            // Inductor fuses nodes over the same iteration space: a kernel over another tensor size (a weight's
+            // autocast copy, rotary over the query and key heads) starts a chain of its own.
+            if (!chain.empty() && layers[chain.back().layer].cost.kernels[chain.back().kernel].elements != k.elements)
+                flush();
+            chain.push_back({layer, i});
         }
     }
     flush();

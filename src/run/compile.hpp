@@ -11,8 +11,9 @@ namespace prenet {
 // core (selective recomputation runs those again, so they keep their own kernels).
 bool is_fusable(const Kernel& kernel);
 
-// `features` with each chain of consecutive fusable kernels of one pass inside one block copy (consecutive
-// layers of the same block and repeat; the backward runs the layers in reverse) replaced by one kernel: its
+// `features` with each chain of consecutive fusable kernels over the same number of elements, of one pass
+// inside one block copy (consecutive layers of the same block and repeat; the backward runs the layers in
+// reverse), replaced by one kernel: its
 // FLOPs summed, and its bytes the chain's less one read of each intermediate (every kernel's output is still
 // written: autograd saves it or a later layer reads it). The fused kernel belongs to the chain's first layer
 // in execution order and is a norm when the chain holds one. Parameters, FLOPs and memory are unchanged.

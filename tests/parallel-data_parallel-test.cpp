@@ -63,6 +63,19 @@ TEST(DataParallel, FullShardGathersTwiceAndScattersOncePerMicroBatch) {
     EXPECT_EQ(shard_grad_op.backward.size(), 1u);  // weights stay gathered through the backward
 }
 
+TEST(DataParallel, TheFrameworkSaysWhatOverlapsAndWhetherZeroThreeGathersAgain) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    FrameworkPreset deepspeed = preset_for("deepspeed");  // overlap_comm from stage 3 only
+    EXPECT_EQ(data_parallel_comms(f, dp(8, 2), r, deepspeed).unhidden_fraction, 1.0);
+    EXPECT_LT(data_parallel_comms(f, dp(8, 3), r, deepspeed).unhidden_fraction, 1.0);
+    FrameworkPreset keep = preset_for("fsdp");
+    keep.reshard_after_forward = false;
+    DataParallelComms kept = data_parallel_comms(f, dp(8, 3), r, keep);
+    ASSERT_EQ(kept.backward.size(), 1u);
+    EXPECT_EQ(kept.backward[0].op, Collective::reduce_scatter);
+}
+
 TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     ModelFeatures f = gpt2_features(Precision::bf16);
     PrecisionRecipe r = precision_recipe(Precision::bf16);

@@ -91,5 +91,13 @@ TEST(TensorParallel, HeadsThatDoNotSplitAreAnErrorNamingTp) {
     }
 }
 
+TEST(TensorParallel, OverlapHidesWhatTheFrameworkOverlaps) {
+    // 2 ms of collectives forward and 3 backward, 4 ms of matrix work of which 1 ms computes weight gradients.
+    EXPECT_DOUBLE_EQ(exposed_tensor_parallel_ms(2, 3, 4, 1, TensorOverlap::none), 5.0);
+    EXPECT_DOUBLE_EQ(exposed_tensor_parallel_ms(2, 3, 4, 1, TensorOverlap::weight_gradients), 2.0 + (3.0 - 1.0));
+    EXPECT_DOUBLE_EQ(exposed_tensor_parallel_ms(2, 3, 4, 1, TensorOverlap::all_gemms), 5.0 - 4.0);
+    EXPECT_DOUBLE_EQ(exposed_tensor_parallel_ms(2, 3, 8, 4, TensorOverlap::weight_gradients), 2.0);  // all hidden
+}
+
 }  // namespace
 }  // namespace prenet

@@ -10,6 +10,7 @@
 #include "core/precision.hpp"
 #include "ops/finetune.hpp"
 #include "predict/predictor.hpp"
+#include "run/framework.hpp"
 #include "run/optimizer.hpp"
 
 namespace prenet {
@@ -309,6 +310,18 @@ std::vector<OptionDef> build_table() {
             .help("full (alone: the same): keep each block's input and recompute its forward in the backward pass; "
                   "selective: recompute only the attention core (Megatron); none: keep everything")
             .echoed().on_page("training", "ckpt").advanced().cluster_when("selective"),
+        Row("framework", T::choice, kRun).flag("framework", "F").label("Training framework")
+            .choices(framework_names(), {{"generic", "generic: PreNeT's defaults"},
+                                         {"megatron", "Megatron-LM"},
+                                         {"fsdp", "PyTorch FSDP"},
+                                         {"deepspeed", "DeepSpeed"}})
+            .defaults("generic", "generic")
+            .help("what the framework does by default (docs/parallel.md): what selective checkpointing recomputes, "
+                  "which tensor- and data-parallel collectives overlap compute, ZeRO-3's prefetch and re-gather")
+            .echoed().on_page("training", "fw").advanced(),
+        Row("compile", T::flag, kRun).flag("compile").label("torch.compile").defaults(false, "off")
+            .help("fuse each block's chains of element-wise and norm kernels into one kernel each (TorchInductor)")
+            .echoed().on_page("training", "compile").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
                   "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")

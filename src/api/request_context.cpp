@@ -57,6 +57,8 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     setup.checkpointing = s.checkpointing;
     setup.adapters = s.finetune.adapters();
     setup.half_adapters = s.finetune.mode == FineTuneMode::qlora;
+    setup.framework = s.framework;
+    setup.compile = s.compile;
     static_cast<TrainingSetup&>(p.step) = setup;
     p.step.micro_batch = p.model.batch;
     p.step.input_samples_per_s = s.input_samples_per_s;

@@ -136,6 +136,8 @@ Settings read_settings(const RequestOptions& o) {
                         " is modelled on one device; drop --gpus and the layout options (full fine-tuning runs on many)",
                     ErrorCode::conflict, "finetune");
     s.breakdown = o.flag("breakdown");
+    s.framework = preset_for(o.text("framework"));
+    s.compile = o.flag("compile");
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
     s.run.tokens = o.number("tokens");
@@ -196,6 +198,8 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
                          : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},
         {"breakdown", s.breakdown},
+        {"framework", s.framework.name},
+        {"compile", s.compile},
         {"finetune", to_string(s.finetune.mode)},
         {"lora_rank", s.finetune.adapters() ? json(s.finetune.rank) : json(nullptr)},
         {"lora_targets", s.finetune.adapters() ? json(targets_text(s.finetune.targets)) : json(nullptr)},

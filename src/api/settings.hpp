@@ -32,6 +32,8 @@ struct Settings {
     bool checkpointing = false;      // full: every block recomputed
     bool selective_recompute = false;  // the attention core only
     bool breakdown = false;  // per-layer times in each result's step
+    FrameworkPreset framework;  // --framework (run/framework.hpp)
+    bool compile = false;       // --compile: torch.compile's fused memory-bound chains
     FineTune finetune;       // what trains (ops/finetune.hpp); pre-training by default
     // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
     // once the model is known (resolve_budget).

@@ -44,7 +44,8 @@ double largest_unit_params(const ModelFeatures& stage) {
     return largest;
 }
 
-DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, const PrecisionRecipe& r) {
+DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, const PrecisionRecipe& r,
+                                      const FrameworkPreset& f) {
     DataParallelComms c;
     std::int64_t n = shards(l);
     if (n == 1) return c;
@@ -61,8 +62,8 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
         if (experts > 0 && expert_group.size > 1)
             to.push_back(op(kind, experts * bytes_per_param, expert_group, what, backward));
     };
-    // Gradients reduced in DDP's buckets: the last one is reduced after the backward has ended.
-    const double last_bucket = std::min(1.0, ddp_bucket_bytes / std::max(1.0, params * grad));
+    // Gradients reduced in buckets: the last one is reduced after the backward has ended.
+    const double last_bucket = last_bucket_fraction(f, params, grad, double(n));
     switch (l.zero) {
         case 0:
             add(c.last_backward, Collective::all_reduce, grad, true);
@@ -76,13 +77,15 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
         case 2:
         case 3: {
             add(c.forward, Collective::all_gather, weight, false);
-            if (l.zero == 3) add(c.backward, Collective::all_gather, weight, true);
+            if (l.zero == 3 && f.reshard_after_forward) add(c.backward, Collective::all_gather, weight, true);
             add(c.backward, Collective::reduce_scatter, grad, true);
             // The first block's gather (forward) or the last one's reduction (backward) has nothing to hide behind.
             c.unhidden_fraction = std::min(1.0, largest_unit_params(stage) / std::max(1.0, params));
             break;
         }
     }
+    // A framework that does not overlap at this stage runs every collective after the pass that needs it.
+    if (l.zero < f.overlap_from_zero) c.unhidden_fraction = 1.0;
     return c;
 }
 
@@ -97,7 +100,8 @@ std::int64_t accumulated_params(const ModelFeatures& stage, const ParallelLayout
 }
 
 MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const ParallelLayout& l,
-                       const PrecisionRecipe& r, double in_flight, const FrameworkReserve& reserve) {
+                       const PrecisionRecipe& r, double in_flight, const FrameworkReserve& reserve,
+                       const FrameworkPreset& f) {
     MemoryUse m = u;
     double n = double(stage.params), s = double(shards(l));
     double experts = moe_params(stage), dense = n - experts;
@@ -116,9 +120,8 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
     double gathered_half = 0;
     if (l.zero >= 3) {
         model_bytes = shard(model_bytes);
-        // The block being computed and the one prefetched, whole, in the precision the matmuls read.
-        double unit = largest_unit_params(stage) * r.matmul_weight_bytes();
-        gathered_half = 2.0 * unit;
+        // The block being computed and those prefetched, whole, in the precision the matmuls read.
+        gathered_half = gathered_params(f, largest_unit_params(stage), n) * r.matmul_weight_bytes();
         // Autocast's half-precision weight copies are the gathered blocks themselves.
         m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;
     }

@@ -14,14 +14,11 @@
 #include "ops/features.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/comm_op.hpp"
+#include "run/framework.hpp"
 #include "run/memory.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
-
-// PyTorch DDP's gradient bucket (DistributedDataParallel's bucket_cap_mb, 25 MiB): buckets are all-reduced as
-// the backward fills them, and the last one only after the backward has ended (zero 0 and 1).
-inline constexpr double ddp_bucket_bytes = 25.0 * 1024 * 1024;
 
 struct DataParallelComms {
     std::vector<CommOp> forward;   // per micro-batch, overlapped with its forward
@@ -32,9 +29,10 @@ struct DataParallelComms {
     double unhidden_fraction = 1.0;
 };
 
-// `stage`: the features of the sharded model one device runs (its pipeline stage).
+// `stage`: the features of the sharded model one device runs (its pipeline stage); `framework` says what
+// overlaps, how large the gradient buckets are and whether ZeRO-3 gathers again in the backward.
 DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout,
-                                      const PrecisionRecipe& recipe);
+                                      const PrecisionRecipe& recipe, const FrameworkPreset& framework = {});
 
 // Parameters of the largest unit FSDP gathers at once (one block copy, or one layer outside blocks).
 double largest_unit_params(const ModelFeatures& stage);
@@ -46,8 +44,10 @@ std::int64_t accumulated_params(const ModelFeatures& stage, const ParallelLayout
 
 // One device's memory: `unsharded` is the stage's estimate for one micro-batch with nothing sharded (its
 // framework reserve included); ZeRO's shards, FSDP's gathered blocks and the pipeline's activations of
-// `in_flight` micro-batches replace the corresponding parts, and the peak and reserve are recomputed.
+// `in_flight` micro-batches replace the corresponding parts, and the peak and reserve are recomputed; the
+// framework says how many blocks ZeRO-3 holds gathered at once.
 MemoryUse shard_memory(const MemoryUse& unsharded, const ModelFeatures& stage, const ParallelLayout& layout,
-                       const PrecisionRecipe& recipe, double in_flight, const FrameworkReserve& reserve);
+                       const PrecisionRecipe& recipe, double in_flight, const FrameworkReserve& reserve,
+                       const FrameworkPreset& framework = {});
 
 }  // namespace prenet

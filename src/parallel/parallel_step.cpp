@@ -131,8 +131,10 @@ struct StageResult {
 StepOptions stage_options(const ParallelLayout& l, const ParallelContext& c) {
     StepOptions o = c.step;
     o.grad_accum = l.grad_accum;
-    o.checkpointing = l.recompute == Recompute::full;
-    o.selective_recompute = l.recompute == Recompute::selective;
+    // Selective recomputation is the attention core (Megatron) or whole blocks, as the framework runs it.
+    bool whole_blocks = c.step.framework.selective == SelectiveRecompute::whole_blocks;
+    o.checkpointing = l.recompute == Recompute::full || (l.recompute == Recompute::selective && whole_blocks);
+    o.selective_recompute = l.recompute == Recompute::selective && !whole_blocks;
     o.micro_batch = l.micro_batch;
     o.layer_breakdown = l.cp > 1;  // ring attention hides behind the attention layers
     return o;
@@ -145,7 +147,8 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     mo.reserve = c.reserve;
     MemoryUse unsharded = c.cache ? c.cache->unsharded_memory(stage, mo) : estimate_memory(stage, mo);
     PrecisionRecipe recipe = precision_recipe(mo.precision, mo.mixed);
-    return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve), *c.hw);
+    return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve,
+                                      c.step.framework), *c.hw);
 }
 
 StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
@@ -165,8 +168,13 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
         r.exposed[kind] += hidden_exposed * per_step;
     };
     // Tensor and expert parallelism: exposed; per micro-batch.
-    double tp = comm_ms(tensor_parallel_comms(stage, l, o.precision), c);
-    account("tensor parallel", tp, tp, m);
+    auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
+    double tp = comm_ms(tp_ops, c), tp_exposed = tp;
+    if (o.framework.tensor_overlap != TensorOverlap::none)
+        tp_exposed = exposed_tensor_parallel_ms(comm_ms(tp_ops, c, false, true), comm_ms(tp_ops, c, true),
+                                                r.time.matmul_ms / m, r.time.weight_gradient_ms / m,
+                                                o.framework.tensor_overlap);
+    account("tensor parallel", tp, tp_exposed, m);
     double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
     account("expert parallel", ep, ep, m);
     // Ring attention overlaps the attention layers' compute.
@@ -175,10 +183,10 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     double cp_exposed = std::max(0.0, cp_fwd - attention_ms(r.time, false) / m) +
                         std::max(0.0, cp_bwd - attention_ms(r.time, true) / m);
     account("context parallel", cp_fwd + cp_bwd, cp_exposed, m);
-    r.per_micro_batch_exposed = tp + ep + cp_exposed;
+    r.per_micro_batch_exposed = tp_exposed + ep + cp_exposed;
 
     PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
-    DataParallelComms dp = data_parallel_comms(stage, l, recipe);
+    DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);
     double u = dp.unhidden_fraction;
     double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);
     double dp_mb_exposed = exposed(dp_fwd, forward, u) + exposed(dp_bwd, backward, u);

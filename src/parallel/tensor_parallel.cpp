@@ -167,4 +167,14 @@ std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const Para
     return ops;
 }
 
+double exposed_tensor_parallel_ms(double forward_ms, double backward_ms, double matmul_ms, double weight_gradient_ms,
+                                  TensorOverlap overlap) {
+    switch (overlap) {
+        case TensorOverlap::none: return forward_ms + backward_ms;
+        case TensorOverlap::weight_gradients: return forward_ms + std::max(0.0, backward_ms - weight_gradient_ms);
+        case TensorOverlap::all_gemms: return std::max(0.0, forward_ms + backward_ms - matmul_ms);
+    }
+    return forward_ms + backward_ms;
+}
+
 }  // namespace prenet

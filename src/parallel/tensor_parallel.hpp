@@ -9,6 +9,7 @@
 #include "ops/features.hpp"
 #include "parallel/comm_op.hpp"
 #include "parallel/layout.hpp"
+#include "run/framework.hpp"
 
 namespace prenet {
 
@@ -25,8 +26,14 @@ Model shard_model(Model model, const ParallelLayout& layout);
 // The tensor-parallel collectives of one micro-batch through `stage` (features of a sharded model):
 // per split attention or MLP layer one all-reduce of its output forward and of its input gradient backward
 // (sequence parallel: an all-gather and a reduce-scatter each), the vocab-parallel embedding's forward
-// all-reduce, and the output layer's input-gradient all-reduce. Never overlapped with compute (Megatron-LM's
-// default), so all of them are exposed.
+// all-reduce, and the output layer's input-gradient all-reduce. What of them overlaps compute is the
+// framework's (exposed_tensor_parallel_ms); the generic preset overlaps none.
 std::vector<CommOp> tensor_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout, Precision precision);
+
+// Of one micro-batch's tensor-parallel collectives (forward_ms and backward_ms of them), what stays exposed when
+// they overlap matrix work as `overlap` says: the backward's behind the weight-gradient GEMMs
+// (weight_gradient_ms), or all of them behind every matrix-unit kernel of the micro-batch (matmul_ms).
+double exposed_tensor_parallel_ms(double forward_ms, double backward_ms, double matmul_ms, double weight_gradient_ms,
+                                  TensorOverlap overlap);
 
 }  // namespace prenet

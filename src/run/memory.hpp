@@ -11,6 +11,7 @@
 
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
+#include "run/framework.hpp"
 #include "run/optimizer.hpp"
 #include "run/precision_recipe.hpp"
 
@@ -41,6 +42,10 @@ struct TrainingSetup {
     // adapter_recipe) rather than the model's own, which then stays frozen in its stored precision.
     bool adapters = false;
     bool half_adapters = false;  // QLoRA's adapters: in the compute precision (bf16), fp32 optimizer states
+    // What the training framework does by default (run/framework.hpp): PreNeT's generic unless asked.
+    FrameworkPreset framework;
+    // torch.compile: each block's chains of memory-bound kernels run fused (run/compile.hpp).
+    bool compile = false;
 };
 
 // The recipe the trained parameters follow: the precision's, or the adapters'.

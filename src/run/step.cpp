@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "run/checkpointing.hpp"
+#include "run/compile.hpp"
 #include "run/grad_accumulation.hpp"
 #include "run/precision_recipe.hpp"
 
@@ -52,8 +53,12 @@ private:
 
 }  // namespace
 
-MicroBatchTime predict_micro_batch(const ModelFeatures& features, const HardwareSpec& hw,
+MicroBatchTime predict_micro_batch(const ModelFeatures& unfused, const HardwareSpec& hw,
                                    const KernelPredictor& predictor, const StepOptions& o) {
+    // torch.compile runs each block's memory-bound chains as one kernel each (run/compile.hpp).
+    ModelFeatures compiled;
+    if (o.compile) compiled = fuse_memory_bound_kernels(unfused);
+    const ModelFeatures& features = o.compile ? compiled : unfused;
     MicroBatchTime t;
     KernelTimes layer_kernel_ms(predictor, hw, sustained_matrix_clock(hw).factor);
     for (const auto& lf : features.layers) {
@@ -69,6 +74,7 @@ MicroBatchTime predict_micro_batch(const ModelFeatures& features, const Hardware
             if (recomputed) t.recompute_ms += ms;
             t.by_family_ms[k.family] += runs * ms;
             if (uses_matrix_units(k.family)) t.matmul_ms += runs * ms;
+            if (uses_matrix_units(k.family) && k.phase == Phase::backward_weight) t.weight_gradient_ms += ms;
             t.kernels += runs * repeat;
             (fwd ? layer.forward_ms : layer.backward_ms) += ms;
             if (recomputed) layer.backward_ms += ms;
@@ -107,6 +113,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.backward_ms = micro * (mb.backward_ms + mb.recompute_ms);
     for (const auto& [family, ms] : mb.by_family_ms) t.by_family_ms[family] += micro * ms;
     t.matmul_ms = micro * mb.matmul_ms;
+    t.weight_gradient_ms = micro * mb.weight_gradient_ms;
     t.kernels = micro * mb.kernels;
     t.layers = mb.layers;
     for (auto& layer : t.layers) {

@@ -48,6 +48,7 @@ struct StepTime {
     double input_stall_ms = 0;        // waiting for input, added to the step
     double bubble_ms = 0;             // a pipeline's fill and drain (parallel/pipeline.hpp); 0 on one device
     double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
+    double weight_gradient_ms = 0;    // of which: the weight-gradient pass (what async tensor parallelism hides behind)
     double kernels = 0;               // kernel launches per step
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
@@ -63,11 +64,12 @@ struct StepTime {
 // One micro-batch's forward and backward (with the recompute of what checkpointing frees): what a step
 // repeats grad_accum times. It does not depend on the accumulation, the update or ZeRO's shards, so a plan
 // search that weighs many layouts of one stage times it once (parallel/parallel_step.hpp's StageCache).
-// Reads of the options: checkpointing, selective_recompute, kernel_overhead_ms and layer_breakdown.
+// Reads of the options: checkpointing, selective_recompute, compile, kernel_overhead_ms and layer_breakdown.
 struct MicroBatchTime {
     double forward_ms = 0, backward_ms = 0;  // backward without the recompute
     double recompute_ms = 0;                 // checkpointing's extra forward
     double matmul_ms = 0;                    // recompute included
+    double weight_gradient_ms = 0;           // of backward: the matrix-unit weight-gradient kernels
     double kernels = 0;                      // launches, recompute included
     std::map<Family, double> by_family_ms;   // recompute included
     std::vector<LayerTime> layers;           // one micro-batch's share, with StepOptions::layer_breakdown

@@ -409,6 +409,16 @@ describe('predict', () => {
 describe('training runs', () => {
   const h100 = ['--model', 'gpt2', '--hardware', 'h100-sxm5-80gb'];
 
+  test('--compile runs fewer kernels and a shorter step', () => {
+    const eager = predict(...h100, '--batch', '8').results[0];
+    const compiled = predict(...h100, '--batch', '8', '--compile');
+    assert.equal(compiled.settings.compile, true);
+    const c = compiled.results[0];
+    assert.ok(c.step.kernels < eager.step.kernels, `${c.step.kernels} ${eager.step.kernels}`);
+    assert.ok(c.step.by_family_ms.elementwise < eager.step.by_family_ms.elementwise);
+    assert.ok(c.step.total_ms < eager.step.total_ms);
+  });
+
   test('settings echo every training assumption with its default', () => {
     const s = predict(...h100).settings;
     assert.equal(s.optimizer, 'adamw');
@@ -419,6 +429,8 @@ describe('training runs', () => {
     assert.equal(s.checkpointing, false);
     for (const k of ['samples', 'epochs', 'tokens', 'price_per_hour', 'input_samples_per_s']) assert.equal(s[k], null, k);
     assert.equal(s.kernel_overhead_ms, 0);
+    assert.equal(s.framework, 'generic');
+    assert.equal(s.compile, false);
     assert.equal(typeof s.price_source, 'string');
     assert.equal(typeof s.energy_model, 'string');
     assertPositive(s.memory_reserve.context_bytes, 'memory_reserve.context_bytes');

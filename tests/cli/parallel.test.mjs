@@ -84,6 +84,20 @@ test('ZeRO shards expert states over the ranks that hold the same experts only',
   assert.ok(Math.abs(r.memory.optimizer_state_bytes / 1e9 - 46.7) < 0.3, String(r.memory.optimizer_state_bytes));
 });
 
+test('--framework is echoed and changes what a ZeRO-3 step recomputes', () => {
+  // FSDP checkpoints whole blocks where Megatron's selective recomputation reruns the attention core only
+  // (docs/parallel.md, "Framework presets"): the same layout recomputes more under fsdp than under generic.
+  const at = (framework) => predict(...llm, '--gpus', '8', '--dp', '8', '--tp', '1', '--pp', '1', '--cp', '1', '--zero', '3',
+    '--batch', '1', '--global-batch', '8', '--checkpointing', 'selective', '--framework', framework);
+  const generic = at('generic'), fsdp = at('fsdp');
+  assert.equal(generic.settings.framework, 'generic');
+  assert.equal(fsdp.settings.framework, 'fsdp');
+  assert.equal(fsdp.results[0].plan.zero, 3);
+  assert.ok(fsdp.results[0].step.recompute_ms > generic.results[0].step.recompute_ms,
+    `${fsdp.results[0].step.recompute_ms} ${generic.results[0].step.recompute_ms}`);
+  assert.ok(fsdp.results[0].step.total_ms > generic.results[0].step.total_ms);
+});
+
 test('one device stays the single-device prediction', () => {
   const one = predict(...llm, '--batch', '4').results[0];
   const also = predict(...llm, '--batch', '4', '--gpus', '1').results[0];

@@ -1,0 +1,85 @@
+#include "run/framework.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace prenet {
+
+namespace {
+
+// Megatron-LM (docs/parallel.md "Framework presets" cites each):
+// - --recompute-granularity selective recomputes the core attention only (Korthikanti et al. 2022; "core_attn",
+//   megatron/training/arguments.py);
+// - ColumnParallelLinear's backward issues its input-gradient all-reduce (reduce-scatter under sequence
+//   parallelism) asynchronously and computes the weight gradient meanwhile
+//   (LinearWithGradAccumulationAndAsyncCommunication, megatron/core/tensor_parallel/layers.py); the full
+//   overlap of --tp-comm-overlap (Transformer Engine userbuffers) is off by default;
+// - with --overlap-grad-reduce and --overlap-param-gather, which its distributed optimizer is run with, buckets of
+//   max(40M, 1M x data-parallel ranks) parameters are reduced during the backward and the updated parameters
+//   gathered during the next forward (DistributedDataParallelConfig; megatron/training/training.py).
+FrameworkPreset megatron() {
+    FrameworkPreset p;
+    p.name = "megatron";
+    p.tensor_overlap = TensorOverlap::weight_gradients;
+    p.bucket_bytes = 0;
+    p.bucket_params = 40e6;
+    p.bucket_params_per_rank = 1e6;
+    return p;
+}
+
+// PyTorch FSDP (https://pytorch.org/docs/stable/fsdp.html): FULL_SHARD by default (reshard after forward),
+// backward_prefetch=BACKWARD_PRE, forward_prefetch=False with implicit forward prefetching on a separate stream,
+// limit_all_gathers=True (the current block and the next one's gather alive at once); checkpointing is
+// torch.utils.checkpoint's wrapper applied per transformer block (apply_activation_checkpointing, Hugging Face's
+// gradient_checkpointing), so selective means whole blocks; async TP is off unless enabled.
+FrameworkPreset fsdp() {
+    FrameworkPreset p;
+    p.name = "fsdp";
+    p.selective = SelectiveRecompute::whole_blocks;
+    return p;
+}
+
+// DeepSpeed (deepspeed/runtime/zero/config.py): overlap_comm defaults to stage == 3, so ZeRO 0-2 reduce their
+// gradients (reduce_bucket_size 5e8 elements) and ZeRO-1/2 gather the updated parameters after the step without
+// overlap; ZeRO-3 prefetches stage3_prefetch_bucket_size = 5e7 parameters ahead and re-gathers in the backward;
+// activation checkpointing (deepspeed.checkpointing.checkpoint) wraps whole layers.
+FrameworkPreset deepspeed() {
+    FrameworkPreset p;
+    p.name = "deepspeed";
+    p.selective = SelectiveRecompute::whole_blocks;
+    p.overlap_from_zero = 3;
+    p.bucket_bytes = 0;
+    p.bucket_params = 5e8;
+    p.prefetch_params = 5e7;
+    return p;
+}
+
+}  // namespace
+
+std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed"}; }
+
+FrameworkPreset preset_for(const std::string& name) {
+    if (name == "generic") return FrameworkPreset{};
+    if (name == "megatron") return megatron();
+    if (name == "fsdp") return fsdp();
+    if (name == "deepspeed") return deepspeed();
+    throw Error("framework must be generic, megatron, fsdp or deepspeed, got '" + name + "'",
+                ErrorCode::invalid_value, "framework");
+}
+
+double last_bucket_fraction(const FrameworkPreset& p, double params, double gradient_bytes, double ranks) {
+    double by_bytes = p.bucket_bytes / std::max(1.0, params * gradient_bytes);
+    double by_params = std::max(p.bucket_params, p.bucket_params_per_rank * ranks) / std::max(1.0, params);
+    return std::min(1.0, std::max(by_bytes, by_params));
+}
+
+double gathered_params(const FrameworkPreset& p, double unit_params, double stage_params) {
+    if (!p.reshard_after_forward) return stage_params;
+    // A parameter budget gathers at most what the stage holds; whole blocks are the block computed and those
+    // prefetched (FSDP's limit_all_gathers: two at once).
+    if (p.prefetch_params > 0) return std::min(stage_params, unit_params + p.prefetch_params);
+    return unit_params * (1.0 + p.prefetch_blocks);
+}
+
+}  // namespace prenet

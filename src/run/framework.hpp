@@ -1,0 +1,62 @@
+#pragma once
+// What a training framework does by default that the step's time and memory depend on (--framework,
+// docs/parallel.md "Framework presets"): what selective recomputation recomputes, which collectives overlap
+// compute, and how FSDP / ZeRO-3 gathers its weights. The step model reads these fields, never a framework's
+// name. `generic` is PreNeT's own default: each field's default below is the value the step model had before
+// presets existed, so `FrameworkPreset{}` and `preset_for("generic")` answer exactly as before.
+#include <string>
+#include <vector>
+
+namespace prenet {
+
+// What `--checkpointing selective` recomputes in the backward pass.
+enum class SelectiveRecompute {
+    attention_core,  // the attention core only (Megatron's --recompute-granularity selective)
+    whole_blocks,    // every block, as full checkpointing (a per-block checkpoint wrapper)
+};
+
+// Which tensor-parallel collectives overlap matrix work (the rest stays exposed).
+enum class TensorOverlap {
+    none,              // every collective waits for its input and blocks the next kernel
+    weight_gradients,  // the backward's collectives overlap the weight-gradient GEMMs (Megatron's async all-reduce)
+    all_gemms,         // every collective is pipelined with its layer's GEMMs (--tp-comm-overlap, torch async TP)
+};
+
+// PyTorch DDP's gradient bucket (DistributedDataParallel's bucket_cap_mb, 25 MiB): buckets are all-reduced as
+// the backward fills them, and the last one only after the backward has ended (zero 0 and 1).
+inline constexpr double ddp_bucket_bytes = 25.0 * 1024 * 1024;
+
+struct FrameworkPreset {
+    std::string name = "generic";
+    SelectiveRecompute selective = SelectiveRecompute::attention_core;
+    TensorOverlap tensor_overlap = TensorOverlap::none;
+    // Data parallelism: the gradient reduction overlaps the backward (and ZeRO-1's parameter gather the next
+    // forward) from this ZeRO stage on; below it they run after the backward, exposed (DeepSpeed's overlap_comm).
+    int overlap_from_zero = 0;
+    // The gradient bucket, in bytes and in parameters (the larger applies; Megatron's grows with the data-
+    // parallel ranks: max(bucket_params, bucket_params_per_rank x ranks)). The last bucket cannot overlap.
+    double bucket_bytes = ddp_bucket_bytes;
+    double bucket_params = 0, bucket_params_per_rank = 0;
+    // ZeRO-3 / FSDP FULL_SHARD: free each block's gathered weights after its forward and gather them again
+    // before its backward (false: SHARD_GRAD_OP-like, the gathered weights stay until the backward).
+    bool reshard_after_forward = true;
+    // Gathered weights prefetched beyond the block being computed: whole blocks, or (prefetch_params > 0) a
+    // budget of parameters instead (DeepSpeed's stage3_prefetch_bucket_size).
+    double prefetch_blocks = 1;
+    double prefetch_params = 0;
+};
+
+// The preset of `name` (generic, megatron, fsdp, deepspeed); throws Error for another name.
+FrameworkPreset preset_for(const std::string& name);
+// The preset names, generic first (the option's choices).
+std::vector<std::string> framework_names();
+
+// Of a data-parallel gradient reduction over `params` parameters of `gradient_bytes` each across `ranks`
+// ranks, the last bucket's share: reduced only after the backward has ended.
+double last_bucket_fraction(const FrameworkPreset& preset, double params, double gradient_bytes, double ranks);
+
+// Parameters whose gathered weights are alive at once under ZeRO-3: the block computed and what is prefetched,
+// or, without resharding after the forward, every parameter of the stage.
+double gathered_params(const FrameworkPreset& preset, double unit_params, double stage_params);
+
+}  // namespace prenet

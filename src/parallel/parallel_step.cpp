@@ -233,7 +233,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
         s.stage_ms.push_back(r.time.micro_batch_ms);
         per_micro_batch.push_back(r.time.micro_batch_ms + r.per_micro_batch_exposed);
         double backward = (r.time.backward_ms - r.time.grad_accumulation_ms) / double(l.grad_accum);
-        passes.push_back({per_micro_batch.back(), backward, backward * weight_grad_share(stages[i])});
+        passes.push_back({per_micro_batch.back(), backward, backward * weight_grad_share(*stages[i])});
     }
     size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
     // One send to the next stage: the peer is a whole stage of tp x cp x dp ranks away.

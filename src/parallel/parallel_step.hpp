@@ -13,6 +13,7 @@
 #include "ops/features.hpp"
 #include "parallel/cluster.hpp"
 #include "parallel/collectives.hpp"
+#include "parallel/expert_parallel.hpp"
 #include "parallel/layout.hpp"
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
@@ -58,6 +59,7 @@ struct ParallelContext {
     const CollectiveModel* collectives = nullptr;
     StepOptions step;  // precision, optimizer, ... (micro-batches and checkpointing come from each layout)
     FrameworkReserve reserve;
+    ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
 };
 
 struct ParallelStep {

@@ -94,6 +94,25 @@ TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
     EXPECT_DOUBLE_EQ(s.communication_total_ms, sum);
 }
 
+TEST(ParallelStep, ExpertOverlapHidesOnlyTheExpertAllToAlls) {
+    // Mixtral on 8 devices, ep 8: --ep-overlap full leaves the same all-to-alls, exposes less of them, and the step
+    // is shorter by exactly what it hides; nothing else moves.
+    Fixture f(8, 300, "mixtral-8x7b", 512);
+    ParallelLayout l;
+    l.dp = 8, l.ep = 8;
+    ParallelStep none = predict_parallel_step(l, f.models, f.context);
+    f.context.ep_overlap = ExpertOverlap::full;
+    ParallelStep full = predict_parallel_step(l, f.models, f.context);
+    const double total = none.total_by_kind_ms.at("expert parallel");
+    ASSERT_GT(total, 0.0);
+    EXPECT_DOUBLE_EQ(none.exposed_by_kind_ms.at("expert parallel"), total);
+    EXPECT_DOUBLE_EQ(full.total_by_kind_ms.at("expert parallel"), total);
+    const double hidden = total - full.exposed_by_kind_ms.at("expert parallel");
+    EXPECT_GT(hidden, 0.0);
+    EXPECT_NEAR(none.total_ms() - full.total_ms(), hidden, 1e-9 * none.total_ms());
+    EXPECT_DOUBLE_EQ(full.exposed_by_kind_ms.at("data parallel"), none.exposed_by_kind_ms.at("data parallel"));
+}
+
 TEST(ParallelStep, MemoryIsTheSameWithOrWithoutTiming) {
     Fixture f(4);
     ParallelLayout l;

@@ -406,6 +406,13 @@ std::vector<OptionDef> build_table() {
             .choices({"1f1b", "interleaved", "gpipe", "zb-h1", "dualpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")
             .help("the pipeline schedule: zb-h1 (zero-bubble H1: weight gradients fill the drain), dualpipe "
                   "(DeepSeek-V3: pp even, micro-batches at least 2 pp, each rank holds two stages' weights)").on_page("cluster", "sched").advanced().clustered().layout_dimension(),
+        Row("ep_overlap", T::choice, kRun).flag("ep-overlap", "O").label("Expert-parallel overlap")
+            .choices({"none", "full"}, {{"none", "none: all-to-alls exposed"},
+                                        {"full", "full: behind another micro-batch's compute (DualPipe, DeepEP)"}})
+            .defaults("none", "none")
+            .help("whether the MoE all-to-alls (dispatch, combine) hide behind compute: none, or full (DualPipe's "
+                  "and DeepEP's two-stream overlap: exposed = max(0, all-to-all - a micro-batch's compute))")
+            .echoed().on_page("cluster", "epov").advanced().clustered(),
         Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")

@@ -68,6 +68,7 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     c.step = request.step;
     c.step.layer_breakdown = false;
     c.reserve = s.reserve;
+    c.ep_overlap = s.ep_overlap;
     ModelInputs inputs = s.inputs;
     const json& argument = *request.model_argument;
     ModelAt build = [inputs, &argument](std::int64_t micro_batch, std::int64_t tokens) {

@@ -12,6 +12,7 @@
 #include "importers/zoo.hpp"
 #include "ops/finetune.hpp"
 #include "parallel/cluster.hpp"
+#include "parallel/expert_parallel.hpp"
 #include "parallel/layout.hpp"
 #include "run/memory.hpp"
 #include "run/optimizer.hpp"
@@ -45,6 +46,7 @@ struct Settings {
     // Many accelerators: the layout asked for (what is left empty is searched) and the cluster's overrides.
     LayoutRequest layout;
     ClusterRequest cluster;
+    ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
     // Whether the request is a parallel one: more than one device, or any layout option given.
     bool parallel = false;
 };

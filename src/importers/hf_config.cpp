@@ -199,8 +199,8 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
 // DeepSeek-V2/V3: multi-head latent attention (queries through a q_lora_rank bottleneck, or one q_proj when it is
 // null; keys and values from a kv_lora_rank latent plus a shared rotary key), the first first_k_dense_replace
 // layers dense, the rest (every moe_layer_freq-th) with n_routed_experts routed experts, num_experts_per_tok per
-// token, and n_shared_experts always-on ones (one MLP n_shared_experts x moe_intermediate_size wide, as in the
-// modelling code). The router has no bias; V3's e_score_correction_bias is a buffer (updated by the aux-loss-free
+// token within at most topk_group of n_group expert groups, and n_shared_experts always-on ones (one MLP
+// n_shared_experts x moe_intermediate_size wide, as in the modelling code). The router has no bias; V3's e_score_correction_bias is a buffer (updated by the aux-loss-free
 // balancing rule, not by gradients) and is not counted. The checkpoint's multi-token-prediction layer
 // (num_nextn_predict_layers) is not part of the Hugging Face model and is not built.
 TransformerSpec deepseek(const Config& c) {
@@ -230,6 +230,10 @@ TransformerSpec deepseek(const Config& c) {
         std::int64_t shared = c.integer("n_shared_experts", 0);
         s.shared_experts = shared ? 1 : 0;
         s.shared_intermediate = checked_mul(shared, s.moe_intermediate, "shared expert intermediate size");
+        // Group-limited routing (V2's group_limited_greedy, V3's noaux_tc): a token's experts in at most
+        // topk_group of n_group groups; one group (V2-Lite) or all of them limits nothing.
+        std::int64_t groups = c.integer("n_group", 1), per_token = c.integer("topk_group", groups);
+        if (groups > 1 && per_token >= 1 && per_token < groups) s.expert_groups = groups, s.groups_per_token = per_token;
         s.moe_first_dense = c.integer("first_k_dense_replace", 0);
         if (s.moe_first_dense > s.layers) c.fail("field 'first_k_dense_replace' is past the last layer");
         std::int64_t freq = c.integer("moe_layer_freq", 1);

@@ -35,6 +35,7 @@ void check_bounds(const TransformerSpec& s) {
              {s.word_embed_proj_dim, "word embedding projection"}, {s.experts, "number of experts"},
              {s.top_k, "experts per token"}, {s.moe_intermediate, "expert intermediate size"},
              {s.shared_experts, "shared experts"}, {s.shared_intermediate, "shared expert intermediate size"},
+             {s.expert_groups, "expert groups"}, {s.groups_per_token, "expert groups per token"},
              {s.q_lora_rank, "q_lora_rank"}, {s.kv_lora_rank, "kv_lora_rank"}, {s.qk_nope_head_dim, "qk_nope_head_dim"},
              {s.qk_rope_head_dim, "qk_rope_head_dim"}, {s.v_head_dim, "v_head_dim"},
              {s.relative_buckets, "relative attention buckets"}, {s.image, "image size"}, {s.patch, "patch size"},
@@ -127,18 +128,22 @@ LayerSignature signature(const TransformerSpec& s, std::int64_t i) {
 
 void add_ffn(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& sig) {
     if (sig.moe) {
-        b.add("moe", "moe", {{"experts", s.experts},
-                             {"top_k", s.top_k},
-                             {"intermediate", s.moe_intermediate ? s.moe_intermediate : s.intermediate},
-                             {"activation", s.activation},
-                             {"gated", s.gated},
-                             {"bias", s.mlp_bias},
-                             {"capacity_factor", s.capacity_factor},
-                             {"shared_experts", s.shared_experts},
-                             {"shared_intermediate", s.shared_intermediate ? s.shared_intermediate
-                                                                          : s.moe_intermediate},
-                             {"router_bias", s.router_bias},
-                             {"shared_gate", s.shared_gate}});
+        json moe = {{"experts", s.experts},
+                    {"top_k", s.top_k},
+                    {"intermediate", s.moe_intermediate ? s.moe_intermediate : s.intermediate},
+                    {"activation", s.activation},
+                    {"gated", s.gated},
+                    {"bias", s.mlp_bias},
+                    {"capacity_factor", s.capacity_factor},
+                    {"shared_experts", s.shared_experts},
+                    {"shared_intermediate", s.shared_intermediate ? s.shared_intermediate : s.moe_intermediate},
+                    {"router_bias", s.router_bias},
+                    {"shared_gate", s.shared_gate}};
+        if (s.groups_per_token > 0) {
+            moe["expert_groups"] = s.expert_groups;
+            moe["groups_per_token"] = s.groups_per_token;
+        }
+        b.add("moe", "moe", std::move(moe));
     } else {
         b.add("mlp", "mlp", {{"intermediate", s.intermediate},
                              {"activation", s.activation},

@@ -39,6 +39,9 @@ struct TransformerSpec {
     // Mixture of experts: layers i with i >= moe_first_dense and (i - moe_first_dense) % moe_every == moe_every-1.
     std::int64_t experts = 0, top_k = 0, moe_intermediate = 0, moe_every = 1, moe_first_dense = 0;
     std::int64_t shared_experts = 0, shared_intermediate = 0;
+    // Group-limited routing (DeepSeek-V2/V3: n_group, topk_group): the experts in expert_groups equal groups, a
+    // token's top_k among at most groups_per_token of them; 0 = unlimited.
+    std::int64_t expert_groups = 0, groups_per_token = 0;
     double capacity_factor = 1.0;
     bool router_bias = false;
     // Multi-head latent attention (DeepSeek).

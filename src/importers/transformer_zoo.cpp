@@ -179,6 +179,7 @@ std::vector<ZooEntry> transformer_zoo() {
     deepseek.qk_nope_head_dim = 128, deepseek.qk_rope_head_dim = 64, deepseek.v_head_dim = 128;
     deepseek.experts = 256, deepseek.top_k = 8, deepseek.moe_intermediate = 2048, deepseek.moe_first_dense = 3;
     deepseek.shared_experts = 1, deepseek.shared_intermediate = 2048;
+    deepseek.expert_groups = 8, deepseek.groups_per_token = 4;  // config.json's n_group, topk_group
     z.push_back(entry(deepseek, "DeepSeek-V3 671B (DeepSeek-AI 2024): MLA, 256 routed + 1 shared expert, top-8; "
                                 "multi-token-prediction module not included"));
 

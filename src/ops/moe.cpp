@@ -18,6 +18,15 @@ void infer_moe(Layer& layer) {
     std::int64_t experts = ops::int_attr(layer, "experts"), top_k = ops::int_attr(layer, "top_k");
     if (top_k > experts) ops::fail(layer, "top_k must not exceed experts");
     if (ops::number_attr(layer, "capacity_factor", 1.0) <= 0) ops::fail(layer, "capacity_factor must be positive");
+    // Group-limited routing (DeepSeek's n_group, topk_group): top_k experts within per_token of the groups.
+    std::int64_t groups = ops::int_attr(layer, "expert_groups", 0);
+    std::int64_t per_token = ops::int_attr(layer, "groups_per_token", 0);
+    if (per_token != 0 || groups != 0) {
+        if (groups < 1 || experts % groups) ops::fail(layer, "expert_groups must divide the experts");
+        if (per_token < 1 || per_token > groups) ops::fail(layer, "groups_per_token must be between 1 and expert_groups");
+        if (top_k > per_token * (experts / groups))
+            ops::fail(layer, "top_k must not exceed the experts of groups_per_token groups");
+    }
     std::int64_t shards = ops::int_attr(layer, "expert_shards", 1);
     if (shards < 1 || experts % shards)
         ops::fail(layer, "expert parallelism " + std::to_string(shards) + " must divide the " +
@@ -91,7 +100,9 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
 void register_moe_ops(OpCatalogue& c) {
     c.add({"moe",
            "mixture-of-experts feed-forward: experts, top_k, intermediate, activation, gated, bias, "
-           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), shared_gate (false: a sigmoid gate on the shared experts, Qwen2-MoE), expert_shards (1: "
+           "capacity_factor (1.0), shared_experts (0), shared_intermediate, router_bias (false), shared_gate (false: a "
+           "sigmoid gate on the shared experts, Qwen2-MoE), "
+           "expert_groups and groups_per_token (0: routing unlimited; DeepSeek's n_group, topk_group), expert_shards (1: "
            "expert parallelism, this device's share of the experts)",
            infer_moe, cost_moe, OpTraits::of(AutocastClass::half).saving_input().split_by(TensorSplit::hidden_units)
                .routing_to_experts().with_linear_modules(moe_modules)});

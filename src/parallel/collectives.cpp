@@ -97,6 +97,19 @@ GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster) {
     return s;
 }
 
+// Members fill domains in order, so with experts laid out in member order a domain holds blocks / domains whole
+// blocks when that divides, and a block spans domains / blocks domains when that does; otherwise a block may
+// straddle one more domain than its share.
+double domains_per_item(const Fanout& f, std::int64_t domains) {
+    double d = double(std::max<std::int64_t>(1, domains));
+    if (!f.limited()) return std::min(f.copies, d);
+    std::int64_t blocks = f.blocks;
+    double per_block = blocks % domains == 0 ? 1.0
+                       : domains % blocks == 0 ? double(domains / blocks)
+                                              : std::ceil(d / double(blocks)) + 1.0;
+    return std::min({f.copies, d, double(f.blocks_per_item) * per_block});
+}
+
 const LinkFit& CollectiveModel::fit(LinkKind kind) const {
     auto it = links.find(kind);
     return it != links.end() ? it->second : fallback;
@@ -115,7 +128,7 @@ const LinkFit& CollectiveModel::fit(LinkKind kind, Collective op) const {
 // device of a node takes part in a collective of the same kind at the same time in a parallel step (the dp
 // groups of all tp ranks together), so the node's scale-out bandwidth is split over all its devices.
 double CollectiveModel::time_ms(Collective c, double message_bytes, const CollectiveGroup& group,
-                                const Cluster& cluster) const {
+                                const Cluster& cluster, const Fanout& fanout) const {
     if (group.size <= 1 || message_bytes <= 0) return 0;
     GroupSpan span = group_span(group, cluster);
     const std::int64_t p = span.per_domain, d = span.domains, n = p * d;
@@ -146,6 +159,16 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
             return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
                    phase(Collective::reduce_scatter, shard, d, false);
         case Collective::all_to_all: {
+            if (fanout.limited()) {
+                // Node-limited dispatch (Fanout): each item crosses once to each remote domain it reaches, to the
+                // member of the same local index there (one peer per other domain, d - 1 exchanges), and every
+                // copy not for the sender is delivered inside a domain: (P-1)/P of S over the scale-up link.
+                // Of the domains an item reaches, (d-1)/d are remote on average: S / copies x reached x (d-1)/d.
+                double reached = domains_per_item(fanout, d);
+                RingTerms inside{double(p - 1), message_bytes * double(p - 1) / double(p)};
+                RingTerms across{double(d - 1), message_bytes / fanout.copies * reached * double(d - 1) / double(d)};
+                return base + std::max(phase_ms(inside, up_gbps, up), phase_ms(across, out_gbps, out));
+            }
             // S/n to every peer, one pairwise exchange each: P-1 peers inside the domain ((P-1)/n of S), n-P
             // across ((n-P)/n of S). The two sets of exchanges run at once, each a phase with its own steps,
             // transfer and pipelining term (as one domain's all-to-all is), on its own link; the slower binds.

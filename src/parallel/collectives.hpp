@@ -37,11 +37,27 @@ struct CollectiveGroup {
     std::int64_t run_stride = 1;
 };
 
+// An all-to-all whose items (tokens) each go to `copies` members (their top_k experts), chosen inside at most
+// `blocks_per_item` of `blocks` equal runs of consecutive members (DeepSeek's node-limited routing: the experts in
+// n_group groups, a token's in at most topk_group of them). Such a dispatch sends an item once to each remote
+// domain that holds one of its members and forwards it inside that domain (DeepEP's), so the bytes across domains
+// per item are bounded by the domains it reaches, not by `copies`. blocks_per_item = 0: a plain all-to-all, every
+// copy sent to its member directly.
+struct Fanout {
+    double copies = 1;
+    std::int64_t blocks = 0, blocks_per_item = 0;
+    bool limited() const { return blocks_per_item > 0 && blocks > 0; }
+};
+
 // How a group lies on the cluster: members per scale-up domain and domains spanned.
 struct GroupSpan {
     std::int64_t per_domain = 1, domains = 1;
 };
 GroupSpan group_span(const CollectiveGroup& group, const Cluster& cluster);
+
+// The most domains (of `domains`, members filling them in order) one item of a node-limited `fanout` reaches:
+// its copies, its blocks times the domains a block spans, and the domains there are, whichever is least.
+double domains_per_item(const Fanout& fanout, std::int64_t domains);
 
 // Fitted parameters per link kind: achieved fraction of the link's bandwidth and latency per algorithm step;
 // base_us, a fixed cost per collective (kernel launch and synchronisation), which NCCL's small-message
@@ -65,8 +81,10 @@ public:
     static CollectiveModel from_json(const nlohmann::json& doc);
     nlohmann::json to_json() const;
 
-    // Milliseconds for one collective of `message_bytes` over `group` on `cluster`; 0 for a group of one.
-    double time_ms(Collective c, double message_bytes, const CollectiveGroup& group, const Cluster& cluster) const;
+    // Milliseconds for one collective of `message_bytes` over `group` on `cluster`; 0 for a group of one. `fanout`
+    // applies to all_to_all only.
+    double time_ms(Collective c, double message_bytes, const CollectiveGroup& group, const Cluster& cluster,
+                   const Fanout& fanout = {}) const;
 
     std::map<LinkKind, LinkFit> links;
     // The fit used for a link kind missing from `links`.

@@ -15,7 +15,11 @@ struct CommOp {
     double count = 1;
     std::string what;      // "tensor parallel", "data parallel", ... for the reply
     bool backward = false;  // in the backward pass (else forward)
+    Fanout fanout;          // an all-to-all's routing (expert parallelism's node-limited dispatch)
 };
 CommOp comm_op(Collective op, double bytes, CollectiveGroup group, double count, const char* what, bool backward);
+
+// Milliseconds of one run of `op` (not times its count).
+double comm_op_ms(const CommOp& op, const CollectiveModel& model, const Cluster& cluster);
 
 }  // namespace prenet

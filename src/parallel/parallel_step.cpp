@@ -103,7 +103,7 @@ double comm_ms(const std::vector<CommOp>& ops, const ParallelContext& c, bool ba
     double ms = 0;
     for (const auto& op : ops) {
         if ((backward_only && !op.backward) || (forward_only && op.backward)) continue;
-        ms += op.count * c.collectives->time_ms(op.op, op.bytes, op.group, *c.cluster);
+        ms += op.count * comm_op_ms(op, *c.collectives, *c.cluster);
     }
     return ms;
 }
@@ -176,14 +176,15 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
                                                 o.framework.tensor_overlap);
     account("tensor parallel", tp, tp_exposed, m);
     double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
-    account("expert parallel", ep, ep, m);
+    double ep_exposed = expert_parallel_exposed_ms(ep, forward + backward, c.ep_overlap);
+    account("expert parallel", ep, ep_exposed, m);
     // Ring attention overlaps the attention layers' compute.
     auto cp_ops = context_parallel_comms(stage, l, o.precision);
     double cp_fwd = comm_ms(cp_ops, c, false, true), cp_bwd = comm_ms(cp_ops, c, true);
     double cp_exposed = std::max(0.0, cp_fwd - attention_ms(r.time, false) / m) +
                         std::max(0.0, cp_bwd - attention_ms(r.time, true) / m);
     account("context parallel", cp_fwd + cp_bwd, cp_exposed, m);
-    r.per_micro_batch_exposed = tp_exposed + ep + cp_exposed;
+    r.per_micro_batch_exposed = tp_exposed + ep_exposed + cp_exposed;
 
     PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
     DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);

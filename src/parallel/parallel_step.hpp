@@ -13,6 +13,7 @@
 #include "ops/features.hpp"
 #include "parallel/cluster.hpp"
 #include "parallel/collectives.hpp"
+#include "parallel/expert_parallel.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/pipeline.hpp"
 #include "predict/predictor.hpp"
@@ -71,6 +72,7 @@ struct ParallelContext {
     // Remembers each stage's micro-batch time and unsharded memory across the layouts of one search (null: none).
     // Valid for this context's accelerator, predictor and step options only; search_plan sets its own.
     StageCache* cache = nullptr;
+    ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
 };
 
 // What the layouts of one plan search share: a stage's micro-batch (its kernels do not change with dp, ZeRO or

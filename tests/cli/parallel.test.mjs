@@ -98,6 +98,28 @@ test('--framework is echoed and changes what a ZeRO-3 step recomputes', () => {
   assert.ok(fsdp.results[0].step.total_ms > generic.results[0].step.total_ms);
 });
 
+test('--ep-overlap full hides the expert all-to-alls behind compute; none, the default, exposes them', () => {
+  // Mixtral 8x7B on two H800 nodes of 4, ep 8 across them: the all-to-alls are the same either way, and full
+  // leaves only what exceeds a micro-batch's compute exposed (docs/parallel.md, "Expert parallel").
+  const at = (...more) => predict('--model', 'mixtral-8x7b', '--hardware', 'h800-sxm5', '--precision', 'bf16',
+    '--gpus', '8', '--gpus-per-node', '4', '--dp', '8', '--tp', '1', '--pp', '1', '--cp', '1', '--ep', '8', '--zero', '3',
+    '--batch', '1', '--global-batch', '8', '--checkpointing', 'full', '--seq', '2048', ...more);
+  const none = at(), full = at('--ep-overlap', 'full');
+  assert.equal(none.settings.ep_overlap, 'none');
+  assert.equal(full.settings.ep_overlap, 'full');
+  const a = none.results[0].step.communication['expert parallel'], b = full.results[0].step.communication['expert parallel'];
+  assert.ok(a.total_ms > 0 && a.exposed_ms === a.total_ms, JSON.stringify(a));
+  assert.equal(b.total_ms, a.total_ms);
+  assert.ok(b.exposed_ms < a.exposed_ms, JSON.stringify(b));
+  assert.ok(full.results[0].step.total_ms < none.results[0].step.total_ms);
+});
+
+test('an H800 cluster defaults to its node\'s 8 x 400 Gb/s InfiniBand, not 100 Gb Ethernet', () => {
+  const out = predict('--model', 'gpt2', '--hardware', 'h800-sxm5', '--gpus', '16').results[0].plan.scale_out;
+  assert.equal(out.kind, 'infiniband');
+  assert.equal(out.gbps_per_node, 400);
+});
+
 test('one device stays the single-device prediction', () => {
   const one = predict(...llm, '--batch', '4').results[0];
   const also = predict(...llm, '--batch', '4', '--gpus', '1').results[0];

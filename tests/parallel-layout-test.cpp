@@ -26,6 +26,23 @@ std::string field_of(const ParallelLayout& l, const ModelShape& s, std::int64_t 
     return "";
 }
 
+TEST(ParallelLayout, ARefusalIsReturnedAsCheckLayoutWouldThrowIt) {
+    ParallelLayout ok;
+    ok.dp = 2, ok.tp = 2;
+    EXPECT_FALSE(layout_refusal(ok, gpt_like(), 4));
+    EXPECT_NO_THROW(check_layout(ok, gpt_like(), 4));
+    ParallelLayout interleaved = ok;  // vp 2 with one micro-batch: the schedule needs a multiple of pp
+    interleaved.dp = 1, interleaved.pp = 2, interleaved.vp = 2, interleaved.schedule = PipelineSchedule::interleaved;
+    ParallelLayout bad_split = interleaved;  // 12 blocks cannot end with 5 on the last stage at vp 2
+    bad_split.grad_accum = 2, bad_split.last_stage_blocks = 5;
+    for (const ParallelLayout& l : {interleaved, bad_split}) {
+        auto refusal = layout_refusal(l, gpt_like(), 4);
+        ASSERT_TRUE(refusal);
+        EXPECT_EQ(refusal->field(), field_of(l, gpt_like(), 4));
+        EXPECT_FALSE(refusal->field().empty());
+    }
+}
+
 TEST(ParallelLayout, ProductMustEqualTheDevices) {
     ParallelLayout l;
     l.dp = 2, l.tp = 2, l.pp = 2;

@@ -136,12 +136,12 @@ TEST(PlanSearch, ImpossibleRequestsNameTheirField) {
 }
 
 TEST(PlanSearch, ARequestPastTheBudgetOfLayoutsIsRefusedBeforeAnythingIsTimed) {
-    // 720,720 devices (240 divisors) and a model with 128 heads and 720 blocks: far more than the budget.
+    // 14,414,400 devices (504 divisors) and a model with 128 heads and 720 blocks: far more than the budget.
     Cluster cluster;
-    cluster.gpus = cluster.gpus_per_node = cluster.scale_up_domain = 720720;
+    cluster.gpus = cluster.gpus_per_node = cluster.scale_up_domain = 14414400;
     ModelShape shape{128, 128, 720, 0, 2048, "wide"};
     LayoutRequest r;
-    r.gpus = 720720;
+    r.gpus = 14414400;
     try {
         candidate_layouts(r, shape, cluster);
         FAIL() << "no error";

@@ -30,10 +30,12 @@ inline constexpr std::int64_t layers = 100'000;
 inline constexpr std::int64_t dimension = std::int64_t{1} << 31;
 // Elements of one tensor (the product of a layer's input or output shape): 2^53, exact as a double.
 inline constexpr std::int64_t tensor_elements = std::int64_t{1} << 53;
-// Layouts one plan search weighs (parallel/plan_search.cpp): its time and memory are linear in them (about
-// 1 ms and 60 kB each natively for a 70B model). Real requests leave a few thousand open (70B on 1,024
-// devices: 2,016); only device counts with hundreds of divisors reach this, and fixing one dimension narrows it.
-inline constexpr std::int64_t plan_layouts = 20'000;
+// Layouts one plan search weighs (parallel/plan_search.cpp): its time is about linear in them (0.1 ms each
+// natively for a 70B or DeepSeek-V3 model, the stages' kernels timed once per search). Real requests leave a few
+// thousand to some tens of thousands open (70B on 1,024 devices: 2,016; DeepSeek-V3's 61 blocks on 2,048 with
+// uneven pipeline ends: 22,176); only device counts with hundreds of divisors reach this, and fixing one
+// dimension narrows it.
+inline constexpr std::int64_t plan_layouts = 40000;
 // The most devices advice proposes when a step does not fit (plan_search.cpp's fewest devices that fit,
 // memory_advice.cpp's FSDP sharding), doubling from the request's: the size of the largest training clusters
 // (Llama 3 405B trained on 16,384 H100s), each doubling one more memory check.

@@ -24,8 +24,8 @@ const OpCatalogue& OpCatalogue::instance() {
 }
 
 const OpDef& OpCatalogue::find(const std::string& kind) const {
-    auto it = ops_.find(kind);
-    if (it != ops_.end()) return it->second;
+    auto it = index_.find(kind);
+    if (it != index_.end()) return *it->second;
     std::string known;
     for (const auto& [name, def] : ops_) known += (known.empty() ? "" : ", ") + name;
     throw Error("unknown layer type '" + kind + "' (known: " + known + ")");
@@ -42,7 +42,7 @@ void OpCatalogue::add(OpDef def) {
         throw Error("op catalogue: layer type '" + def.kind + "' declares no autocast class");
     if (ops_.count(def.kind)) throw Error("op catalogue: layer type '" + def.kind + "' is registered twice");
     std::string kind = def.kind;
-    ops_[kind] = std::move(def);
+    index_[kind] = &(ops_[kind] = std::move(def));  // map nodes stay where they are
 }
 
 void infer_shape(Layer& layer) {

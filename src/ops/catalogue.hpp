@@ -5,6 +5,7 @@
 #include <utility>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/model.hpp"
@@ -96,7 +97,9 @@ public:
     void add(OpDef def);  // throws Error for a kind without an autocast class or registered twice
 
 private:
-    std::map<std::string, OpDef> ops_;
+    std::map<std::string, OpDef> ops_;  // in name order, for listing
+    // The same by hash: find runs for every layer of every stage of every layout a plan search weighs.
+    std::unordered_map<std::string, const OpDef*> index_;
 };
 
 // Validates `layer` and sets its output shape.

@@ -146,63 +146,75 @@ std::vector<std::int64_t> stage_chunk_blocks(const ParallelLayout& l, std::int64
                   "and last_stage_blocks (multiples of vp) for an uneven split");
 }
 
-void check_layout(const ParallelLayout& l, const ModelShape& m, std::int64_t gpus) {
+std::optional<Error> layout_refusal(const ParallelLayout& l, const ModelShape& m, std::int64_t gpus) {
+    auto bad = [](const std::string& field, const std::string& message, ErrorCode code = ErrorCode::invalid_value) {
+        return std::optional<Error>(Error(message, code, field));
+    };
     for (auto [field, v] : {std::pair{"dp", l.dp}, {"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
                             {"batch", l.micro_batch}, {"grad_accum", l.grad_accum}})
-        if (v < 1) bad(field, std::string(field) + " must be at least 1, got " + n(v));
-    if (l.zero < 0 || l.zero > 3) bad("zero", "zero must be 0, 1, 2 or 3, got " + n(l.zero));
+        if (v < 1) return bad(field, std::string(field) + " must be at least 1, got " + n(v));
+    if (l.zero < 0 || l.zero > 3) return bad("zero", "zero must be 0, 1, 2 or 3, got " + n(l.zero));
     if (l.devices() != gpus)
-        bad("gpus", "dp x tp x pp x cp = " + n(l.dp) + " x " + n(l.tp) + " x " + n(l.pp) + " x " + n(l.cp) + " = " +
+        return bad("gpus", "dp x tp x pp x cp = " + n(l.dp) + " x " + n(l.tp) + " x " + n(l.pp) + " x " + n(l.cp) + " = " +
                         n(l.devices()) + " devices, but --gpus is " + n(gpus),
             ErrorCode::conflict);
     if (l.tp > 1) {
-        if (m.heads == 0) bad("tp", "tensor parallelism splits attention heads; '" + m.name + "' has no attention layers");
+        if (m.heads == 0) return bad("tp", "tensor parallelism splits attention heads; '" + m.name + "' has no attention layers");
         if (m.heads % l.tp)
-            bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.heads) + " attention heads of '" + m.name + "'");
+            return bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.heads) + " attention heads of '" + m.name + "'");
         if (m.kv_heads > l.tp && m.kv_heads % l.tp)
-            bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.kv_heads) + " key/value heads of '" + m.name + "'");
+            return bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.kv_heads) + " key/value heads of '" + m.name + "'");
     }
-    if (l.sequence_parallel && l.tp == 1) bad("sequence_parallel", "sequence parallelism needs tp > 1", ErrorCode::conflict);
+    if (l.sequence_parallel && l.tp == 1) return bad("sequence_parallel", "sequence parallelism needs tp > 1", ErrorCode::conflict);
     if (l.pp > 1 && l.pp > m.blocks)
-        bad("pp", "pp " + n(l.pp) + " is more pipeline stages than the " + n(m.blocks) + " blocks of '" + m.name + "'");
+        return bad("pp", "pp " + n(l.pp) + " is more pipeline stages than the " + n(m.blocks) + " blocks of '" + m.name + "'");
     if (l.vp > 1) {
-        if (l.pp == 1) bad("vp", "virtual stages (vp) need pipeline parallelism (pp > 1)", ErrorCode::conflict);
+        if (l.pp == 1) return bad("vp", "virtual stages (vp) need pipeline parallelism (pp > 1)", ErrorCode::conflict);
         if (l.schedule != PipelineSchedule::interleaved)
-            bad("schedule", "vp > 1 runs the interleaved schedule", ErrorCode::conflict);
+            return bad("schedule", "vp > 1 runs the interleaved schedule", ErrorCode::conflict);
         if (l.grad_accum % l.pp)
-            bad("grad_accum", "the interleaved schedule needs the micro-batches (" + n(l.grad_accum) +
+            return bad("grad_accum", "the interleaved schedule needs the micro-batches (" + n(l.grad_accum) +
                                   ") to be a multiple of pp (" + n(l.pp) + ")", ErrorCode::conflict);
     }
-    if (l.pp > 1 && l.pp <= m.blocks) stage_chunk_blocks(l, m.blocks);
+    if (l.pp > 1 && l.pp <= m.blocks) try {
+            stage_chunk_blocks(l, m.blocks);
+        } catch (const Error& e) {
+            return e;
+        }
     // DeepSeek's DualPipe (github.com/deepseek-ai/DualPipe, dualpipe.py step()): num_ranks % 2 == 0 and
     // num_chunks (micro-batches) even and >= 2 x num_ranks.
     if (l.schedule == PipelineSchedule::dualpipe) {
-        if (l.pp % 2) bad("pp", "DualPipe runs two pipelines in opposite directions: pp must be even, got " + n(l.pp),
+        if (l.pp % 2) return bad("pp", "DualPipe runs two pipelines in opposite directions: pp must be even, got " + n(l.pp),
                           ErrorCode::conflict);
         if (l.grad_accum % 2 || l.grad_accum < 2 * l.pp)
-            bad("grad_accum", "DualPipe needs an even number of micro-batches, at least 2 x pp = " + n(2 * l.pp) +
+            return bad("grad_accum", "DualPipe needs an even number of micro-batches, at least 2 x pp = " + n(2 * l.pp) +
                                   ", got " + n(l.grad_accum), ErrorCode::conflict);
     }
     if (l.cp > 1 && m.tokens_per_sample == 0)
-        bad("cp", "context parallelism splits the sequence; '" + m.name + "' has no tokens");
+        return bad("cp", "context parallelism splits the sequence; '" + m.name + "' has no tokens");
     if (l.cp > 1 && m.tokens_per_sample % l.cp)
-        bad("cp", "cp " + n(l.cp) + " does not divide the sequence of " + n(m.tokens_per_sample) + " tokens");
+        return bad("cp", "cp " + n(l.cp) + " does not divide the sequence of " + n(m.tokens_per_sample) + " tokens");
     if (l.ep > 1) {
-        if (m.experts == 0) bad("ep", "expert parallelism needs a mixture-of-experts model; '" + m.name + "' is dense");
-        if (m.experts % l.ep) bad("ep", "ep " + n(l.ep) + " does not divide the " + n(m.experts) + " experts");
+        if (m.experts == 0) return bad("ep", "expert parallelism needs a mixture-of-experts model; '" + m.name + "' is dense");
+        if (m.experts % l.ep) return bad("ep", "ep " + n(l.ep) + " does not divide the " + n(m.experts) + " experts");
         // Expert-parallel groups come from the data-parallel ranks (ep divides dp), or from the tensor- and
         // data-parallel ranks together (ep a multiple of tp dividing dp x tp; experts then are not tensor-split).
         bool from_dp = l.dp % l.ep == 0;
         bool from_tp_and_dp = l.ep % l.tp == 0 && (l.dp * l.tp) % l.ep == 0;
         if (!from_dp && !from_tp_and_dp)
-            bad("ep", "ep " + n(l.ep) + " must divide dp " + n(l.dp) + ", or be a multiple of tp " + n(l.tp) +
+            return bad("ep", "ep " + n(l.ep) + " must divide dp " + n(l.dp) + ", or be a multiple of tp " + n(l.tp) +
                           " dividing dp x tp = " + n(l.dp * l.tp), ErrorCode::conflict);
         if (!from_dp && l.tp > 1 && !l.sequence_parallel)
-            bad("sequence_parallel", "ep " + n(l.ep) + " spans tensor-parallel ranks, which needs sequence parallelism "
+            return bad("sequence_parallel", "ep " + n(l.ep) + " spans tensor-parallel ranks, which needs sequence parallelism "
                                      "(each tp rank routes its own tokens)", ErrorCode::conflict);
     }
     if (l.zero > 0 && l.dp == 1 && l.cp == 1)
-        bad("zero", "ZeRO shards over data-parallel ranks; dp is 1", ErrorCode::conflict);
+        return bad("zero", "ZeRO shards over data-parallel ranks; dp is 1", ErrorCode::conflict);
+    return std::nullopt;
+}
+
+void check_layout(const ParallelLayout& l, const ModelShape& m, std::int64_t gpus) {
+    if (auto refusal = layout_refusal(l, m, gpus)) throw *refusal;
 }
 
 }  // namespace prenet

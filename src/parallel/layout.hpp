@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
+
 namespace prenet {
 
 // 1F1B (Megatron-LM's default), interleaved 1F1B (vp > 1), GPipe, ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline
@@ -101,5 +103,8 @@ struct ModelShape {
 // least 2 pp), ep dividing neither dp nor (as a multiple of tp) dp x tp, or not the experts, cp with a model
 // without tokens, zero out of 0..3.
 void check_layout(const ParallelLayout& layout, const ModelShape& shape, std::int64_t gpus);
+// The same error returned, not thrown: the plan search refuses most of the layouts it enumerates, and an
+// exception per refusal was most of its enumeration's time.
+std::optional<Error> layout_refusal(const ParallelLayout& layout, const ModelShape& shape, std::int64_t gpus);
 
 }  // namespace prenet

@@ -168,10 +168,8 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
                                     l.sequence_parallel = r.sequence_parallel.value_or(tp > 1);
                                     l.schedule = r.schedule.value_or(vp > 1 ? PipelineSchedule::interleaved
                                                                             : PipelineSchedule::one_f_one_b);
-                                    try {
-                                        check_layout(l, shape, n);
-                                    } catch (const Error& e) {
-                                        if (!first_refusal) first_refusal = e;
+                                    if (auto refusal = layout_refusal(l, shape, n)) {
+                                        if (!first_refusal) first_refusal = std::move(refusal);
                                         continue;
                                     }
                                     if (std::int64_t(out.size()) == limits::plan_layouts)

@@ -161,7 +161,7 @@ test('on every accelerator, those whose sheets cannot form the cluster are liste
 
 test('the plan search answers DeepSeek-V3 on 2,048 H800s (61 blocks: uneven pipeline ends too) within its budget', () => {
   // Only the layout space is checked here: how long the search takes is bench/'s and docs/limits.md's business.
-  const out = predict('--model', 'tests/fixtures/hf/deepseek-v3.json', '--hardware', 'h800-sxm5', '--gpus', '2048');
+  const out = predict('--model', resolve(root, 'tests/fixtures/hf/deepseek-v3.json'), '--hardware', 'h800-sxm5', '--gpus', '2048');
   const plan = out.results[0].plan;
   assert.ok(plan.layouts_searched > 20000, String(plan.layouts_searched));
   assert.equal(plan.gpus, 2048);

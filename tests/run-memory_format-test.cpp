@@ -61,7 +61,10 @@ TEST(MemoryFormat, OnlyHalfPrecisionConvolutionsOnNvidiaTensorCoresPay) {
     EXPECT_TRUE(runs_nhwc_tensor_core_convs(find_hardware("b200"), Precision::bf16));
     EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("a100-sxm4-80gb"), Precision::tf32));
     EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("a100-sxm4-80gb"), Precision::fp32));
-    EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("p100-sxm2-16gb"), Precision::fp16));  // no tensor cores
+    EXPECT_TRUE(runs_nhwc_tensor_core_convs(find_hardware("t4"), Precision::fp16));
+    EXPECT_TRUE(runs_nhwc_tensor_core_convs(find_hardware("rtx-3090"), Precision::fp16));  // fp16 at 2x fp32, TF32
+    EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("p100-pcie-16gb"), Precision::fp16));  // no tensor cores
+    EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("titan-xp"), Precision::fp16));
     EXPECT_FALSE(runs_nhwc_tensor_core_convs(find_hardware("mi300x"), Precision::bf16));  // MIOpen: NCHW
     const HardwareSpec& a100 = find_hardware("a100-sxm4-80gb");
     EXPECT_FALSE(needs_layout_transposes(compute_features(two_convs(), Precision::fp32), a100));

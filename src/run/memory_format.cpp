@@ -4,7 +4,9 @@ namespace prenet {
 
 bool runs_nhwc_tensor_core_convs(const HardwareSpec& hw, Precision precision) {
     if (precision == Precision::fp32 || precision == Precision::tf32 || hw.vendor != "NVIDIA") return false;
-    return hw.matmul_flops(precision) > 2.0 * hw.vector_flops();
+    // TF32 exists only on tensor cores (Ampere onwards); before it, tensor cores are what lift the fp16 peak
+    // from packed half arithmetic's 2x the fp32 rate (P100) to 8x (V100, T4, Quadro RTX).
+    return hw.has_peak("tf32") || hw.matmul_flops(precision) >= 4.0 * hw.vector_flops();
 }
 
 std::vector<Kernel> layout_transposes(const Layer& layer, const Kernel& conv) {

@@ -18,8 +18,9 @@
 namespace prenet {
 
 // Whether `hw` runs a convolution at `precision` on tensor cores in NHWC: a half-precision one (fp16, bf16, and
-// fp8's bf16 activations) on an NVIDIA part whose half-precision peak is above twice its fp32 vector rate (packed
-// half arithmetic alone gives 2x, as on the P100; tensor cores give 8x or more, V100 onwards).
+// fp8's bf16 activations) on an NVIDIA part with tensor cores, read from its sheet's peaks: a TF32 peak (Ampere
+// onwards), or a half-precision peak at least 4x its fp32 vector rate (Volta and Turing: 8x; packed half
+// arithmetic alone gives 2x, as on the P100).
 bool runs_nhwc_tensor_core_convs(const HardwareSpec& hw, Precision precision);
 
 // The layout transposes cuDNN runs around one call of a 2-d convolution layer (`conv`: its forward, input-

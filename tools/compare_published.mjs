@@ -99,6 +99,9 @@ function predict(r, models) {
   if (r.seq) a.push('--seq', r.seq);
   if (r.image) a.push('--image', r.image);
   if (r.grad_accum) a.push('--grad-accum', r.grad_accum);
+  // Convolutions run channels-last where the recipe says "NHWC" in its framework column, and in TensorFlow, whose
+  // graph layout assignment puts f16 convolutions in NHWC on tensor-core GPUs (data/published/README.md).
+  if (/\bNHWC\b/.test(r.framework) || r.framework.startsWith('TensorFlow')) a.push('--channels-last');
   if (models) a.push('--models', models);
   const out = JSON.parse(execFileSync(prenet, a, { encoding: 'utf8', maxBuffer: 64 << 20 }));
   const res = out.results[0];

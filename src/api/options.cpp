@@ -322,6 +322,11 @@ std::vector<OptionDef> build_table() {
         Row("compile", T::flag, kRun).flag("compile").label("torch.compile").defaults(false, "off")
             .help("fuse each block's chains of element-wise and norm kernels into one kernel each (TorchInductor)")
             .echoed().on_page("training", "compile").advanced(),
+        Row("channels_last", T::flag, kRun).flag("channels-last").label("Channels-last (NHWC)").defaults(false, "off: NCHW")
+            .help("the model's activations are channels-last (torch.channels_last): half-precision convolutions on "
+                  "tensor cores run without the NCHW<->NHWC transposes cuDNN adds around them in PyTorch's default "
+                  "NCHW")
+            .echoed().on_page("training", "nhwc").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
                   "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")

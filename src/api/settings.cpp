@@ -139,6 +139,7 @@ Settings read_settings(const RequestOptions& o) {
     s.breakdown = o.flag("breakdown");
     s.framework = preset_for(o.text("framework"));
     s.compile = o.flag("compile");
+    s.channels_last = o.flag("channels_last");
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
     s.run.tokens = o.number("tokens");
@@ -202,6 +203,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"breakdown", s.breakdown},
         {"framework", s.framework.name},
         {"compile", s.compile},
+        {"channels_last", s.channels_last},
         {"finetune", to_string(s.finetune.mode)},
         {"lora_rank", s.finetune.adapters() ? json(s.finetune.rank) : json(nullptr)},
         {"lora_targets", s.finetune.adapters() ? json(targets_text(s.finetune.targets)) : json(nullptr)},

@@ -46,6 +46,10 @@ struct TrainingSetup {
     FrameworkPreset framework;
     // torch.compile: each block's chains of memory-bound kernels run fused (run/compile.hpp).
     bool compile = false;
+    // The model's activations are channels-last (NHWC, torch.channels_last): half-precision convolutions on
+    // tensor cores then need no layout transposes around them (run/memory_format.hpp). Off: PyTorch's default
+    // NCHW (torch.contiguous_format).
+    bool channels_last = false;
 };
 
 // The recipe the trained parameters follow: the precision's, or the adapters'.

@@ -8,6 +8,7 @@
 #include "run/checkpointing.hpp"
 #include "run/compile.hpp"
 #include "run/grad_accumulation.hpp"
+#include "run/memory_format.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
@@ -55,10 +56,14 @@ private:
 
 MicroBatchTime predict_micro_batch(const ModelFeatures& unfused, const HardwareSpec& hw,
                                    const KernelPredictor& predictor, const StepOptions& o) {
-    // torch.compile runs each block's memory-bound chains as one kernel each (run/compile.hpp).
-    ModelFeatures compiled;
-    if (o.compile) compiled = fuse_memory_bound_kernels(unfused);
-    const ModelFeatures& features = o.compile ? compiled : unfused;
+    // torch.compile runs each block's memory-bound chains as one kernel each (run/compile.hpp), and its
+    // convolutions channels-last; an NCHW model's tensor-core convolutions run between layout transposes, which
+    // no fusion reaches (inside cuDNN's call: run/memory_format.hpp).
+    bool transposes = !o.compile && !o.channels_last && needs_layout_transposes(unfused, hw);
+    ModelFeatures changed;
+    if (o.compile) changed = fuse_memory_bound_kernels(unfused);
+    if (transposes) changed = with_layout_transposes(unfused, hw);
+    const ModelFeatures& features = o.compile || transposes ? changed : unfused;
     MicroBatchTime t;
     KernelTimes layer_kernel_ms(predictor, hw, sustained_matrix_clock(hw).factor);
     for (const auto& lf : features.layers) {

@@ -175,12 +175,25 @@ function overheadSection(prenet, lines, summary, fmt) {
   table('Per framework', (r) => r.framework);
   const whole = runs.filter((r) => r.source === 'llm-foundry A100');
   const a = stats(whole, 'none'); const b = stats(whole, 'fitted');
+  // Which way each source errs with the overhead: it only lengthens steps, so it cannot help a run predicted too slow.
+  const fast = (r) => (r.metric === 'rate' ? r.fitted > r.published : r.fitted < r.published);
+  const sides = (src) => { const rs = runs.filter((r) => r.source === src && Number.isFinite(r.fitted)); return `${rs.filter(fast).length} of ${rs.length} predicted faster than published`; };
+  const hours = runs.filter((r) => r.source === 'large runs' && r.metric === 'time'); const h = stats(hours, 'fitted');
+  const within25 = hours.filter((r) => offBy(r.fitted, r.published) <= 1.25).length;
   lines.push('', '### Targets (issue #24)', '',
-    `- Published whole runs, tokens/s per GPU median within 10 %, none off by more than 1.5x (llm-foundry A100): kernels only ${fmt(a.median)} %, ${a.over} over 1.5x; with overhead ${fmt(b.median)} %, ${b.over} over 1.5x: ${b.median <= 10 && b.over === 0 ? 'met' : 'missed'}.`,
-    ...['NeuSight e2e', 'published single-GPU', 'large runs'].map((src) => {
+    `- Published whole runs, tokens/s per GPU median within 10 %, none off by more than 1.5x (llm-foundry A100): kernels only ${fmt(a.median)} %, ${a.over} over 1.5x; with overhead ${fmt(b.median)} %, ${b.over} over 1.5x: ${b.median <= 10 && b.over === 0 ? 'met' : 'missed'} (${sides('llm-foundry A100')}). MFU within 5 points: see the llm-foundry section's summary line.`,
+    `- Published GPU-hours within 25 %, none off by more than 2x (large runs): ${within25} of ${hours.length} within 25 %, worst ${fmt(h.worst, 2)}x: ${within25 === hours.length && h.worst <= 2 ? 'met' : 'missed'} (${sides('large runs')}).`,
+    ...['NeuSight e2e', 'published single-GPU'].map((src) => {
       const rs = runs.filter((r) => r.source === src); const x = stats(rs, 'none'); const y = stats(rs, 'fitted');
-      return `- ${src}: median APE ${fmt(x.median)} % kernels only, ${fmt(y.median)} % with overhead; worst ${fmt(x.worst, 2)}x / ${fmt(y.worst, 2)}x.`;
-    }), '');
+      return `- ${src}: median APE ${fmt(x.median)} % kernels only, ${fmt(y.median)} % with overhead; worst ${fmt(x.worst, 2)}x / ${fmt(y.worst, 2)}x (${sides(src)}).`;
+    }),
+    '', 'Why they are missed: the overhead only adds time, and each source errs both ways. The runs it helps are those ' +
+    'predicted too fast (llm-foundry\'s 7B-70B models on 40 GB parts, Llama 2 7B and 13B, OPT); runs predicted too slow ' +
+    '(llm-foundry\'s 350M-3B models at short sequences on 80 GB parts, whose kernel times are overestimated) get slower still, so the fit settles on ' +
+    'a small launch gap and no fixed cost. The largest remaining errors are not overhead: llm-foundry\'s 32k-65k-token ' +
+    'sequences (predicted ~30 % too fast: attention at long sequences), BLOOM (1.8x too fast: Megatron-DeepSpeed\'s ' +
+    'pipeline of 12 stages) and MPT-7B\'s 440-GPU run. Leaving one source out, the parameters move little except without ' +
+    'the single-GPU rows (a 12 ms fixed cost, then 1.3 us per launch): the per-step cost is what the sources disagree on.', '');
   summary.push(`framework overhead: llm-foundry median APE ${fmt(a.median)} % -> ${fmt(b.median)} % with the fitted overhead; leave-one-source-out in the section above`);
 }
 

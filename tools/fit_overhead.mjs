@@ -171,9 +171,9 @@ export function fit(runs) {
 
 const NONE = { launch_gap_ms: 0, step_fixed_ms: 0, overlap_loss: 0 };
 const summary = (p, runs) => {
-  const errs = runs.map((r) => logError(p, r));
-  const off = errs.map((e) => Math.exp(e));
-  return { rows: runs.length, median_ape_percent: Number(((Math.exp(median(errs)) - 1) * 100).toFixed(1)),
+  const off = runs.map((r) => Math.exp(logError(p, r)));
+  const ape = runs.map((r) => Math.abs(withOverhead(p, r) / r.published - 1) * 100);
+  return { rows: runs.length, median_ape_percent: Number(median(ape).toFixed(1)),
     worst_off_by: Number(Math.max(...off).toFixed(2)), over_1_5x: off.filter((f) => f > 1.5).length };
 };
 

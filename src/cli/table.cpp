@@ -56,7 +56,11 @@ void print_layer_breakdown(std::ostream& out, const json& result) {
     });
     double step = result["step"]["total_ms"].get<double>();
     out << "\nWhere the step goes on " << result["hardware"].get<std::string>() << " (" << fmt("%.3f", step)
-        << " ms; the optimizer " << fmt("%.3f", result["step"]["optimizer_ms"].get<double>()) << " ms):\n";
+        << " ms; the optimizer " << fmt("%.3f", result["step"]["optimizer_ms"].get<double>()) << " ms";
+    // The framework overhead is no layer's either (run/overhead.hpp): named where there is one.
+    double overhead = result["step"].value("overhead_ms", 0.0);
+    if (overhead > 0) out << "; the framework overhead " << fmt("%.3f", overhead) << " ms";
+    out << "):\n";
     std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "forward ms", "backward ms", "share"}};
     double rest = 0;
     for (size_t i = 0; i < layers.size(); ++i) {

@@ -94,6 +94,29 @@ TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
     EXPECT_DOUBLE_EQ(s.communication_total_ms, sum);
 }
 
+// The overlapped communication's loss (run/overhead.hpp): the step grows by overlap_loss x what overlap hid, on
+// top of the slowest stage's launch gaps and fixed cost; the parts still sum to the total.
+TEST(ParallelStep, OverheadLosesAShareOfTheHiddenCommunication) {
+    Fixture f(4);
+    ParallelLayout l;
+    l.dp = 4, l.grad_accum = 2;
+    ParallelStep plain = predict_parallel_step(l, f.models, f.context);
+    EXPECT_EQ(plain.time.overhead_ms, 0.0);
+    double hidden = 0;
+    for (const auto& [kind, ms] : plain.total_by_kind_ms) hidden += ms - plain.exposed_by_kind_ms.at(kind);
+    ASSERT_GT(hidden, 0.0);  // data parallelism's reduction overlaps the backward
+    f.context.step.overhead.launch_gap_ms = 0.002;
+    f.context.step.overhead.step_fixed_ms = 3;
+    f.context.step.overhead.overlap_loss = 0.4;
+    ParallelStep s = predict_parallel_step(l, f.models, f.context);
+    EXPECT_NEAR(s.time.overhead_ms, 0.002 * plain.time.kernels + 3 + 0.4 * hidden, 1e-9);
+    EXPECT_NEAR(s.total_ms() - plain.total_ms(), s.time.overhead_ms, 1e-9);
+    EXPECT_EQ(s.time.communication_ms, plain.time.communication_ms);
+    const StepTime& t = s.time;
+    EXPECT_NEAR(t.total_ms(), t.forward_ms + t.backward_ms + t.optimizer_ms + t.communication_ms + t.bubble_ms +
+                                  t.overhead_ms + t.input_stall_ms, 1e-9);
+}
+
 TEST(ParallelStep, ExpertOverlapHidesOnlyTheExpertAllToAlls) {
     // Mixtral on 8 devices, ep 8: --ep-overlap full leaves the same all-to-alls, exposes less of them, and the step
     // is shorter by exactly what it hides; nothing else moves.

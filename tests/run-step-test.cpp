@@ -1,5 +1,5 @@
 // Step composition (run/step.hpp): micro-batches, gradient accumulation, recompute, loss scaling, the
-// optimizer implementations, the input-pipeline cap and the per-kernel overhead hook, on the roofline.
+// optimizer implementations, the input-pipeline cap and the framework overhead's part, on the roofline.
 #include <gtest/gtest.h>
 
 #include "test-helpers.hpp"
@@ -159,16 +159,27 @@ TEST(TrainingStep, InputPipelineCapsTheStepRate) {
     EXPECT_DOUBLE_EQ(fast.total_ms(), free.total_ms());
 }
 
-TEST(TrainingStep, KernelOverheadHookAddsPerLaunch) {
+// The framework overhead (run/overhead.hpp) is a part of its own: a gap per launch (recomputes, accumulation and
+// optimizer kernels counted) plus the fixed cost; every other part stays as the kernels have it.
+TEST(TrainingStep, OverheadIsItsOwnPartOfTheStep) {
     const ModelFeatures& f = blocks_features(8, Precision::bf16);
     RooflinePredictor roofline;
     StepOptions o = step_options(Precision::bf16, "adamw");
     o.grad_accum = 3;
     o.checkpointing = true;
     StepTime base = predict_step(f, a100(), roofline, o);
-    o.kernel_overhead_ms = 0.01;
+    EXPECT_EQ(base.overhead_ms, 0.0);  // none by default in the core
+    o.overhead.launch_gap_ms = 0.01;
+    o.overhead.step_fixed_ms = 7;
+    o.overhead.overlap_loss = 0.5;  // one device: nothing overlaps, nothing lost
     StepTime slow = predict_step(f, a100(), roofline, o);
-    EXPECT_NEAR(slow.total_ms() - base.total_ms(), 0.01 * base.kernels, 1e-9);
+    EXPECT_NEAR(slow.overhead_ms, 0.01 * base.kernels + 7, 1e-12);
+    EXPECT_NEAR(slow.total_ms() - base.total_ms(), slow.overhead_ms, 1e-9);
+    EXPECT_EQ(slow.forward_ms, base.forward_ms);
+    EXPECT_EQ(slow.backward_ms, base.backward_ms);
+    EXPECT_EQ(slow.optimizer_ms, base.optimizer_ms);
+    EXPECT_EQ(slow.by_family_ms, base.by_family_ms);
+    EXPECT_NEAR(slow.total_ms(), slow.forward_ms + slow.backward_ms + slow.optimizer_ms + slow.overhead_ms, 1e-9);
 }
 
 // The step times each distinct kernel once (a GQA layer's key and value projections are identical); the sum is

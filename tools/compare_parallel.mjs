@@ -4,8 +4,10 @@
 //   - NeuSight's GPT-2 Large 4-GPU iterations (data/neusight/e2e.csv, layouts dp4 / tp4 / pp4_1; no optimizer),
 //   - llm-foundry's MPT FSDP runs on A100 (data/published/llm_foundry_mpt_a100.csv; tokens/s per GPU, MFU),
 //   - published whole pre-training runs (data/published/large_runs.csv; GPU-hours, tokens/s per GPU, TFLOP/s).
-// None of them is used for fitting. Node 20, no dependencies.
-// Usage: node tools/compare_parallel.mjs [--prenet PATH] [--out FILE] [--only neusight|foundry|large]
+// and, for the framework overhead (models/overhead.json, fitted on these by tools/fit_overhead.mjs), every allowed
+// whole run with and without it, per source and per framework, with the fit's leave-one-source-out errors.
+// The kernel models are fitted on none of them. Node 20, no dependencies.
+// Usage: node tools/compare_parallel.mjs [--prenet PATH] [--out FILE] [--only neusight|foundry|large|overhead]
 // Until prenet knows --gpus the tool stops with a message instead of printing numbers it did not get.
 import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -13,6 +15,7 @@ import { resolve, dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from './compare_published.mjs';
+import { wholeRuns, runPrenet } from './fit_overhead.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -48,6 +51,18 @@ export function foundryArgs(r, model) {
   if (r.checkpointing === 'True') a.push('--checkpointing', 'full');
   a.push('--json');
   return a;
+}
+
+// The benchmark sets max_seq_len to the run's sequence length (submit_benchmarks.py): one config per (size, seq),
+// written into `dir` once; its path.
+export function foundryConfig(dir, r) {
+  const path = join(dir, `mpt-${r.model}-${r.seq}.json`);
+  if (!existsSync(path)) {
+    const c = JSON.parse(readFileSync(resolve(root, `data/published/mpt/mpt-${r.model}.json`), 'utf8'));
+    c.max_seq_len = Number(r.seq);
+    writeFileSync(path, JSON.stringify(c));
+  }
+  return path;
 }
 
 // NeuSight's 4-GPU layouts (data README: `<batch>` is the global batch): dp4 splits it over 4 replicas (DDP),
@@ -113,6 +128,75 @@ function run(prenet, args) {
 }
 const cmd = (args) => `prenet ${args.map((x) => (/[\s,]/.test(x) ? `'${x}'` : x)).join(' ')}`;
 
+// The framework overhead: its fitted parameters, the fit's leave-one-source-out errors (models/overhead.json), and
+// every allowed whole run answered by the CLI with `--overhead none` and with the fitted overhead, per source and
+// per framework. The CLI's answers are the truth here: where it searches a layout, the overhead may change it.
+function overheadSection(prenet, lines, summary, fmt) {
+  const model = JSON.parse(readFileSync(resolve(root, 'models/overhead.json'), 'utf8'));
+  const p = model.parameters;
+  lines.push('## Framework overhead (fitted, leave one source out)', '',
+    `\`models/overhead.json\` (fitted ${model.date} by \`${model.command}\` on ${Object.entries(model.fitted_on).map(([k, n]) => `${k} (${n})`).join(', ')}): ` +
+    `${p.launch_gap_ms.value} ${p.launch_gap_ms.unit}, ${p.step_fixed_ms.value} ${p.step_fixed_ms.unit}, ${p.overlap_loss.value} as ${p.overlap_loss.unit} ` +
+    '(src/run/overhead.hpp; docs/training-model.md "Framework overhead"). Objective: ' + `${model.objective}.`, '',
+    '### Leave one source out', '',
+    'Each source predicted with the parameters fitted on the other sources only (the fit\'s own arithmetic on the kernel-only answers: exact where the layout is pinned).', '',
+    '| source left out | parameters fitted on the others (gap ms, fixed ms, loss) | rows | median APE without overhead % | held out % | worst off by, without / held out | > 1.5x, without / held out |',
+    '|---|---|---:|---:|---:|---|---|');
+  for (const [source, r] of Object.entries(model.leave_one_source_out)) {
+    const q = r.parameters;
+    lines.push(`| ${source} | ${q.launch_gap_ms}, ${q.step_fixed_ms}, ${q.overlap_loss} | ${r.held_out.rows} | ${r.without_overhead.median_ape_percent} | ${r.held_out.median_ape_percent} | ${r.without_overhead.worst_off_by}x / ${r.held_out.worst_off_by}x | ${r.without_overhead.over_1_5x} / ${r.held_out.over_1_5x} |`);
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'prenet-overhead-'));
+  const runs = wholeRuns(tmp).map((run) => {
+    const answer = (extra) => {
+      const res = runPrenet(prenet, [...run.args, ...extra]);
+      const r0 = res.results?.[0];
+      return res.error || !r0 || r0.error ? NaN : run.value(r0);
+    };
+    return { ...run, none: answer(['--overhead', 'none']), fitted: answer([]) };
+  });
+  rmSync(tmp, { recursive: true, force: true });
+  const stats = (rs, key) => {
+    const ok = rs.filter((r) => Number.isFinite(r[key]) && r[key] > 0);
+    const f = ok.map((r) => offBy(r[key], r.published));
+    return { n: ok.length, median: median(ok.map((r) => ape(r[key], r.published))), worst: Math.max(...f), over: f.filter((x) => x > 1.5).length };
+  };
+  const table = (title, key) => {
+    const groups = new Map();
+    for (const r of runs) { const k = key(r); if (!groups.has(k)) groups.set(k, []); groups.get(k).push(r); }
+    lines.push('', `### ${title}`, '', 'The CLI\'s answers: `--overhead none` (kernels only) and the default (fitted overhead).', '',
+      '| group | rows | median APE, kernels only % | with overhead % | worst off by, kernels only / with | > 1.5x, kernels only / with |', '|---|---:|---:|---:|---|---|');
+    for (const [k, rs] of groups) {
+      const a = stats(rs, 'none'); const b = stats(rs, 'fitted');
+      lines.push(`| ${k} | ${b.n} | ${fmt(a.median)} | ${fmt(b.median)} | ${fmt(a.worst, 2)}x / ${fmt(b.worst, 2)}x | ${a.over} / ${b.over} |`);
+    }
+  };
+  table('Per source', (r) => r.source);
+  table('Per framework', (r) => r.framework);
+  const whole = runs.filter((r) => r.source === 'llm-foundry A100');
+  const a = stats(whole, 'none'); const b = stats(whole, 'fitted');
+  // Which way each source errs with the overhead: it only lengthens steps, so it cannot help a run predicted too slow.
+  const fast = (r) => (r.metric === 'rate' ? r.fitted > r.published : r.fitted < r.published);
+  const sides = (src) => { const rs = runs.filter((r) => r.source === src && Number.isFinite(r.fitted)); return `${rs.filter(fast).length} of ${rs.length} predicted faster than published`; };
+  const hours = runs.filter((r) => r.source === 'large runs' && r.metric === 'time'); const h = stats(hours, 'fitted');
+  const within25 = hours.filter((r) => offBy(r.fitted, r.published) <= 1.25).length;
+  lines.push('', '### Targets (issue #24)', '',
+    `- Published whole runs, tokens/s per GPU median within 10 %, none off by more than 1.5x (llm-foundry A100): kernels only ${fmt(a.median)} %, ${a.over} over 1.5x; with overhead ${fmt(b.median)} %, ${b.over} over 1.5x: ${b.median <= 10 && b.over === 0 ? 'met' : 'missed'} (${sides('llm-foundry A100')}). MFU within 5 points: see the llm-foundry section's summary line.`,
+    `- Published GPU-hours within 25 %, none off by more than 2x (large runs): ${within25} of ${hours.length} within 25 %, worst ${fmt(h.worst, 2)}x: ${within25 === hours.length && h.worst <= 2 ? 'met' : 'missed'} (${sides('large runs')}).`,
+    ...['NeuSight e2e', 'published single-GPU'].map((src) => {
+      const rs = runs.filter((r) => r.source === src); const x = stats(rs, 'none'); const y = stats(rs, 'fitted');
+      return `- ${src}: median APE ${fmt(x.median)} % kernels only, ${fmt(y.median)} % with overhead; worst ${fmt(x.worst, 2)}x / ${fmt(y.worst, 2)}x (${sides(src)}).`;
+    }),
+    '', 'Why they are missed: the overhead only adds time, and each source errs both ways. The runs it helps are those ' +
+    'predicted too fast (llm-foundry\'s 7B-70B models on 40 GB parts, Llama 2 7B and 13B, OPT); runs predicted too slow ' +
+    '(llm-foundry\'s 350M-3B models at short sequences on 80 GB parts, whose kernel times are overestimated) get slower still, so the fit settles on ' +
+    'a small launch gap and no fixed cost. The largest remaining errors are not overhead: llm-foundry\'s 32k-65k-token ' +
+    'sequences (predicted ~30 % too fast: attention at long sequences), BLOOM (1.8x too fast: Megatron-DeepSpeed\'s ' +
+    'pipeline of 12 stages) and MPT-7B\'s 440-GPU run. Leaving one source out, the parameters move little except without ' +
+    'the single-GPU rows (a 12 ms fixed cost, then 1.3 us per launch): the per-step cost is what the sources disagree on.', '');
+  summary.push(`framework overhead: llm-foundry median APE ${fmt(a.median)} % -> ${fmt(b.median)} % with the fitted overhead; leave-one-source-out in the section above`);
+}
+
 function main() {
   const args = process.argv.slice(2);
   const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
@@ -155,19 +239,10 @@ function main() {
 
   if (!only || only === 'foundry') {
     const rows = parseCsv(readFileSync(resolve(root, 'data/published/llm_foundry_mpt_a100.csv'), 'utf8'));
-    // The benchmark sets max_seq_len to the run's sequence length (submit_benchmarks.py): one config per (size, seq).
     const dir = mkdtempSync(join(tmpdir(), 'prenet-mpt-'));
-    const config = (r) => {
-      const path = join(dir, `mpt-${r.model}-${r.seq}.json`);
-      if (!existsSync(path)) {
-        const c = JSON.parse(readFileSync(resolve(root, `data/published/mpt/mpt-${r.model}.json`), 'utf8'));
-        c.max_seq_len = Number(r.seq);
-        writeFileSync(path, JSON.stringify(c));
-      }
-      return path;
-    };
+    const config = (r) => foundryConfig(dir, r);
     lines.push('## llm-foundry MPT, FSDP on 8-64 A100', '',
-      'Measured: `tokens_per_s_per_gpu` and `mfu` of `data/published/llm_foundry_mpt_a100.csv`. Predicted: `throughput.tokens_per_s_per_device` and `throughput.mfu`. Targets: median APE <= 12 %, none off by more than 1.5x. (`$TMP/mpt-<size>-<seq>.json` is `data/published/mpt/mpt-<size>.json` with `max_seq_len` set to the run\'s sequence, as the benchmark sets it.)', '',
+      'Measured: `tokens_per_s_per_gpu` and `mfu` of `data/published/llm_foundry_mpt_a100.csv`. Predicted: `throughput.tokens_per_s_per_device` and `throughput.mfu`. Targets (issue #24): median APE <= 10 %, none off by more than 1.5x; MFU within 5 points. (`$TMP/mpt-<size>-<seq>.json` is `data/published/mpt/mpt-<size>.json` with `max_seq_len` set to the run\'s sequence, as the benchmark sets it.)', '',
       '| model | seq | gpus | gpu | mb x ga | precision | ckpt | measured tok/s/GPU | predicted | APE % | measured MFU % | predicted MFU % |',
       '|---|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|');
     const errs = []; const factors = []; const mfuDiff = []; let worst = null;
@@ -187,14 +262,14 @@ function main() {
     lines.push('', `Median APE ${fmt(median(errs))} % over ${errs.length} of ${rows.length} runs; ${over} off by more than 1.5x; ` +
       `worst off by ${fmt(worst?.f, 2)}x (${worst ? `${worst.r.model} seq ${worst.r.seq} on ${worst.r.gpus} x ${worst.r.gpu}: \`${cmd(worst.a).replace(dir, '$TMP')}\`` : 'none'}). ` +
       `MFU: median |difference| ${fmt(median(mfuDiff))} points.`, '');
-    summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x (n = ${errs.length}/${rows.length}; target <= 12 %, none > 1.5x)`);
+    summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x; MFU median ${fmt(median(mfuDiff))} points apart (n = ${errs.length}/${rows.length}; targets <= 10 %, none > 1.5x, MFU within 5 points)`);
   }
 
   if (!only || only === 'large') {
     const rows = parseCsv(readFileSync(resolve(root, 'data/published/large_runs.csv'), 'utf8'));
     const peak = (hw, precision) => JSON.parse(readFileSync(resolve(root, `hardware/${hw}.json`), 'utf8')).peak_tflops[precision].value;
     lines.push('## Published pre-training runs', '',
-      'Measured: the published GPU-hours (or 1/(tokens/s per GPU) x tokens), and TFLOP/s per GPU as MFU against the spec sheet\'s dense peak. Predicted: `run.gpu_hours` with `--tokens`, `throughput.mfu`. Targets: GPU-hours within 25 % for most, never off by more than 2x; MFU within 8 points.', '',
+      'Measured: the published GPU-hours (or 1/(tokens/s per GPU) x tokens), and TFLOP/s per GPU as MFU against the spec sheet\'s dense peak. Predicted: `run.gpu_hours` with `--tokens`, `throughput.mfu`. Targets (issue #24): GPU-hours within 25 %, never off by more than 2x; MFU within 5 points.', '',
       '| run | gpus | published GPU-h | predicted GPU-h | off by | published MFU % | predicted MFU % | plan | command |', '|---|---:|---:|---:|---:|---:|---:|---|---|');
     const factors = []; const mfuDiff = [];
     for (const r of rows) {
@@ -215,6 +290,8 @@ function main() {
     lines.push('', `GPU-hours: ${within} of ${factors.length} within 25 %, worst off by ${fmt(Math.max(...factors), 2)}x. MFU: ${mfuDiff.map((d) => fmt(d)).join(', ') || 'none'} points apart.`, '');
     summary.push(`large runs: ${within}/${factors.length} GPU-hours within 25 %, worst ${fmt(Math.max(...factors), 2)}x; MFU differences ${mfuDiff.map((d) => fmt(d)).join(', ') || 'none'} points`);
   }
+
+  if (!only || only === 'overhead') overheadSection(prenet, lines, summary, fmt);
 
   lines.push('## Summary', '', ...summary.map((s) => `- ${s}`), '');
   writeFileSync(outPath, lines.join('\n'));

@@ -12,6 +12,7 @@
 #include "predict/predictor.hpp"
 #include "run/framework.hpp"
 #include "run/optimizer.hpp"
+#include "run/overhead.hpp"
 
 namespace prenet {
 
@@ -361,11 +362,14 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "the built-in models")
             .help("use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones")
             .off_page("a file written by `prenet fit` on a workstation; the page uses the models built in"),
-        Row("kernel_overhead_ms", T::number, kRun).flag("kernel-overhead-ms", "MS").label("Overhead per kernel", "ms")
-            .range(0, 1e3).defaults(0, "0")
-            .help("a framework overhead added to every kernel launch (the predictors already include a launch "
-                  "cost; for experiments)")
-            .echoed().off_page("an experiment's knob: the predictors already include each kernel's launch cost"),
+        Row("overhead", T::choice, kRun).flag("overhead", "MODE").label("Framework overhead")
+            .choices(overhead_names(), {{"fitted", "fitted: launch gaps, per-step cost, overlap's loss"},
+                                        {"none", "none: kernel times only"}})
+            .defaults("fitted", "fitted")
+            .help("what a framework's step adds to the kernels' times (docs/training-model.md): a gap per kernel "
+                  "launch, a fixed cost per step and a share of the communication overlap hides, fitted on "
+                  "published whole runs (models/overhead.json); none: the kernel-only step")
+            .echoed().on_page("training", "overhead").advanced(),
 
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
         Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(limits::request_devices))

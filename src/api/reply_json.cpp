@@ -64,6 +64,7 @@ json step_json(const StepTime& t, bool input_limited, bool breakdown) {
             {"backward_ms", t.backward_ms},
             {"optimizer_ms", t.optimizer_ms},
             {"communication_ms", t.communication_ms},
+            {"overhead_ms", t.overhead_ms},
             {"input_stall_ms", t.input_stall_ms},
             {"total_ms", t.total_ms()},
             {"micro_batch_ms", t.micro_batch_ms},

@@ -5,6 +5,7 @@
 #include "predict/learned.hpp"
 #include "run/checkpointing.hpp"
 #include "run/grad_accumulation.hpp"
+#include "run/overhead.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
@@ -63,7 +64,7 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     static_cast<TrainingSetup&>(p.step) = setup;
     p.step.micro_batch = p.model.batch;
     p.step.input_samples_per_s = s.input_samples_per_s;
-    p.step.kernel_overhead_ms = s.kernel_overhead_ms;
+    p.step.overhead = overhead_for(s.overhead);
     p.step.layer_breakdown = s.breakdown;
     static_cast<TrainingSetup&>(p.memory) = setup;
     p.memory.reserve = s.reserve;

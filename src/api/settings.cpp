@@ -6,6 +6,7 @@
 #include "predict/predictor.hpp"
 #include "run/energy.hpp"
 #include "run/grad_accumulation.hpp"
+#include "run/overhead.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
@@ -147,7 +148,8 @@ Settings read_settings(const RequestOptions& o) {
         throw Error("'epochs' needs 'samples' (samples per epoch)", ErrorCode::conflict, "epochs");
     s.price_per_hour = o.has("price_per_hour") ? o.number("price_per_hour") : -1;
     s.input_samples_per_s = o.number("input_samples_per_s");
-    s.kernel_overhead_ms = o.number("kernel_overhead_ms");
+    s.overhead = o.text("overhead");
+    overhead_for(s.overhead);  // refuses an unknown name here, naming the option
     // Only a request without a predictor pays for looking at the built-in models (parsed on first use).
     s.predictor = o.has("predictor") ? o.text("predictor") : default_predictor_name();
     return s;
@@ -216,7 +218,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"tokens", given(s.run.tokens)},
         {"price_per_hour", s.price_per_hour >= 0 ? json(s.price_per_hour) : json(nullptr)},
         {"input_samples_per_s", given(s.input_samples_per_s)},
-        {"kernel_overhead_ms", s.kernel_overhead_ms},
+        {"overhead", s.overhead},
         {"predictor", s.predictor}};
     json derived = {{"flops_convention", "FLOPs = 2 x multiply-accumulates"}, {"precision_source", s.precision_source}};
     if (command_bit & kPredict) {

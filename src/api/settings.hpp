@@ -42,7 +42,7 @@ struct Settings {
     RunLength run;
     double price_per_hour = -1;       // < 0: the sheet's cheapest cloud price
     double input_samples_per_s = 0;   // 0: unlimited
-    double kernel_overhead_ms = 0;    // framework overhead per kernel (hook; 0 by default)
+    std::string overhead = "fitted";  // --overhead: the framework step overhead (run/overhead.hpp), or none
     FrameworkReserve reserve = FrameworkReserve::pytorch_default();
     // Many accelerators: the layout asked for (what is left empty is searched) and the cluster's overrides.
     LayoutRequest layout;

@@ -56,7 +56,11 @@ void print_layer_breakdown(std::ostream& out, const json& result) {
     });
     double step = result["step"]["total_ms"].get<double>();
     out << "\nWhere the step goes on " << result["hardware"].get<std::string>() << " (" << fmt("%.3f", step)
-        << " ms; the optimizer " << fmt("%.3f", result["step"]["optimizer_ms"].get<double>()) << " ms):\n";
+        << " ms; the optimizer " << fmt("%.3f", result["step"]["optimizer_ms"].get<double>()) << " ms";
+    // The framework overhead is no layer's either (run/overhead.hpp): named where there is one.
+    double overhead = result["step"].value("overhead_ms", 0.0);
+    if (overhead > 0) out << "; the framework overhead " << fmt("%.3f", overhead) << " ms";
+    out << "):\n";
     std::vector<std::vector<std::string>> rows = {{"layer", "kind", "x", "forward ms", "backward ms", "share"}};
     double rest = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
@@ -132,10 +136,10 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         parallel |= r.contains("plan");
         if (r.contains("error")) refused.push_back(r["hardware"].get<std::string>() + ": " + r["error"]["message"].get<std::string>());
     }
-    std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "samples/s",
+    std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "overhead", "samples/s",
                                        "memory GB", "capacity GB", "fits"};
     if (parallel) header.insert(header.begin() + 1, {"plan"});
-    if (parallel) header.insert(header.begin() + 6, {"comm", "bubble", "MFU"});
+    if (parallel) header.insert(header.begin() + 7, {"comm", "bubble", "MFU"});
     if (with_run) header.insert(header.end(), {"hours", "GPU-hours", "cost $", "energy kWh"});
     std::vector<std::vector<std::string>> rows = {header};
     auto maybe = [](const json& x, const char* format) { return x.is_null() ? std::string("-") : fmt(format, x.get<double>()); };
@@ -152,12 +156,13 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         std::vector<std::string> row = {
             name, fmt("%.3f", st["total_ms"].get<double>()) + (bound ? "*" : ""),
             fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
-            fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
+            fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.3f", st["overhead_ms"].get<double>()),
+            fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
             fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
             fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"};
         if (parallel) {
             row.insert(row.begin() + 1, plan_text(r["plan"]));
-            row.insert(row.begin() + 6, {fmt("%.3f", st["communication_ms"].get<double>()),
+            row.insert(row.begin() + 7, {fmt("%.3f", st["communication_ms"].get<double>()),
                                          fmt("%.3f", st["bubble_ms"].get<double>()),
                                          fmt("%.1f%%", 100.0 * r["throughput"]["mfu"].get<double>())});
         }

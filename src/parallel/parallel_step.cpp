@@ -254,6 +254,11 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
         s.total_by_kind_ms["pipeline parallel"] = p2p_steady + pipeline_bubble_sends(l.pp) * p2p;
     }
     for (const auto& [kind, ms] : s.total_by_kind_ms) s.communication_total_ms += ms;
+    // What overlap hides is not free (run/overhead.hpp's overlap_loss); a pipeline's sends are not overlapped
+    // (their total counts the bubble's sends, which the bubble already holds).
+    double hidden = 0;
+    for (const auto& [kind, ms] : r.total) hidden += ms - r.exposed.at(kind);
+    s.time.overhead_ms += overlap_loss_ms(c.step.overhead, hidden);
     ParallelMemory memory = known_memory ? *known_memory : parallel_memory(l, models, c);
     s.memory = memory.memory;
     s.fullest_stage = memory.fullest_stage;

@@ -197,8 +197,9 @@ void explain(PlanAlternative& alt, const ParallelStep& best) {
     double per = 1.0 / double(s.layout.global_batch()), best_per = 1.0 / double(best.layout.global_batch());
     double d_bubble = s.time.bubble_ms * per - best.time.bubble_ms * best_per;
     double d_comm = s.time.communication_ms * per - best.time.communication_ms * best_per;
-    double compute = s.time.forward_ms + s.time.backward_ms + s.time.optimizer_ms;
-    double best_compute = best.time.forward_ms + best.time.backward_ms + best.time.optimizer_ms;
+    // The framework overhead grows with the kernels launched: counted with compute.
+    double compute = s.time.forward_ms + s.time.backward_ms + s.time.optimizer_ms + s.time.overhead_ms;
+    double best_compute = best.time.forward_ms + best.time.backward_ms + best.time.optimizer_ms + best.time.overhead_ms;
     double d_compute = compute * per - best_compute * best_per;
     if (d_bubble >= d_comm && d_bubble >= d_compute) {
         alt.loses_on = "bubble";

@@ -71,7 +71,7 @@ MicroBatchTime predict_micro_batch(const ModelFeatures& unfused, const HardwareS
         LayerTime layer;
         if (o.layer_breakdown) layer = LayerTime{lf.layer.name, lf.block, lf.layer.kind, lf.repeat};
         for (const auto& k : lf.cost.kernels) {
-            double ms = repeat * (layer_kernel_ms(k) + o.kernel_overhead_ms);
+            double ms = repeat * layer_kernel_ms(k);
             bool fwd = k.phase == Phase::forward;
             bool recomputed = is_recomputed(lf, k, o.checkpointing, o.selective_recompute);
             (fwd ? t.forward_ms : t.backward_ms) += ms;
@@ -104,7 +104,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     const double micro = double(o.grad_accum);
     t.clock = sustained_matrix_clock(hw);
     auto time = [&](const Kernel& k) {
-        return at_sustained_clock(k, predictor.kernel_ms(k, hw), hw, t.clock.factor) + o.kernel_overhead_ms;
+        return at_sustained_clock(k, predictor.kernel_ms(k, hw), hw, t.clock.factor);
     };
     auto add_family = [&](const Kernel& k, double ms) {
         t.by_family_ms[k.family] += ms;
@@ -149,6 +149,9 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
         add_family(k, ms);
         t.kernels += 1.0;
     }
+
+    // Launch gaps and the step's fixed cost; a parallel step adds the overlapped communication's loss.
+    t.overhead_ms = launch_and_step_ms(o.overhead, t.kernels);
 
     if (o.input_samples_per_s > 0) {
         t.input_ms = 1e3 * micro * double(o.micro_batch) / o.input_samples_per_s;

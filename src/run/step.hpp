@@ -15,15 +15,17 @@
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
 #include "run/optimizer.hpp"
+#include "run/overhead.hpp"
 
 namespace prenet {
 
 struct StepOptions : TrainingSetup {
     std::int64_t micro_batch = 1;        // samples per micro-batch (the features' batch), for the input cap
     double input_samples_per_s = 0;      // the input pipeline's rate; 0: it never limits the step
-    // Hook for a framework overhead per kernel launch (dispatch, Python), added to every kernel's time.
-    // 0 by default: the predictors' times already include a launch cost.
-    double kernel_overhead_ms = 0;
+    // What the framework's step adds to the kernel times (run/overhead.hpp; --overhead): the launch gaps and the
+    // step's fixed cost here, the overlapped communication's loss in parallel/. None by default in the core; the
+    // API sets the fitted one.
+    OverheadModel overhead;
     bool layer_breakdown = false;  // fill StepTime::layers
     // Parameters this device accumulates gradients of and updates, when ZeRO shards them (parallel/);
     // negative: all of the features' parameters.
@@ -50,13 +52,16 @@ struct StepTime {
     double matmul_ms = 0;             // in matrix-unit kernels (gemm, conv, attention, rnn)
     double weight_gradient_ms = 0;    // of which: the weight-gradient pass (what async tensor parallelism hides behind)
     double kernels = 0;               // kernel launches per step
+    double overhead_ms = 0;           // the framework's step overhead (run/overhead.hpp), a part of the total
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
     std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
     // The clock matrix-unit kernels ran at (docs/clocks.md): their predicted times are scaled to it here, in the
     // step, and not in the kernel predictor, whose fitted data are short microbenchmarks at the vendor's limit.
     SustainedClock clock;
-    double compute_ms() const { return forward_ms + backward_ms + optimizer_ms + communication_ms + bubble_ms; }
+    double compute_ms() const {
+        return forward_ms + backward_ms + optimizer_ms + communication_ms + bubble_ms + overhead_ms;
+    }
     double total_ms() const { return compute_ms() + input_stall_ms; }
     bool input_bound() const { return input_stall_ms > 0; }
 };
@@ -64,7 +69,7 @@ struct StepTime {
 // One micro-batch's forward and backward (with the recompute of what checkpointing frees): what a step
 // repeats grad_accum times. It does not depend on the accumulation, the update or ZeRO's shards, so a plan
 // search that weighs many layouts of one stage times it once (parallel/parallel_step.hpp's StageCache).
-// Reads of the options: checkpointing, selective_recompute, compile, kernel_overhead_ms and layer_breakdown.
+// Reads of the options: checkpointing, selective_recompute, compile and layer_breakdown.
 struct MicroBatchTime {
     double forward_ms = 0, backward_ms = 0;  // backward without the recompute
     double recompute_ms = 0;                 // checkpointing's extra forward

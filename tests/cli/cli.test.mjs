@@ -76,8 +76,10 @@ function checkResult(r, { language } = {}) {
   assertPositive(s.total_ms, `${where}: step.total_ms`);
   // input_stall_ms (added with issue #4) is 0 unless --input-samples-per-s limits the step.
   assertNonNegative(s.input_stall_ms ?? 0, `${where}: step.input_stall_ms`);
-  assertClose(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + (s.input_stall_ms ?? 0),
-    1e-9, `${where}: total_ms is the sum of its parts`);
+  // overhead_ms: the framework's fitted step overhead (issue #24 item 5), a part of its own.
+  assertNonNegative(s.overhead_ms, `${where}: step.overhead_ms`);
+  assertClose(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + s.overhead_ms +
+    (s.input_stall_ms ?? 0), 1e-9, `${where}: total_ms is the sum of its parts`);
   const t = r.throughput;
   assert.equal(typeof t, 'object', `${where}: throughput`);
   assertPositive(t.samples_per_s, `${where}: throughput.samples_per_s`);
@@ -428,7 +430,7 @@ describe('training runs', () => {
     assert.equal(s.global_batch, 1);
     assert.equal(s.checkpointing, false);
     for (const k of ['samples', 'epochs', 'tokens', 'price_per_hour', 'input_samples_per_s']) assert.equal(s[k], null, k);
-    assert.equal(s.kernel_overhead_ms, 0);
+    assert.equal(s.overhead, 'fitted');
     assert.equal(s.framework, 'generic');
     assert.equal(s.compile, false);
     assert.equal(typeof s.price_source, 'string');
@@ -484,8 +486,8 @@ describe('training runs', () => {
     assert.ok(r.step.recompute_ms > 0, 'checkpointing recomputes');
     assert.ok(r.step.grad_accumulation_ms > 0, 'accumulation passes');
     assert.equal(r.step.grad_accum, 4);
-    assertClose(r.step.total_ms, 4 * r.step.micro_batch_ms + r.step.grad_accumulation_ms + r.step.optimizer_ms, 1e-9,
-      'four micro-batches and one optimizer step');
+    assertClose(r.step.total_ms, 4 * r.step.micro_batch_ms + r.step.grad_accumulation_ms + r.step.optimizer_ms +
+      r.step.overhead_ms, 1e-9, 'four micro-batches, one optimizer step and the framework overhead');
     assertClose(r.throughput.samples_per_s, 32 / (r.step.total_ms / 1e3), 1e-9, 'samples/s counts the global batch');
     assert.ok(r.memory.checkpointed_blocks > 0);
   });

@@ -40,7 +40,8 @@ test('--gpus 8 searches a plan whose dimensions multiply to the devices', () => 
     assert.ok(['memory', 'bubble', 'exposed communication', 'compute'].includes(a.loses_on), a.loses_on);
   }
   const s = r.step;
-  const sum = s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + s.bubble_ms + s.input_stall_ms;
+  const sum = s.forward_ms + s.backward_ms + s.optimizer_ms + s.communication_ms + s.bubble_ms + s.overhead_ms +
+    s.input_stall_ms;
   assert.ok(Math.abs(sum - s.total_ms) < 1e-6 * s.total_ms);
   assert.ok(s.communication_total_ms >= s.communication_ms);
   assert.ok(r.throughput.mfu > 0.05 && r.throughput.mfu < 1, String(r.throughput.mfu));

@@ -16,7 +16,7 @@ const precisionWords = (s, table) => {
 const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
   'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
-  'price_source', 'input_samples_per_s', 'kernel_overhead_ms', 'memory_reserve', 'energy_model', 'mixed',
+  'price_source', 'input_samples_per_s', 'overhead', 'memory_reserve', 'energy_model', 'mixed',
   'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network',
 ]);
 
@@ -74,7 +74,8 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   if (s.attention && s.seq != null) parts.push(`Attention runs ${s.attention === 'eager' ? 'eagerly (the scores materialised)' : 'as one fused kernel (flash attention)'} (${change('attention', 'change')}).`);
   if (s.checkpointing === true) parts.push('Activation checkpointing is on: each block keeps only its input and recomputes its forward pass during the backward pass.');
   if (isNum(s.input_samples_per_s)) parts.push(`The input pipeline delivers at most ${F.si(s.input_samples_per_s)} samples/s; a step waits for its data when that is slower.`);
-  if (isNum(s.kernel_overhead_ms) && s.kernel_overhead_ms > 0) parts.push(`Each kernel launch costs ${F.ms(s.kernel_overhead_ms)} of framework overhead.`);
+  if (s.overhead === 'none') parts.push(`Step times are the kernels' alone, without a framework's overhead (${change('overhead', 'change')}).`);
+  else if (s.overhead) parts.push(`Each step includes a framework's overhead fitted on published runs: a gap per kernel launch, a fixed cost per step and a share of the communication overlap hides (${change('overhead', 'change')}).`);
   const b = budgetOf(reply);
   const steps = rows.find((r) => r.run?.steps)?.run.steps;
   if (b?.tokens != null) parts.push(`Training budget: <strong>${F.count(b.tokens)} tokens</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);

@@ -11,6 +11,7 @@ const STEP_PARTS = [
   ['backward_ms', 'Backward', 'var(--c-bwd)'],
   ['optimizer_ms', 'Optimizer', 'var(--c-opt)'],
   ['communication_ms', 'Exposed communication', 'var(--c-comm)'],
+  ['overhead_ms', 'Framework overhead', '#c9a227'],
   ['bubble_ms', 'Pipeline bubble', '#b07cc6'],
   ['input_stall_ms', 'Waiting for input', '#8a94a6'],
 ];

@@ -1,0 +1,55 @@
+#include "run/overhead.hpp"
+
+#include <algorithm>
+
+#include "core/embedded.hpp"
+#include "core/error.hpp"
+
+namespace prenet {
+
+double launch_and_step_ms(const OverheadModel& m, double kernels) { return m.launch_gap_ms * kernels + m.step_fixed_ms; }
+
+double overlap_loss_ms(const OverheadModel& m, double hidden_communication_ms) {
+    return m.overlap_loss * std::max(0.0, hidden_communication_ms);
+}
+
+double overhead_ms(const OverheadModel& m, double kernels, double hidden_communication_ms) {
+    return launch_and_step_ms(m, kernels) + overlap_loss_ms(m, hidden_communication_ms);
+}
+
+OverheadModel overhead_from_json(const nlohmann::json& doc) {
+    auto parameter = [&](const char* name, double hi) {
+        const nlohmann::json* p = doc.contains("parameters") ? &doc["parameters"] : nullptr;
+        if (!p || !p->contains(name) || !(*p)[name].contains("value") || !(*p)[name]["value"].is_number())
+            throw Error(std::string("models/overhead.json: parameters.") + name + ".value is missing");
+        double v = (*p)[name]["value"].get<double>();
+        if (!(v >= 0 && v <= hi))
+            throw Error(std::string("models/overhead.json: parameters.") + name + " must be in [0, " +
+                        std::to_string(hi) + "]");
+        return v;
+    };
+    OverheadModel m;
+    m.launch_gap_ms = parameter("launch_gap_ms", 10.0);
+    m.step_fixed_ms = parameter("step_fixed_ms", 1e4);
+    m.overlap_loss = parameter("overlap_loss", 1.0);
+    return m;
+}
+
+const OverheadModel& fitted_overhead() {
+    static const OverheadModel model = [] {
+        for (const auto& f : embedded_files())
+            if (f.path == "models/overhead.json") return overhead_from_json(nlohmann::json::parse(f.contents));
+        return OverheadModel{};
+    }();
+    return model;
+}
+
+std::vector<std::string> overhead_names() { return {"fitted", "none"}; }
+
+OverheadModel overhead_for(const std::string& name) {
+    if (name == "fitted") return fitted_overhead();
+    if (name == "none") return OverheadModel{};
+    throw Error("overhead must be fitted or none, got '" + name + "'", ErrorCode::invalid_value, "overhead");
+}
+
+}  // namespace prenet

@@ -87,14 +87,20 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     MemoryUse z1 = shard_memory(whole, f, dp(8, 1), r, 1.0, none);
     MemoryUse z2 = shard_memory(whole, f, dp(8, 2), r, 1.0, none);
     MemoryUse z3 = shard_memory(whole, f, dp(8, 3), r, 1.0, none);
-    EXPECT_DOUBLE_EQ(z0.peak, whole.peak);
+    // DDP: every state whole, plus two 25 MiB gradient buckets (the one reduced and the one filling).
+    EXPECT_DOUBLE_EQ(z0.communication_buffers, 2.0 * 25 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(z0.peak, whole.peak + z0.communication_buffers);
     EXPECT_DOUBLE_EQ(z1.optimizer_states, whole.optimizer_states / n);
     EXPECT_DOUBLE_EQ(z1.gradients, whole.gradients);
     EXPECT_DOUBLE_EQ(z2.gradients, whole.gradients / n);
     EXPECT_DOUBLE_EQ(z2.weights, whole.weights);
-    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered.
+    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered and two blocks'
+    // fp32 (autocast) gradients before their reduce-scatter (one reduced while the next is computed).
     EXPECT_DOUBLE_EQ(z3.weights, whole.weights / n);
-    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + 2.0 * 2.0 * largest_unit_params(f));
+    const double unit = largest_unit_params(f);
+    EXPECT_DOUBLE_EQ(z3.gathered, 2.0 * 2.0 * unit + 2.0 * 4.0 * unit);
+    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + z3.gathered);
+    EXPECT_DOUBLE_EQ(z2.gathered, 2.0 * 4.0 * unit);
     EXPECT_LT(z3.peak, z2.peak);
     EXPECT_LT(z2.peak, z1.peak);
     EXPECT_LT(z1.peak, z0.peak);

@@ -79,13 +79,66 @@ TEST(TrainingMemory, NoReserveUnlessAskedAndTheDefaultReserve) {
     MemoryUse bare = estimate_memory(f, hw, o);
     EXPECT_DOUBLE_EQ(bare.framework_reserve, 0);
     EXPECT_DOUBLE_EQ(bare.peak, 16e9);
+    EXPECT_DOUBLE_EQ(bare.peak_allocated, 16e9);
+    EXPECT_DOUBLE_EQ(bare.peak_reserved, 16e9);
     o.reserve = FrameworkReserve::pytorch_default();
     MemoryUse with = estimate_memory(f, hw, o);
-    // 1 GiB of context plus 5% of the tensors.
-    EXPECT_DOUBLE_EQ(with.framework_reserve, 1073741824.0 + 0.05 * 16e9);
+    // Allocated: the tensors and two 32 MiB cuBLAS workspaces. Reserved: 5% fragmentation (no layer, so no
+    // rounded tensor). The device: plus the 400 MB CUDA context (one device: no NCCL).
+    const double mib = 1024.0 * 1024.0;
+    EXPECT_DOUBLE_EQ(with.peak_allocated, 16e9 + 64 * mib);
+    EXPECT_DOUBLE_EQ(with.peak_reserved, 1.05 * (16e9 + 64 * mib));
+    EXPECT_DOUBLE_EQ(with.peak, 1.05 * (16e9 + 64 * mib) + 400e6);
     EXPECT_DOUBLE_EQ(with.peak, 16e9 + with.framework_reserve);
     EXPECT_DOUBLE_EQ(with.peak, with.weights + with.gradients + with.optimizer_states + with.activations +
                                     with.temporary + with.framework_reserve);
+}
+
+TEST(TrainingMemory, EachLargePersistentTensorIsRoundedToTheAllocatorsBlocks) {
+    // blocks_model(8): its linears of 256 x 1024 + 1024 parameters (fp32: 1.05 MB, over the allocator's 1 MiB
+    // small-allocation limit) each keep 4 tensors with Adam in fp32: weight, gradient, m and v.
+    Model model = blocks_model(8);
+    ModelFeatures f = compute_features(model, Precision::fp32);
+    MemoryOptions o = memory_options(Precision::fp32, "adamw");
+    o.reserve = FrameworkReserve::pytorch_default();
+    MemoryUse m = estimate_memory(f, o);
+    std::int64_t large = 0;
+    for (const auto& lf : f.layers)
+        if (double(lf.trainable_params) * 4.0 > 1024.0 * 1024.0) large += lf.repeat;
+    ASSERT_GT(large, 0);
+    EXPECT_EQ(m.rounded_tensors, 4 * large);
+    EXPECT_DOUBLE_EQ(m.peak_reserved, 1.05 * m.peak_allocated + double(4 * large) * 1024.0 * 1024.0);
+}
+
+// Llama 3 8B's loss: 8192 tokens, a 128,256-word vocabulary, 4096 hidden units, bf16.
+TEST(TrainingMemory, LossKeepsTheFp32LogitsOrOneChunk) {
+    const double tokens = 8192, vocab = 128256, hidden = 4096;
+    LossMemory full = loss_memory(tokens, vocab, hidden, Precision::bf16, LossMode::full);
+    // Saved: fp32 log-probabilities (4) and the bf16 logits (2); at the backward two fp32 gradients (4 + 4).
+    EXPECT_DOUBLE_EQ(full.saved, 8192.0 * 128256 * 6);  // 6.30 GB
+    EXPECT_DOUBLE_EQ(full.temporary, 8192.0 * 128256 * 8);
+    EXPECT_DOUBLE_EQ(loss_memory(tokens, vocab, hidden, Precision::fp32, LossMode::full).saved, 8192.0 * 128256 * 8);
+    // Chunked: ceil(128256 / 4096) = 32 chunks of 256 tokens; one chunk's fp32 logits and gradient.
+    LossMemory chunked = loss_memory(tokens, vocab, hidden, Precision::bf16, LossMode::chunked);
+    EXPECT_DOUBLE_EQ(chunked.saved, 0);
+    EXPECT_DOUBLE_EQ(chunked.temporary, 256.0 * 128256 * 8);  // 263 MB
+    EXPECT_EQ(parse_loss_mode("chunked"), LossMode::chunked);
+    EXPECT_THROW(parse_loss_mode("fused"), Error);
+}
+
+TEST(TrainingMemory, ChunkedLossFreesTheLogits) {
+    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
+    ModelFeatures f = compute_features(model, Precision::bf16);
+    MemoryOptions o = memory_options(Precision::bf16, "adamw");
+    MemoryUse full = estimate_memory(f, o);
+    o.loss = LossMode::chunked;
+    MemoryUse chunked = estimate_memory(f, o);
+    // GPT-2: 4 x 1024 tokens, vocabulary 50257, hidden 768: the full loss saves 6 bytes per logit more.
+    const double logits = 4.0 * 1024 * 50257;
+    EXPECT_DOUBLE_EQ(full.activations - chunked.activations, 6.0 * logits);
+    EXPECT_DOUBLE_EQ(full.loss_temporary, 8.0 * logits);
+    EXPECT_DOUBLE_EQ(chunked.loss_temporary, std::ceil(4096.0 / std::ceil(50257.0 / 768)) * 50257 * 8);
+    EXPECT_LT(chunked.peak, full.peak);
 }
 
 TEST(TrainingMemory, ForeachScratchCanSetThePeak) {
@@ -155,6 +208,8 @@ TEST(TrainingMemory, BertLargeAgainstMeasuredPeaks) {
         o.grad_accum = c.accum;
         o.checkpointing = c.checkpointing;
         o.reserve = FrameworkReserve::pytorch_default();
+        // The guide's CUDA context, measured (CUDA before lazy module loading), in place of the default 400 MB.
+        o.reserve.cuda_context_bytes = 1343.0 * 1024 * 1024;
         double mib = estimate_memory(f, v100, o).peak / (1024.0 * 1024.0);
         EXPECT_NEAR(mib, c.measured_mib, c.tolerance * c.measured_mib)
             << to_string(c.precision) << " " << c.optimizer << " batch " << c.batch << " x " << c.accum

@@ -322,6 +322,13 @@ std::vector<OptionDef> build_table() {
         Row("compile", T::flag, kRun).flag("compile").label("torch.compile").defaults(false, "off")
             .help("fuse each block's chains of element-wise and norm kernels into one kernel each (TorchInductor)")
             .echoed().on_page("training", "compile").advanced(),
+        Row("loss", T::choice, kRun).flag("loss", "L").label("Cross-entropy loss")
+            .choices({"full", "chunked"}, {{"full", "full: every token's fp32 logits kept"},
+                                           {"chunked", "chunked: one chunk of logits at a time (Liger)"}})
+            .defaults("full", "full")
+            .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward) or chunked "
+                  "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time); memory only")
+            .echoed().on_page("training", "loss").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
                   "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")

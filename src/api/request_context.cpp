@@ -59,6 +59,7 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     setup.half_adapters = s.finetune.mode == FineTuneMode::qlora;
     setup.framework = s.framework;
     setup.compile = s.compile;
+    setup.loss = s.loss;
     static_cast<TrainingSetup&>(p.step) = setup;
     p.step.micro_batch = p.model.batch;
     p.step.input_samples_per_s = s.input_samples_per_s;

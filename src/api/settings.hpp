@@ -35,6 +35,7 @@ struct Settings {
     bool breakdown = false;  // per-layer times in each result's step
     FrameworkPreset framework;  // --framework (run/framework.hpp)
     bool compile = false;       // --compile: torch.compile's fused memory-bound chains
+    LossMode loss = LossMode::full;  // --loss
     FineTune finetune;       // what trains (ops/finetune.hpp); pre-training by default
     // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
     // once the model is known (resolve_budget).

@@ -23,6 +23,7 @@ export function rowArgs(r) {
   const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--precision', r.precision, '--optimizer',
     r.optimizer, '--optimizer-impl', r.optimizer_impl, '--batch', r.batch, '--seq', r.seq, '--grad-accum', r.grad_accum];
   if (r.mixed) a.push('--mixed', r.mixed);
+  if (r.attention) a.push('--attention', r.attention);
   if (r.checkpointing === 'true') a.push('--checkpointing');
   return [...a, '--json'];
 }

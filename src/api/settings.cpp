@@ -232,7 +232,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
                {"nccl_bytes_per_group", s.reserve.nccl_bytes_per_group},
                {"assumption", "outside PyTorch's caching allocator: the CUDA context and NCCL's buffers per process "
                               "group; inside it: cuBLAS workspaces, 1 MiB rounding per large persistent tensor and "
-                              "a fraction of the allocated peak for fragmentation (docs/training-model.md)"}}},
+                              "a fraction of the transient tensors for fragmentation (docs/training-model.md)"}}},
              {"energy_model", energy_model_text()},
              {"devices", s.layout.gpus},
              {"layout", s.parallel ? "per result: plan (docs/parallel.md)" : "one device"}});

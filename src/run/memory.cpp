@@ -122,7 +122,9 @@ void settle_peak(MemoryUse& m, const FrameworkReserve& reserve) {
     // PyTorch's own measures: allocated (tensors and the workspaces it allocates), reserved (the segments the
     // caching allocator holds), and the device's, beside the allocator.
     m.peak_allocated = tensors + reserve.library_workspace_bytes;
-    m.peak_reserved = m.peak_allocated * (1.0 + reserve.fragmentation) +
+    // Fragmentation comes from the transient tensors (allocated and freed in varying sizes every step); the
+    // model states are allocated once and lose only their rounding.
+    m.peak_reserved = m.peak_allocated + reserve.fragmentation * (tensors - fixed) +
                       double(m.rounded_tensors) * reserve.rounding_bytes_per_tensor;
     m.peak = m.peak_reserved + reserve.cuda_context_bytes + m.nccl_buffers;
     m.framework_reserve = m.peak - tensors;

@@ -29,14 +29,14 @@ struct FrameworkReserve {
     // Inside: a large allocation (over 1 MiB) is rounded up to a multiple of 2 MiB, so each of the persistent
     // parameter-sized tensors wastes 1 MiB on average.
     double rounding_bytes_per_tensor = 0;
-    double fragmentation = 0;            // inside: of the allocated peak
+    double fragmentation = 0;            // inside: of the transient tensors at the peak (all but model states)
     double nccl_bytes_per_group = 0;     // outside: each process group's NCCL buffers (one communicator)
     // PreNeT's default for PyTorch on a GPU (the sources are in docs/training-model.md):
     // - CUDA context: about 400 MB with lazy module loading (CUDA >= 11.7, PyTorch's default; pytorch#109888);
     // - workspaces: cuBLASLt's 32 MiB on Hopper (pytorch#120925, the size cuBLAS recommends), for the compute
     //   and the communication stream: 64 MiB;
     // - rounding: 1 MiB per large tensor (c10/cuda/CUDACachingAllocator.cpp: kRoundLarge = 2 MiB);
-    // - fragmentation: 5% of the allocated peak (PreNeT's assumption);
+    // - fragmentation: 5% of the transient tensors at the peak (PreNeT's assumption);
     // - NCCL: NCCL_BUFFSIZE (4 MiB, the default) per channel for each of a ring's two peers, 16 channels:
     //   128 MiB per process group.
     static FrameworkReserve pytorch_default();

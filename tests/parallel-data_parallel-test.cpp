@@ -108,6 +108,22 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     EXPECT_DOUBLE_EQ(shard_memory(whole, f, dp(8, 3), r, 4.0, none).activations, 4.0 * whole.activations);
 }
 
+TEST(DataParallel, NcclBuffersPerProcessGroupOutsideTheAllocator) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    MemoryOptions o = testing::memory_options(Precision::bf16, "adamw");
+    o.reserve = FrameworkReserve::pytorch_default();
+    MemoryUse whole = estimate_memory(f, o);
+    const double group = 16 * 2 * 4 * 1024.0 * 1024.0;  // 16 channels x 2 peers x NCCL_BUFFSIZE 4 MiB
+    ParallelLayout l = dp(8, 3);
+    MemoryUse one_group = shard_memory(whole, f, l, r, 1.0, o.reserve);
+    EXPECT_DOUBLE_EQ(one_group.nccl_buffers, group);
+    l.dp = 2, l.tp = 2, l.pp = 2;  // data-parallel, tensor-parallel and pipeline groups
+    EXPECT_DOUBLE_EQ(shard_memory(whole, f, l, r, 1.0, o.reserve).nccl_buffers, 3 * group);
+    // Beside the allocator: in the device's peak, not in the reserved one.
+    EXPECT_DOUBLE_EQ(one_group.peak, one_group.peak_reserved + 400e6 + group);
+}
+
 TEST(DataParallel, ZeroShardsTheUpdateAndTheAccumulation) {
     ModelFeatures f = gpt2_features(Precision::bf16);
     EXPECT_EQ(updated_params(f, dp(8, 0)), f.params);

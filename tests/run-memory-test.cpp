@@ -142,6 +142,8 @@ TEST(TrainingMemory, ChunkedLossFreesTheLogits) {
     EXPECT_DOUBLE_EQ(full.loss_temporary, 8.0 * logits);
     EXPECT_DOUBLE_EQ(chunked.loss_temporary, std::ceil(4096.0 / std::ceil(50257.0 / 768)) * 50257 * 8);
     EXPECT_LT(chunked.peak, full.peak);
+    // Nor does the chunked loss write the head's whole logits (its largest output): the transients shrink.
+    EXPECT_LT(chunked.layer_temporary, 2.0 * 2.0 * logits);
 }
 
 TEST(TrainingMemory, ForeachScratchCanSetThePeak) {

@@ -48,6 +48,9 @@ function main() {
     'the memory model: docs/training-model.md "Memory per device"). Measured runs ran, so the fit verdict is right when',
     'prenet says `fits`; out-of-memory claims are right when it says it does not. Fine-tuning figures (QLoRA, PEFT):',
     'docs/finetune-accuracy.md.', '',
+    'Every row runs with the default assumptions (docs/training-model.md), among them a 400 MB CUDA context (lazy module',
+    'loading). The Hugging Face rows were measured with a 1343 MiB context (CUDA 11.2, before lazy loading), about 960 MiB',
+    'more: most of their shortfall. tests/run-memory-test.cpp checks them with that context.', '',
     '| id | measure | published MiB | prenet MiB | prenet / published | fit verdict | source |', '|---|---|---:|---:|---:|---|---|'];
   const errors = [];
   let verdicts = 0, right = 0;

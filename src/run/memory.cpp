@@ -88,9 +88,10 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
                                      std::round(o.optimizer->state_bytes_per_param / 4.0);
     for (size_t i = 0; i < features.layers.size(); ++i) {
         const auto& lf = features.layers[i];
-        // A chunked loss fuses the head into it: the head's whole logits are never written.
+        // The loss's own transients are loss_memory's; a chunked loss also fuses the head into it, so the head's
+        // whole logits are never written.
         bool fused_head = o.loss == LossMode::chunked && i + 1 < features.layers.size() && is_loss(features.layers[i + 1]);
-        if (!fused_head) largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
+        if (!fused_head && !is_loss(lf)) largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
         largest_layer_params = std::max(largest_layer_params, double(lf.trainable_params));
         if (double(lf.trainable_params) * trained.weight_bytes > kSmallAllocation)
             m.rounded_tensors += std::int64_t(double(lf.repeat) * tensors_per_param);

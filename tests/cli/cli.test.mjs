@@ -437,8 +437,10 @@ describe('training runs', () => {
     assert.equal(s.compile, false);
     assert.equal(typeof s.price_source, 'string');
     assert.equal(typeof s.energy_model, 'string');
-    assertPositive(s.memory_reserve.context_bytes, 'memory_reserve.context_bytes');
-    assert.ok(s.memory_reserve.fraction > 0 && s.memory_reserve.fraction < 1, 'memory_reserve.fraction');
+    assert.equal(s.loss, 'full');
+    for (const k of ['cuda_context_bytes', 'library_workspace_bytes', 'rounding_bytes_per_tensor', 'nccl_bytes_per_group'])
+      assertPositive(s.memory_reserve[k], `memory_reserve.${k}`);
+    assert.ok(s.memory_reserve.fragmentation > 0 && s.memory_reserve.fragmentation < 1, 'memory_reserve.fragmentation');
     assert.equal(typeof s.memory_reserve.assumption, 'string');
     const r = predict(...h100).results[0];
     assert.equal(r.run, null, 'no run without --samples or --tokens');

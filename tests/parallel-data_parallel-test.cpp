@@ -87,19 +87,41 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     MemoryUse z1 = shard_memory(whole, f, dp(8, 1), r, 1.0, none);
     MemoryUse z2 = shard_memory(whole, f, dp(8, 2), r, 1.0, none);
     MemoryUse z3 = shard_memory(whole, f, dp(8, 3), r, 1.0, none);
-    EXPECT_DOUBLE_EQ(z0.peak, whole.peak);
+    // DDP: every state whole, plus two 25 MiB gradient buckets (the one reduced and the one filling).
+    EXPECT_DOUBLE_EQ(z0.communication_buffers, 2.0 * 25 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(z0.peak, whole.peak + z0.communication_buffers);
     EXPECT_DOUBLE_EQ(z1.optimizer_states, whole.optimizer_states / n);
     EXPECT_DOUBLE_EQ(z1.gradients, whole.gradients);
     EXPECT_DOUBLE_EQ(z2.gradients, whole.gradients / n);
     EXPECT_DOUBLE_EQ(z2.weights, whole.weights);
-    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered.
+    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered and two blocks'
+    // fp32 (autocast) gradients before their reduce-scatter (one reduced while the next is computed).
     EXPECT_DOUBLE_EQ(z3.weights, whole.weights / n);
-    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + 2.0 * 2.0 * largest_unit_params(f));
+    const double unit = largest_unit_params(f);
+    EXPECT_DOUBLE_EQ(z3.gathered, 2.0 * 2.0 * unit + 2.0 * 4.0 * unit);
+    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + z3.gathered);
+    EXPECT_DOUBLE_EQ(z2.gathered, 2.0 * 4.0 * unit);
     EXPECT_LT(z3.peak, z2.peak);
     EXPECT_LT(z2.peak, z1.peak);
     EXPECT_LT(z1.peak, z0.peak);
     // The activations of the micro-batches a pipeline stage holds at once.
     EXPECT_DOUBLE_EQ(shard_memory(whole, f, dp(8, 3), r, 4.0, none).activations, 4.0 * whole.activations);
+}
+
+TEST(DataParallel, NcclBuffersPerProcessGroupOutsideTheAllocator) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    MemoryOptions o = testing::memory_options(Precision::bf16, "adamw");
+    o.reserve = FrameworkReserve::pytorch_default();
+    MemoryUse whole = estimate_memory(f, o);
+    const double group = 16 * 2 * 4 * 1024.0 * 1024.0;  // 16 channels x 2 peers x NCCL_BUFFSIZE 4 MiB
+    ParallelLayout l = dp(8, 3);
+    MemoryUse one_group = shard_memory(whole, f, l, r, 1.0, o.reserve);
+    EXPECT_DOUBLE_EQ(one_group.nccl_buffers, group);
+    l.dp = 2, l.tp = 2, l.pp = 2;  // data-parallel, tensor-parallel and pipeline groups
+    EXPECT_DOUBLE_EQ(shard_memory(whole, f, l, r, 1.0, o.reserve).nccl_buffers, 3 * group);
+    // Beside the allocator: in the device's peak, not in the reserved one.
+    EXPECT_DOUBLE_EQ(one_group.peak, one_group.peak_reserved + 400e6 + group);
 }
 
 TEST(DataParallel, ZeroShardsTheUpdateAndTheAccumulation) {

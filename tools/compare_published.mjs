@@ -105,20 +105,20 @@ function predict(r, models) {
   if (models) a.push('--models', models);
   const out = JSON.parse(execFileSync(prenet, a, { encoding: 'utf8', maxBuffer: 64 << 20 }));
   const res = out.results[0];
-  // What PyTorch's allocator would hold at the peak: prenet's peak less the CUDA context part of its reserve.
-  const reserved = res.memory.peak_bytes_per_device - (out.settings?.memory_reserve?.context_bytes ?? 0);
+  // What PyTorch's allocator would hold at the peak (max_memory_reserved: no CUDA context, no NCCL buffers).
+  const reserved = res.memory.peak_reserved_bytes;
   return { samples: res.throughput.samples_per_s, fits: res.memory?.fits, reserved, cmd: `prenet ${a.join(' ')}` };
 }
 
 // Rows measured with tools/measure/measure_steps.py carry PyTorch's peak reserved memory
-// (torch.cuda.max_memory_reserved: the caching allocator's hold, without the CUDA context); prenet's peak less
-// its context allowance is the comparable figure. Memory does not depend on the kernel models.
+// (torch.cuda.max_memory_reserved: the caching allocator's hold, without the CUDA context); prenet's
+// memory.peak_reserved_bytes is the comparable figure. Memory does not depend on the kernel models.
 function memorySection(results, fmt, signed) {
   const rows = results.filter((r) => Number(r.peak_reserved_bytes) > 0);
   if (!rows.length) return [];
   const gib = (b) => fmt(b / 2 ** 30, 2);
   const lines = ['## Peak memory', '',
-    'Measured: `torch.cuda.max_memory_reserved()` over the timed steps. Predicted: `memory.peak_bytes_per_device` less `settings.memory_reserve.context_bytes` (the CUDA context, which PyTorch\'s allocator does not hold).', '',
+    'Measured: `torch.cuda.max_memory_reserved()` over the timed steps. Predicted: `memory.peak_reserved_bytes` (the allocator\'s hold: without the CUDA context and NCCL\'s buffers).', '',
     '| model | hardware | precision | batch | seq | measured reserved (GiB) | predicted (GiB) | error % |', '|---|---|---|---:|---:|---:|---:|---:|'];
   const errs = [];
   for (const r of rows) {

@@ -328,6 +328,13 @@ std::vector<OptionDef> build_table() {
                   "tensor cores run without the NCHW<->NHWC transposes cuDNN adds around them in PyTorch's default "
                   "NCHW")
             .echoed().on_page("training", "nhwc").advanced(),
+        Row("loss", T::choice, kRun).flag("loss", "L").label("Cross-entropy loss")
+            .choices({"full", "chunked"}, {{"full", "full: every token's fp32 logits kept"},
+                                           {"chunked", "chunked: one chunk of logits at a time (Liger)"}})
+            .defaults("full", "full")
+            .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward) or chunked "
+                  "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time); memory only")
+            .echoed().on_page("training", "loss").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
                   "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")

@@ -88,6 +88,8 @@ json step_json(const StepTime& t, bool input_limited, bool breakdown) {
 
 json memory_json(const MemoryUse& m, json advice) {
     return {{"peak_bytes_per_device", m.peak},
+            {"peak_reserved_bytes", m.peak_reserved},
+            {"peak_allocated_bytes", m.peak_allocated},
             {"capacity_bytes", m.capacity},
             {"fits", m.fits()},
             {"weights_bytes", m.weights},
@@ -101,6 +103,10 @@ json memory_json(const MemoryUse& m, json advice) {
             {"dequantization_bytes", m.dequantization},
             {"framework_reserve_bytes", m.framework_reserve},
             {"layer_temporary_bytes", m.layer_temporary},
+            {"loss_temporary_bytes", m.loss_temporary},
+            {"gathered_bytes", m.gathered},
+            {"communication_buffer_bytes", m.communication_buffers},
+            {"nccl_buffer_bytes", m.nccl_buffers},
             {"optimizer_scratch_bytes", m.optimizer_scratch},
             {"peak_phase", m.peak_phase},
             {"optimizer_states_paged", m.optimizer_paged},

@@ -61,6 +61,7 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     setup.framework = s.framework;
     setup.compile = s.compile;
     setup.channels_last = s.channels_last;
+    setup.loss = s.loss;
     static_cast<TrainingSetup&>(p.step) = setup;
     p.step.micro_batch = p.model.batch;
     p.step.input_samples_per_s = s.input_samples_per_s;

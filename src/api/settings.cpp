@@ -141,6 +141,7 @@ Settings read_settings(const RequestOptions& o) {
     s.framework = preset_for(o.text("framework"));
     s.compile = o.flag("compile");
     s.channels_last = o.flag("channels_last");
+    s.loss = parse_loss_mode(o.text("loss"));
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
     s.run.tokens = o.number("tokens");
@@ -206,6 +207,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"framework", s.framework.name},
         {"compile", s.compile},
         {"channels_last", s.channels_last},
+        {"loss", to_string(s.loss)},
         {"finetune", to_string(s.finetune.mode)},
         {"lora_rank", s.finetune.adapters() ? json(s.finetune.rank) : json(nullptr)},
         {"lora_targets", s.finetune.adapters() ? json(targets_text(s.finetune.targets)) : json(nullptr)},
@@ -227,10 +229,14 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
             {{"optimizer_impl_used", to_string(effective_impl(opt, s.optimizer_impl))},
              {"price_source", s.price_per_hour >= 0 ? "--price-per-hour" : "cheapest cloud price on the spec sheet"},
              {"memory_reserve",
-              {{"context_bytes", s.reserve.context_bytes},
-               {"fraction", s.reserve.fraction},
-               {"assumption", "CUDA context and library workspaces plus a fraction of the tensor peak for "
-                              "allocator fragmentation (docs/training-model.md)"}}},
+              {{"cuda_context_bytes", s.reserve.cuda_context_bytes},
+               {"library_workspace_bytes", s.reserve.library_workspace_bytes},
+               {"rounding_bytes_per_tensor", s.reserve.rounding_bytes_per_tensor},
+               {"fragmentation", s.reserve.fragmentation},
+               {"nccl_bytes_per_group", s.reserve.nccl_bytes_per_group},
+               {"assumption", "outside PyTorch's caching allocator: the CUDA context and NCCL's buffers per process "
+                              "group; inside it: cuBLAS workspaces, 1 MiB rounding per large persistent tensor and "
+                              "a fraction of the transient tensors for fragmentation (docs/training-model.md)"}}},
              {"energy_model", energy_model_text()},
              {"devices", s.layout.gpus},
              {"layout", s.parallel ? "per result: plan (docs/parallel.md)" : "one device"}});

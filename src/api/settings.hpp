@@ -36,6 +36,7 @@ struct Settings {
     FrameworkPreset framework;  // --framework (run/framework.hpp)
     bool compile = false;       // --compile: torch.compile's fused memory-bound chains
     bool channels_last = false;  // --channels-last: NHWC activations (run/memory_format.hpp)
+    LossMode loss = LossMode::full;  // --loss
     FineTune finetune;       // what trains (ops/finetune.hpp); pre-training by default
     // The run's length as asked: tokens (language models) and/or samples x epochs; which applies is decided
     // once the model is known (resolve_budget).

@@ -137,7 +137,7 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         if (r.contains("error")) refused.push_back(r["hardware"].get<std::string>() + ": " + r["error"]["message"].get<std::string>());
     }
     std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "overhead", "samples/s",
-                                       "memory GB", "capacity GB", "fits"};
+                                       "allocated GB", "reserved GB", "device GB", "capacity GB", "fits"};
     if (parallel) header.insert(header.begin() + 1, {"plan"});
     if (parallel) header.insert(header.begin() + 7, {"comm", "bubble", "MFU"});
     if (with_run) header.insert(header.end(), {"hours", "GPU-hours", "cost $", "energy kWh"});
@@ -158,6 +158,8 @@ void print_prediction_table(std::ostream& out, const json& doc) {
             fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
             fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.3f", st["overhead_ms"].get<double>()),
             fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
+            fmt("%.1f", mem["peak_allocated_bytes"].get<double>() / 1e9),
+            fmt("%.1f", mem["peak_reserved_bytes"].get<double>() / 1e9),
             fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
             fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"};
         if (parallel) {

@@ -117,17 +117,36 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
         master_bytes = shard(master_bytes);
     }
     if (l.zero >= 2) m.gradients = shard(u.gradients);
-    double gathered_half = 0;
+    const double unit = largest_unit_params(stage), grad_bytes = r.gradient_bytes;
+    m.gathered = 0;
     if (l.zero >= 3) {
         model_bytes = shard(model_bytes);
         // The block being computed and those prefetched, whole, in the precision the matmuls read.
-        gathered_half = gathered_params(f, largest_unit_params(stage), n) * r.matmul_weight_bytes();
+        m.gathered = gathered_params(f, unit, n) * r.matmul_weight_bytes();
         // Autocast's half-precision weight copies are the gathered blocks themselves.
         m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;
     }
+    if (s > 1 && l.zero >= 2) {
+        // The unsharded gradients of the block whose reduce-scatter runs and of the block the backward computes
+        // (FSDP reduce-scatters one unit while the next computes; one at a time without overlap).
+        double units = l.zero >= f.overlap_from_zero ? 2.0 : 1.0;
+        m.gathered += std::min(n, units * unit) * grad_bytes;
+    }
+    m.communication_buffers = 0;
+    if (s > 1 && l.zero < 2) {
+        // Gradients are copied into a bucket before their reduction (DeepSpeed's reduce_bucket_size buffer, DDP's
+        // bucket): the bucket being reduced and the one filling. Gradients that are bucket views (Megatron's
+        // contiguous buffer, DDP's gradient_as_bucket_view) would need none; DDP's default copies every
+        // gradient (docs/training-model.md).
+        double bucket = last_bucket_fraction(f, n, grad_bytes, s) * n * grad_bytes;
+        m.communication_buffers = std::min(n * grad_bytes, 2.0 * bucket);
+    }
     m.weights = model_bytes + master_bytes;
     m.activations = u.activations * in_flight;
-    m.layer_temporary = u.layer_temporary + gathered_half;
+    m.layer_temporary = u.layer_temporary + m.gathered + m.communication_buffers;
+    // One NCCL communicator per process group this device belongs to.
+    int groups = (s > 1) + (l.tp > 1) + (l.pp > 1) + (l.cp > 1) + (l.ep > 1) + (l.ep > 1 && l.expert_replicas() > 1);
+    m.nccl_buffers = double(groups) * reserve.nccl_bytes_per_group;
 
     settle_peak(m, reserve);
     return m;

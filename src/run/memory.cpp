@@ -1,12 +1,59 @@
 #include "run/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
 #include "run/checkpointing.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// c10/cuda/CUDACachingAllocator.cpp: allocations up to kSmallSize (1 MiB) come from 2 MiB segments in 512-byte
+// blocks (their rounding is negligible); larger ones are rounded up to kRoundLarge (2 MiB).
+constexpr double kSmallAllocation = 1.0 * kMiB;
+
+bool is_loss(const LayerFeatures& lf) { return lf.layer.kind == "cross_entropy"; }
+
+}  // namespace
+
+FrameworkReserve FrameworkReserve::pytorch_default() {
+    FrameworkReserve r;
+    r.cuda_context_bytes = 400e6;
+    r.library_workspace_bytes = 2 * 32 * kMiB;
+    r.rounding_bytes_per_tensor = 1 * kMiB;
+    r.fragmentation = 0.05;
+    r.nccl_bytes_per_group = 16 * 2 * 4 * kMiB;
+    return r;
+}
+
+const char* to_string(LossMode mode) { return mode == LossMode::chunked ? "chunked" : "full"; }
+
+LossMode parse_loss_mode(const std::string& name) {
+    if (name == "full") return LossMode::full;
+    if (name == "chunked") return LossMode::chunked;
+    throw Error("unknown loss '" + name + "' (full, chunked)", ErrorCode::invalid_value, "loss");
+}
+
+LossMemory loss_memory(double tokens, double vocab, double hidden, Precision precision, LossMode mode) {
+    LossMemory m;
+    const double fp32 = fp32_bytes, logits_bytes = activation_bytes(precision);
+    if (mode == LossMode::chunked) {
+        double chunks = std::ceil(vocab / std::max(1.0, hidden));
+        double chunk_tokens = std::ceil(tokens / std::max(1.0, chunks));
+        m.temporary = chunk_tokens * vocab * (fp32 + fp32);
+        return m;
+    }
+    // The log-probabilities (fp32) stay until the backward; so do the logits themselves, the model's output the
+    // training loop holds (Hugging Face's outputs.logits, a training script's `pred`). In the backward,
+    // log_softmax's gradient (fp32) is computed beside the incoming one (fp32: nll_loss's dense gradient).
+    m.saved = tokens * vocab * (fp32 + logits_bytes);
+    m.temporary = tokens * vocab * (fp32 + fp32);
+    return m;
+}
 
 PrecisionRecipe trained_recipe(const TrainingSetup& setup) {
     PrecisionRecipe recipe = precision_recipe(setup.precision, setup.mixed);
@@ -35,13 +82,29 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     // The largest single layer's transient output and its gradient live beside everything else; with
     // accumulation, so does one layer's freshly computed weight gradient before it is added in.
     // A quantised base dequantises one weight at a time, alive through its matmul.
+    // The loss replaces what the loss op saves with loss_memory's account of the logits.
     double largest_output = 0, largest_layer_params = 0;
-    for (const auto& lf : features.layers) {
-        largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
+    const double tensors_per_param = 2.0 + (trained.master_bytes > 0 ? 1.0 : 0.0) +
+                                     std::round(o.optimizer->state_bytes_per_param / 4.0);
+    for (size_t i = 0; i < features.layers.size(); ++i) {
+        const auto& lf = features.layers[i];
+        // The loss's own transients are loss_memory's; a chunked loss also fuses the head into it, so the head's
+        // whole logits are never written.
+        bool fused_head = o.loss == LossMode::chunked && i + 1 < features.layers.size() && is_loss(features.layers[i + 1]);
+        if (!fused_head && !is_loss(lf)) largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
         largest_layer_params = std::max(largest_layer_params, double(lf.trainable_params));
+        if (double(lf.trainable_params) * trained.weight_bytes > kSmallAllocation)
+            m.rounded_tensors += std::int64_t(double(lf.repeat) * tensors_per_param);
+        if (is_loss(lf) && lf.layer.input.size() >= 2) {
+            double vocab = double(lf.layer.input.back()), tokens = double(elements(lf.layer.input)) / vocab;
+            double hidden = i > 0 ? double(features.layers[i - 1].layer.input.back()) : vocab;
+            LossMemory loss = loss_memory(tokens, vocab, hidden, o.precision, o.loss);
+            m.activations += double(lf.repeat) * (loss.saved - lf.cost.saved_activation_bytes);
+            m.loss_temporary = std::max(m.loss_temporary, loss.temporary);
+        }
     }
     m.dequantization = features.largest_dequantized_bytes;
-    m.layer_temporary = 2.0 * largest_output + m.dequantization;
+    m.layer_temporary = std::max(2.0 * largest_output, m.loss_temporary) + m.dequantization;
     if (o.grad_accum > 1) m.layer_temporary += largest_layer_params * trained.gradient_bytes;
     m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, trained, o.optimizer_impl);
     m.weight_copies = recipe.mixed && !recipe.half_model ? features.half_weight_copy_bytes : 0.0;
@@ -59,8 +122,15 @@ void settle_peak(MemoryUse& m, const FrameworkReserve& reserve) {
     double tensors = fixed + std::max(forward_backward, m.optimizer_scratch);
     m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
     m.temporary = tensors - fixed - m.activations;
-    m.framework_reserve = reserve.bytes(tensors);
-    m.peak = tensors + m.framework_reserve;
+    // PyTorch's own measures: allocated (tensors and the workspaces it allocates), reserved (the segments the
+    // caching allocator holds), and the device's, beside the allocator.
+    m.peak_allocated = tensors + reserve.library_workspace_bytes;
+    // Fragmentation comes from the transient tensors (allocated and freed in varying sizes every step); the
+    // model states are allocated once and lose only their rounding.
+    m.peak_reserved = m.peak_allocated + reserve.fragmentation * (tensors - fixed) +
+                      double(m.rounded_tensors) * reserve.rounding_bytes_per_tensor;
+    m.peak = m.peak_reserved + reserve.cuda_context_bytes + m.nccl_buffers;
+    m.framework_reserve = m.peak - tensors;
 }
 
 MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw) {

@@ -17,15 +17,34 @@
 
 namespace prenet {
 
-// Memory the framework takes beyond the tensors: a fixed context plus a fraction of the tensor peak.
+// What PyTorch holds on a GPU beyond the tensors, each a named assumption with its source
+// (docs/training-model.md "Fixed costs and the caching allocator"). Two parts sit inside PyTorch's caching
+// allocator (torch.cuda.max_memory_reserved counts them), two outside it (nvidia-smi counts them too):
+//   inside:  the cuBLAS/cuBLASLt workspaces (allocated through the caching allocator), each tensor's rounding
+//            to the allocator's blocks, and fragmentation (cached blocks free at the peak but not reusable);
+//   outside: the CUDA context (driver state and the lazily loaded kernels) and NCCL's communication buffers.
 struct FrameworkReserve {
-    double context_bytes = 0;
-    double fraction = 0;
-    // PreNeT's default for PyTorch on a GPU: 1 GiB (CUDA context with its loaded kernels, cuBLAS/cuDNN
-    // workspaces) plus 5% of the tensor peak (allocator rounding and fragmentation).
-    static FrameworkReserve pytorch_default() { return {1024.0 * 1024.0 * 1024.0, 0.05}; }
-    double bytes(double tensor_peak) const { return context_bytes + fraction * tensor_peak; }
+    double cuda_context_bytes = 0;       // outside the allocator
+    double library_workspace_bytes = 0;  // inside: one cuBLAS workspace per stream
+    // Inside: a large allocation (over 1 MiB) is rounded up to a multiple of 2 MiB, so each of the persistent
+    // parameter-sized tensors wastes 1 MiB on average.
+    double rounding_bytes_per_tensor = 0;
+    double fragmentation = 0;            // inside: of the transient tensors at the peak (all but model states)
+    double nccl_bytes_per_group = 0;     // outside: each process group's NCCL buffers (one communicator)
+    // PreNeT's default for PyTorch on a GPU (the sources are in docs/training-model.md):
+    // - CUDA context: about 400 MB with lazy module loading (CUDA >= 11.7, PyTorch's default; pytorch#109888);
+    // - workspaces: cuBLASLt's 32 MiB on Hopper (pytorch#120925, the size cuBLAS recommends), for the compute
+    //   and the communication stream: 64 MiB;
+    // - rounding: 1 MiB per large tensor (c10/cuda/CUDACachingAllocator.cpp: kRoundLarge = 2 MiB);
+    // - fragmentation: 5% of the transient tensors at the peak (PreNeT's assumption);
+    // - NCCL: NCCL_BUFFSIZE (4 MiB, the default) per channel for each of a ring's two peers, 16 channels:
+    //   128 MiB per process group.
+    static FrameworkReserve pytorch_default();
 };
+
+enum class LossMode { full, chunked };
+const char* to_string(LossMode mode);
+LossMode parse_loss_mode(const std::string& name);  // throws Error (field "loss")
 
 // How a step trains: what both the step time and the memory estimate depend on.
 struct TrainingSetup {
@@ -50,6 +69,10 @@ struct TrainingSetup {
     // tensor cores then need no layout transposes around them (run/memory_format.hpp). Off: PyTorch's default
     // NCHW (torch.contiguous_format).
     bool channels_last = false;
+    // The cross-entropy loss: full (the fp32 logits of every token kept for the backward, PyTorch's
+    // F.cross_entropy) or chunked (Liger-Kernel's fused linear cross-entropy: the logits of one chunk of tokens at
+    // a time, their gradient computed in the forward; memory only, the step time is the same).
+    LossMode loss = LossMode::full;
 };
 
 // The recipe the trained parameters follow: the precision's, or the adapters'.
@@ -71,8 +94,17 @@ struct MemoryUse {
     // What the peak adds beyond weights, gradients, states and activations (transient buffers).
     double temporary = 0;
     double layer_temporary = 0;    // the forward/backward phase's transient buffers
+    double loss_temporary = 0;     // of layer_temporary: the loss's logits and their gradient (LossMode)
+    double gathered = 0;           // of layer_temporary: ZeRO-3's unsharded weights and gradients of the units
+    double communication_buffers = 0;  // of layer_temporary: DDP's gradient buckets in flight
     double optimizer_scratch = 0;  // the optimizer phase's transient buffers
-    double framework_reserve = 0;
+    std::int64_t rounded_tensors = 0;  // persistent tensors over 1 MiB (weights, gradients, states per layer)
+    double nccl_buffers = 0;       // NCCL's buffers, outside the allocator (the layout's process groups)
+    // The peak as PyTorch reports it: allocated (max_memory_allocated: tensors and workspaces), reserved
+    // (max_memory_reserved: allocated plus rounding and fragmentation) and the device's (nvidia-smi: reserved
+    // plus the CUDA context and NCCL's buffers), which `peak` is and `fits` judges.
+    double peak_allocated = 0, peak_reserved = 0;
+    double framework_reserve = 0;  // peak less the tensors: workspaces, rounding, fragmentation, context, NCCL
     std::string peak_phase = "forward_backward";  // or "optimizer"
     // Paged optimizer states: in host-backed unified memory, not part of the peak (then weights + gradients +
     // activations + temporary + framework reserve = peak).
@@ -93,6 +125,16 @@ MemoryUse with_capacity(MemoryUse use, const HardwareSpec& hw);
 void settle_peak(MemoryUse& use, const FrameworkReserve& reserve);
 // The two steps in one, for a single accelerator.
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, const MemoryOptions& options);
+
+// Of the logits' B x S x vocab elements held by the loss: saved for the backward (per element of the loss's input)
+// and transient at its peak. full: the fp32 log-probabilities are saved (4 bytes); at the backward their fp32
+// gradient and its half-precision cast for the head's backward (4 + 2 bytes; fp32 training: 4 + 4). chunked: none
+// saved; one chunk of ceil(tokens / ceil(vocab / hidden)) tokens (Liger-Kernel's chunk size: a chunk's logits about
+// the size of the hidden states) holds its fp32 logits and their gradient (4 + 4 bytes per element).
+struct LossMemory {
+    double saved = 0, temporary = 0;
+};
+LossMemory loss_memory(double tokens, double vocab, double hidden, Precision precision, LossMode mode);
 
 // Tensors only (no framework reserve), fused optimizer, no checkpointing or accumulation.
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,

@@ -92,6 +92,10 @@ function checkResult(r, { language } = {}) {
   assertPositive(m.capacity_bytes, `${where}: memory.capacity_bytes`);
   assert.equal(typeof m.fits, 'boolean', `${where}: memory.fits`);
   assert.equal(m.fits, m.peak_bytes_per_device <= m.capacity_bytes, `${where}: fits agrees with the byte counts`);
+  // PyTorch's three measures: allocated <= reserved (the allocator's hold) <= the device's (plus context, NCCL).
+  assertPositive(m.peak_allocated_bytes, `${where}: memory.peak_allocated_bytes`);
+  assert.ok(m.peak_allocated_bytes <= m.peak_reserved_bytes && m.peak_reserved_bytes < m.peak_bytes_per_device,
+    `${where}: allocated ${m.peak_allocated_bytes} <= reserved ${m.peak_reserved_bytes} < device ${m.peak_bytes_per_device}`);
   if ('advice' in m) assert.equal(m.advice === null, m.fits, `${where}: memory.advice exactly when it does not fit`);
 }
 
@@ -435,8 +439,10 @@ describe('training runs', () => {
     assert.equal(s.compile, false);
     assert.equal(typeof s.price_source, 'string');
     assert.equal(typeof s.energy_model, 'string');
-    assertPositive(s.memory_reserve.context_bytes, 'memory_reserve.context_bytes');
-    assert.ok(s.memory_reserve.fraction > 0 && s.memory_reserve.fraction < 1, 'memory_reserve.fraction');
+    assert.equal(s.loss, 'full');
+    for (const k of ['cuda_context_bytes', 'library_workspace_bytes', 'rounding_bytes_per_tensor', 'nccl_bytes_per_group'])
+      assertPositive(s.memory_reserve[k], `memory_reserve.${k}`);
+    assert.ok(s.memory_reserve.fragmentation > 0 && s.memory_reserve.fragmentation < 1, 'memory_reserve.fragmentation');
     assert.equal(typeof s.memory_reserve.assumption, 'string');
     const r = predict(...h100).results[0];
     assert.equal(r.run, null, 'no run without --samples or --tokens');
@@ -523,6 +529,15 @@ describe('training runs', () => {
       assert.ok(['forward_backward', 'optimizer'].includes(m.peak_phase));
       assertPositive(m.framework_reserve_bytes, 'framework reserve');
     }
+  });
+
+  test('a chunked loss frees the logits the full loss keeps', () => {
+    const args = ['--model', 'llama3-8b', '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16', '--seq', '8192'];
+    const full = predict(...args).results[0].memory, chunked = predict(...args, '--loss', 'chunked').results[0].memory;
+    // 8192 tokens x 128256 words: 6 bytes a logit saved (fp32 log-probabilities and the bf16 logits).
+    assertClose(full.activation_bytes - chunked.activation_bytes, 6 * 8192 * 128256, 1e-9, 'logits saved');
+    assert.ok(chunked.loss_temporary_bytes < full.loss_temporary_bytes / 10);
+    assert.equal(predict(...args, '--loss', 'chunked').settings.loss, 'chunked');
   });
 
   test('mixed-precision AdamW keeps 16 bytes per parameter of weights, gradients and states', () => {

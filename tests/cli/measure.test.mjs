@@ -117,7 +117,7 @@ test('measured steps are compared on throughput and on peak memory', () => {
   assert.match(md, /^# Predicted vs measured single-GPU training throughput/);
   const p = JSON.parse(sh(prenet, ['predict', '--model', 'resnet50', '--hardware', 'rtx-4090', '--batch', '128',
     '--precision', 'bf16', '--optimizer', 'sgd', '--image', '224', '--attention', 'eager', '--json']).stdout);
-  const reserved = p.results[0].memory.peak_bytes_per_device - p.settings.memory_reserve.context_bytes;
+  const reserved = p.results[0].memory.peak_reserved_bytes;
   const row = md.split('\n').find((l) => l.startsWith('| resnet50 | rtx-4090 | bf16 | 128 |') && l.includes(' 14.90 '));  // 16e9 B
   assert.ok(row, md);
   assert.ok(row.includes(` ${(reserved / 2 ** 30).toFixed(2)} `), `${row} vs ${reserved}`);

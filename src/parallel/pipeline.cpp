@@ -141,6 +141,10 @@ double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {
     return std::min(m, p - r);
 }
 
+double stage_activation_bytes(const ActivationMemory& one, std::int64_t stage, const ParallelLayout& l) {
+    return micro_batches_in_flight(stage, l) * one.per_micro_batch() + one.recompute_block;
+}
+
 std::int64_t dualpipe_mirror_stage(std::int64_t stage, std::int64_t pp) { return pp - 1 - stage; }
 
 MemoryUse with_mirror_parameters(MemoryUse own, const MemoryUse& mirror) {

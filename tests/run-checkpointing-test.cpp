@@ -84,6 +84,17 @@ TEST(Checkpointing, EachBlockOfAStageIsAUnitOfItsOwn) {
     EXPECT_DOUBLE_EQ(on.recompute_block, one_block);
 }
 
+TEST(Checkpointing, TheEndsAreTheLayersBeforeAndAfterTheBlocks) {
+    // blocks_model: the linear "in" before the blocks, the linear "head" after them (each keeps its input).
+    ModelFeatures f = compute_features(blocks_model(8), Precision::bf16);
+    for (CheckpointKind kind : {CheckpointKind::none, CheckpointKind::full}) {
+        ActivationMemory m = activation_memory(f, Precision::bf16, kind);
+        EXPECT_DOUBLE_EQ(m.leading, f.layers.front().cost.saved_activation_bytes);
+        EXPECT_DOUBLE_EQ(m.trailing, f.layers.back().cost.saved_activation_bytes);
+        EXPECT_GT(m.trailing, 0.0);
+    }
+}
+
 TEST(Checkpointing, OffloadKeepsOneBlockAndRecomputesNothing) {
     ModelFeatures f = compute_features(blocks_model(8), Precision::bf16);
     ActivationMemory full = activation_memory(f, Precision::bf16, CheckpointKind::full);

@@ -78,8 +78,26 @@ std::int64_t checkpoint_units(const ModelFeatures& features) {
     return units;
 }
 
+namespace {
+
+// The unblocked layers' activations before the first named block and after the last.
+void add_ends(ActivationMemory& m, const ModelFeatures& features) {
+    const auto& ls = features.layers;
+    size_t first = ls.size(), last = 0;
+    for (size_t i = 0; i < ls.size(); ++i)
+        if (!ls[i].block.empty()) first = std::min(first, i), last = i;
+    for (size_t i = 0; i < ls.size(); ++i) {
+        double bytes = double(ls[i].repeat) * ls[i].cost.saved_activation_bytes;
+        if (i < first) m.leading += bytes;
+        else if (i > last) m.trailing += bytes;
+    }
+}
+
+}  // namespace
+
 ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, CheckpointKind kind) {
     ActivationMemory m;
+    add_ends(m, features);
     if (kind == CheckpointKind::none) {
         m.saved = features.saved_activation_bytes;
         return m;

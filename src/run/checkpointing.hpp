@@ -36,6 +36,9 @@ struct ActivationMemory {
     double recompute_block = 0;  // of which: the largest single block's activations, alive while it is
                                  // recomputed and differentiated (full, op_level) or back on the device (offload)
     std::int64_t checkpointed_blocks = 0;  // checkpoint units executed per forward pass (repeats counted)
+    // Of saved: the layers outside named blocks before the first block (embeddings) and after the last (the
+    // head, the logits and the loss), which a pipeline's first and last model chunks hold.
+    double leading = 0, trailing = 0;
     // What each further micro-batch held at once adds (a pipeline stage's in-flight micro-batches): everything
     // but the one block being recomputed, which only the micro-batch in its backward pass has.
     double per_micro_batch() const { return saved - recompute_block; }

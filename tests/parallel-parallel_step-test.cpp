@@ -96,10 +96,13 @@ TEST(ParallelStep, EachScheduleHoldsItsMicroBatchesOnItsFullestStage) {
     EXPECT_DOUBLE_EQ(one_f_one_b.memory.activations, stage_bytes(0, l));
     l.schedule = PipelineSchedule::zb_h1;  // ZB-H1: 1F1B's memory
     EXPECT_DOUBLE_EQ(parallel_memory(l, f.models, f.context).memory.activations, stage_bytes(0, l));
-    l.schedule = PipelineSchedule::gpipe;  // GPipe: all 8 on every stage; the last adds the logits
+    // GPipe: all 8 on every stage. At 128 tokens the first stage's embedding weights still outweigh the last
+    // stage's 8 micro-batches of logits, so the first stage stays the fullest.
+    l.schedule = PipelineSchedule::gpipe;
     ParallelMemory gpipe = parallel_memory(l, f.models, f.context);
-    EXPECT_EQ(gpipe.fullest_stage, 3);
-    EXPECT_DOUBLE_EQ(gpipe.memory.activations, stage_bytes(3, l));
+    EXPECT_EQ(gpipe.fullest_stage, 0);
+    EXPECT_DOUBLE_EQ(gpipe.memory.activations, stage_bytes(0, l));
+    EXPECT_GT(stage_bytes(3, l), stage_bytes(0, l));  // the logits' stage holds the most activations
     EXPECT_GT(gpipe.memory.activations, one_f_one_b.memory.activations);
 }
 

@@ -121,11 +121,11 @@ struct KorthikantiLayer {
         ModelInputs in;
         in.seq = 2048;
         in.attention_given = true;  // eager: the paper's attention materialises its scores
-        Model model = resolve_model(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf/gpt3_67.json", in);
+        Model model = resolve_model(prenet::testing::source_json("tests/fixtures/hf/gpt3_67.json"), in);
         ParallelLayout l;
         l.tp = tp;
         l.sequence_parallel = sequence_parallel;
-        features = compute_features(tp > 1 ? shard_model(model, l) : model, Precision::bf16, MixedRecipe::half);
+        features = compute_features(tp > 1 ? shard_model(model, l) : model, Precision::bf16, MixedRecipe::half_model);
     }
     // One layer's activations under `kind`, in sbh: what the 32 layers keep (outside the blocks excluded) / 32;
     // for the kinds that recompute, what each layer keeps between its forward and backward.

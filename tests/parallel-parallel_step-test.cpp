@@ -79,6 +79,33 @@ TEST(ParallelStep, ZeroBubbleAndDualPipeShrinkTheBubbleDualPipeDoublesTheWeights
     EXPECT_GT(dual.memory.weights, one.memory.weights);
 }
 
+TEST(ParallelStep, EachScheduleHoldsItsMicroBatchesOnItsFullestStage) {
+    // GPT-2 (12 layers) on pp 4, 8 micro-batches, full checkpointing: each stage's activations are its
+    // micro-batches in flight times what one keeps, plus one recomputed layer; the fullest stage is the peak.
+    Fixture f(4);
+    ParallelLayout l;
+    l.pp = 4, l.grad_accum = 8, l.recompute = Recompute::full;
+    const auto& stages = f.models.stages(l);
+    auto stage_bytes = [&](std::int64_t s, const ParallelLayout& layout) {
+        ActivationMemory one = activation_memory(*stages[size_t(s)], Precision::bf16, CheckpointKind::full);
+        EXPECT_EQ(one.checkpointed_blocks, 3);  // each stage's 3 layers checkpointed one by one
+        return micro_batches_in_flight(s, layout) * one.per_micro_batch() + one.recompute_block;
+    };
+    ParallelMemory one_f_one_b = parallel_memory(l, f.models, f.context);
+    EXPECT_EQ(one_f_one_b.fullest_stage, 0);  // 1F1B: the first stage holds pp = 4
+    EXPECT_DOUBLE_EQ(one_f_one_b.memory.activations, stage_bytes(0, l));
+    l.schedule = PipelineSchedule::zb_h1;  // ZB-H1: 1F1B's memory
+    EXPECT_DOUBLE_EQ(parallel_memory(l, f.models, f.context).memory.activations, stage_bytes(0, l));
+    // GPipe: all 8 on every stage. At 128 tokens the first stage's embedding weights still outweigh the last
+    // stage's 8 micro-batches of logits, so the first stage stays the fullest.
+    l.schedule = PipelineSchedule::gpipe;
+    ParallelMemory gpipe = parallel_memory(l, f.models, f.context);
+    EXPECT_EQ(gpipe.fullest_stage, 0);
+    EXPECT_DOUBLE_EQ(gpipe.memory.activations, stage_bytes(0, l));
+    EXPECT_GT(stage_bytes(3, l), stage_bytes(0, l));  // the logits' stage holds the most activations
+    EXPECT_GT(gpipe.memory.activations, one_f_one_b.memory.activations);
+}
+
 TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
     Fixture f(4);
     ParallelLayout l;

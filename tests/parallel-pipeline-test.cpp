@@ -264,6 +264,57 @@ TEST(Pipeline, MicroBatchesInFlight) {
     EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, l), 5.0);
 }
 
+TEST(Pipeline, InterleavedWarmUpFollowsMegatronCore) {
+    // Megatron-Core's interleaved schedule runs (pp - s - 1) x 2 + (vp - 1) x pp chunk forwards before stage s's
+    // first backward, plus the one that backward follows; each chunk is 1/vp of the stage. pp 4, vp 4, 32
+    // micro-batches: stage 0 holds (6 + 12 + 1) / 4 = 4.75 micro-batches (p + (p - 1)/v: Korthikanti et al.
+    // 2022, section 4.2.3), stage 3 (0 + 12 + 1) / 4 = 3.25.
+    ParallelLayout l = pipeline(4, 4);
+    l.schedule = PipelineSchedule::interleaved, l.grad_accum = 32;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 4.75);
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, l), 3.25);
+    // Too few micro-batches for the warm-up: every chunk forward runs first, all m micro-batches held.
+    l.grad_accum = 4;
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 4.0);
+}
+
+TEST(Pipeline, InterleavedChunksHoldTheirOwnShare) {
+    // pp 4, vp 2, 8 micro-batches: the first stage runs 6 + 4 + 1 = 11 chunk forwards before its first
+    // backward, forwards 0-3 on chunk 0, 4-7 on chunk 1, 8-10 on chunk 0 again: 7 (2 pp - 1) and 4; the last
+    // stage runs 0 + 4 + 1 = 5, four on chunk 0 and one on chunk 1 (where the head and the loss are).
+    ParallelLayout l = pipeline(4, 2);
+    l.schedule = PipelineSchedule::interleaved, l.grad_accum = 8;
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(0, 0, l), 7.0);
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(0, 1, l), 4.0);
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(3, 0, l), 4.0);
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(3, 1, l), 1.0);
+    // The chunks' counts make up the stage's: (7 + 4) / 2 = 5.5 = micro_batches_in_flight.
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, l), 5.5);
+    // The last stage's logits (trailing 3 of 12 saved) count once, its blocks 2.5 times; nothing recomputed.
+    ActivationMemory one;
+    one.saved = 12, one.trailing = 3;
+    EXPECT_DOUBLE_EQ(stage_activation_bytes(one, 3, l), 2.5 * 9 + 1 * 3);
+    l.grad_accum = 2;  // fewer micro-batches than the warm-up: every forward first, each chunk holds all
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(3, 1, l), 2.0);
+    ParallelLayout one_f_one_b = pipeline(4);
+    one_f_one_b.grad_accum = 8;
+    EXPECT_DOUBLE_EQ(chunk_micro_batches_in_flight(1, 0, one_f_one_b), 3.0);  // 1F1B: the stage's pp - s
+}
+
+TEST(Pipeline, OneRecomputedBlockOnTopOfTheMicroBatchesInFlight) {
+    // One micro-batch keeps 12 (of which 2 block inputs) and recomputes a block of 5 in its backward: 7 stay
+    // per micro-batch held, the recomputed block is alive once (only the micro-batch in its backward has it).
+    ActivationMemory one;
+    one.saved = 12, one.block_inputs = 2, one.recompute_block = 5;
+    ParallelLayout l = pipeline(4);
+    l.grad_accum = 8;
+    EXPECT_DOUBLE_EQ(stage_activation_bytes(one, 0, l), 4 * 7.0 + 5);  // 1F1B: pp - s = 4 in flight
+    EXPECT_DOUBLE_EQ(stage_activation_bytes(one, 3, l), 12.0);         // the last stage: one
+    l.schedule = PipelineSchedule::gpipe;
+    EXPECT_DOUBLE_EQ(stage_activation_bytes(one, 3, l), 8 * 7.0 + 5);  // GPipe: all 8
+    EXPECT_DOUBLE_EQ(stage_activation_bytes(one, 0, pipeline(1)), 12.0);  // no pipeline: one micro-batch
+}
+
 TEST(Pipeline, DualPipeHoldsItsMirrorStagesParameters) {
     EXPECT_EQ(dualpipe_mirror_stage(0, 8), 7);
     EXPECT_EQ(dualpipe_mirror_stage(5, 8), 2);

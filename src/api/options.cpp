@@ -9,6 +9,7 @@
 #include "core/limits.hpp"
 #include "core/precision.hpp"
 #include "ops/finetune.hpp"
+#include "parallel/layout.hpp"
 #include "predict/predictor.hpp"
 #include "run/framework.hpp"
 #include "run/optimizer.hpp"
@@ -307,9 +308,12 @@ std::vector<OptionDef> build_table() {
             .help("micro-batches of --batch samples per optimizer step").echoed().on_page("training", "accum")
             .advanced(),
         Row("checkpointing", T::flag, kRun).flag("checkpointing").label("Activation checkpointing")
-            .or_one_of({"full", "selective", "none"}).defaults(false, "off (searched on several devices)")
+            .or_one_of(recompute_names()).defaults(false, "off (searched on several devices)")
             .help("full (alone: the same): keep each block's input and recompute its forward in the backward pass; "
-                  "selective: recompute only the attention core (Megatron); none: keep everything")
+                  "attention-core: recompute only the attention core (Megatron's selective); op-selective: keep "
+                  "each block's input and matmul outputs, recompute the rest (PyTorch's per-op selective); "
+                  "offload: each block's activations to host memory and back; selective: what --framework calls "
+                  "selective (attention-core, op-selective with fsdp, full with deepspeed); none: keep everything")
             .echoed().on_page("training", "ckpt").advanced().cluster_when("selective"),
         Row("framework", T::choice, kRun).flag("framework", "F").label("Training framework")
             .choices(framework_names(), {{"generic", "generic: PreNeT's defaults"},

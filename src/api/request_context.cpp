@@ -56,6 +56,8 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     setup.optimizer_impl = s.optimizer_impl;
     setup.grad_accum = s.grad_accum;
     setup.checkpointing = s.checkpointing;
+    // One device runs the named kinds; `selective` is a cluster question (the parallel step resolves it).
+    if (!s.checkpointing) setup.other_checkpointing = checkpoint_kind(s.recompute, s.framework);
     setup.adapters = s.finetune.adapters();
     setup.half_adapters = s.finetune.mode == FineTuneMode::qlora;
     setup.framework = s.framework;

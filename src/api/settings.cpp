@@ -131,7 +131,7 @@ Settings read_settings(const RequestOptions& o) {
     Recompute recompute = ckpt.is_string() ? parse_recompute(ckpt.get<std::string>())
                                            : (ckpt.is_boolean() && ckpt.get<bool>() ? Recompute::full : Recompute::none);
     s.checkpointing = recompute == Recompute::full;
-    s.selective_recompute = recompute == Recompute::selective;
+    s.recompute = recompute;
     read_layout(s, o, recompute);
     if (s.parallel && s.finetune.freezes())
         throw Error(std::string("--finetune ") + to_string(s.finetune.mode) +
@@ -196,7 +196,9 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"optimizer", s.optimizer},
         {"optimizer_impl", to_string(s.optimizer_impl)},
         {"grad_accum", s.grad_accum},
-        {"checkpointing", s.selective_recompute ? json("selective") : json(s.checkpointing)},
+        {"checkpointing", s.recompute == Recompute::none || s.recompute == Recompute::full
+                              ? json(s.checkpointing)
+                              : json(to_string(s.recompute))},
         {"gpus", s.layout.gpus},
         {"gpus_per_node", s.cluster.gpus_per_node ? json(*s.cluster.gpus_per_node) : json(nullptr)},
         {"network", s.cluster.network ? json(*s.cluster.network) : json(nullptr)},

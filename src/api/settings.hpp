@@ -31,7 +31,7 @@ struct Settings {
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
     bool checkpointing = false;      // full: every block recomputed
-    bool selective_recompute = false;  // the attention core only
+    Recompute recompute = Recompute::none;  // --checkpointing as asked (selective: the parallel step resolves it)
     bool breakdown = false;  // per-layer times in each result's step
     FrameworkPreset framework;  // --framework (run/framework.hpp)
     bool compile = false;       // --compile: torch.compile's fused memory-bound chains

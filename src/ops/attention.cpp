@@ -219,8 +219,11 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
     if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.hidden));
     cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
-    cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) +         // input
-                                   double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);  // context
+    // Under sequence parallelism Megatron keeps the input as its 1/tp shard and gathers it again for the
+    // weight gradient (saved_input_shards, parallel/tensor_parallel.cpp).
+    double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
+    cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) / input_shards +  // input
+                                   double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);         // context
 }
 
 // The projections PEFT can adapt: query, key, value (one fused module when the layer has one qkv linear; in
@@ -281,7 +284,9 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, hidden, heads * v_dim, true, true);
     cost.macs += double(rows) * heads * v_dim * hidden;
     cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
-    cost.saved_activation_bytes += double(rows) * (hidden + q_rank + kv_rank + heads * v_dim) * matmul_input_bytes(p);
+    double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));  // as cost_attention's
+    cost.saved_activation_bytes +=
+        double(rows) * (double(hidden) / input_shards + double(q_rank + kv_rank + heads * v_dim)) * matmul_input_bytes(p);
 }
 
 // MLA's projections: the query bottleneck (target q), the key/value bottleneck (target kv: k or v) and the output.

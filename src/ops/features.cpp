@@ -110,6 +110,7 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
             Layer costed = layer;
             if (autocast && traits.fp32_softmax_under_autocast) costed.attrs["softmax_fp32"] = true;
             LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
+            lf.block_index = b;
             // An fp32-list op handed a half-precision tensor casts it to fp32 first, and its gradient back.
             if (autocast && !input_fp32 && traits.autocast == AutocastClass::fp32_list && !layer.input.empty())
                 add_input_cast(lf, "autocast_fp32_input_cast", precision);

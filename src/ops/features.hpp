@@ -21,6 +21,9 @@ struct LayerFeatures {
     bool frozen = false;
     std::int64_t trainable_params = 0;
     bool runs_backward = true;
+    // The model's block it belongs to: consecutive blocks may share a name and repeat (a pipeline stage's
+    // chunks, each one copy of the same block), and each is a checkpoint unit of its own.
+    size_t block_index = 0;
 };
 
 struct ModelFeatures {

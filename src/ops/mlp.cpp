@@ -47,8 +47,10 @@ void add_mlp_kernels(LayerCost& cost, const Layer& layer, Precision p, const Mlp
         ops::add_bias_grad(cost, p, prefix + "down_proj", double(batch) * double(rows), double(s.hidden));
     }
     cost.macs += double(batch) * double(rows) * double(s.hidden) * double(up + s.intermediate);
+    // Under sequence parallelism the input is kept as its 1/tp shard (as the attention layer's).
+    double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
     cost.saved_activation_bytes += double(batch) * double(rows) *
-                                   (double(s.hidden) * matmul_input_bytes(p) +            // input of up
+                                   (double(s.hidden) * matmul_input_bytes(p) / input_shards +  // input of up
                                     double(up) * activation_bytes(p) +                    // pre-activation
                                     double(s.intermediate) * matmul_input_bytes(p));      // input of down
 }

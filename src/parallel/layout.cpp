@@ -33,17 +33,41 @@ const char* to_string(Recompute r) {
     switch (r) {
         case Recompute::none: return "none";
         case Recompute::selective: return "selective";
+        case Recompute::attention_core: return "attention-core";
+        case Recompute::op_selective: return "op-selective";
         case Recompute::full: return "full";
+        case Recompute::offload: return "offload";
     }
     return "none";
 }
 
+std::vector<std::string> recompute_names() {
+    std::vector<std::string> names;
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::attention_core, Recompute::op_selective,
+                        Recompute::full, Recompute::offload})
+        names.push_back(to_string(r));
+    return names;
+}
+
 Recompute parse_recompute(const std::string& name) {
-    if (name == "none") return Recompute::none;
-    if (name == "selective") return Recompute::selective;
-    if (name == "full") return Recompute::full;
-    throw Error("checkpointing must be none, selective or full, got '" + name + "'", ErrorCode::invalid_value,
-                "checkpointing");
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::attention_core, Recompute::op_selective,
+                        Recompute::full, Recompute::offload})
+        if (name == to_string(r)) return r;
+    throw Error("checkpointing must be none, selective, attention-core, op-selective, full or offload, got '" + name +
+                    "'",
+                ErrorCode::invalid_value, "checkpointing");
+}
+
+CheckpointKind checkpoint_kind(Recompute r, const FrameworkPreset& framework) {
+    switch (r) {
+        case Recompute::none: return CheckpointKind::none;
+        case Recompute::selective: return framework.selective;
+        case Recompute::attention_core: return CheckpointKind::attention_core;
+        case Recompute::op_selective: return CheckpointKind::op_level;
+        case Recompute::full: return CheckpointKind::full;
+        case Recompute::offload: return CheckpointKind::offload;
+    }
+    return CheckpointKind::none;
 }
 
 bool ParallelLayout::operator==(const ParallelLayout& o) const {

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "run/checkpointing.hpp"
+#include "run/framework.hpp"
 
 namespace prenet {
 
@@ -23,11 +25,16 @@ enum class PipelineSchedule { one_f_one_b, interleaved, gpipe, zb_h1, dualpipe }
 const char* to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(const std::string& name);  // throws Error (field "schedule")
 
-// What activation checkpointing recomputes: nothing, the attention core only (Megatron's selective
-// recomputation: scores, softmax and their dropout), or each block's whole forward.
-enum class Recompute { none, selective, full };
+// Activation checkpointing as asked (--checkpointing): none, selective (what the framework calls selective:
+// FrameworkPreset::selective), or one kind by name (run/checkpointing.hpp): attention-core (Megatron's
+// selective), op-selective (PyTorch's per-op), full, offload.
+enum class Recompute { none, selective, attention_core, op_selective, full, offload };
 const char* to_string(Recompute r);
 Recompute parse_recompute(const std::string& name);  // throws Error (field "checkpointing")
+// The names parse_recompute accepts, none first (the option's choices).
+std::vector<std::string> recompute_names();
+// What runs: `selective` is the framework's kind, the others their own.
+CheckpointKind checkpoint_kind(Recompute r, const FrameworkPreset& framework);
 
 struct ParallelLayout {
     std::int64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, vp = 1;

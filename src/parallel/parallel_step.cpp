@@ -10,6 +10,7 @@
 #include "parallel/expert_parallel.hpp"
 #include "parallel/pipeline.hpp"
 #include "parallel/tensor_parallel.hpp"
+#include "run/checkpointing.hpp"
 #include "run/precision_recipe.hpp"
 
 namespace prenet {
@@ -82,7 +83,7 @@ const std::vector<const ModelFeatures*>& StageModels::stages(const ParallelLayou
 
 const MicroBatchTime& StageCache::micro_batch(const ModelFeatures& stage, const StepOptions& o,
                                              const ParallelContext& c) {
-    Key key{&stage, o.checkpointing, o.selective_recompute, o.layer_breakdown};
+    Key key{&stage, o.checkpoint_kind(), o.layer_breakdown};
     auto it = micro_batches_.find(key);
     if (it != micro_batches_.end()) return it->second;
     return micro_batches_.emplace(key, predict_micro_batch(stage, *c.hw, *c.predictor, o)).first->second;
@@ -90,10 +91,17 @@ const MicroBatchTime& StageCache::micro_batch(const ModelFeatures& stage, const 
 
 const MemoryUse& StageCache::unsharded_memory(const ModelFeatures& stage, const MemoryOptions& o) {
     // estimate_memory reads grad_accum only as "does it accumulate" (a gradient buffer for the largest layer).
-    Key key{&stage, o.checkpointing, o.selective_recompute, o.grad_accum > 1};
+    Key key{&stage, o.checkpoint_kind(), o.grad_accum > 1};
     auto it = memory_.find(key);
     if (it != memory_.end()) return it->second;
     return memory_.emplace(key, estimate_memory(stage, o)).first->second;
+}
+
+const ActivationMemory& StageCache::activations(const ModelFeatures& stage, const MemoryOptions& o) {
+    auto key = std::make_pair(&stage, o.checkpoint_kind());
+    auto it = activations_.find(key);
+    if (it != activations_.end()) return it->second;
+    return activations_.emplace(key, activation_memory(stage, o.precision, o.checkpoint_kind())).first->second;
 }
 
 namespace {
@@ -131,10 +139,10 @@ struct StageResult {
 StepOptions stage_options(const ParallelLayout& l, const ParallelContext& c) {
     StepOptions o = c.step;
     o.grad_accum = l.grad_accum;
-    // Selective recomputation is the attention core (Megatron) or whole blocks, as the framework runs it.
-    bool whole_blocks = c.step.framework.selective == SelectiveRecompute::whole_blocks;
-    o.checkpointing = l.recompute == Recompute::full || (l.recompute == Recompute::selective && whole_blocks);
-    o.selective_recompute = l.recompute == Recompute::selective && !whole_blocks;
+    // Selective recomputation is what the framework calls selective (layout.hpp's checkpoint_kind).
+    CheckpointKind kind = checkpoint_kind(l.recompute, c.step.framework);
+    o.checkpointing = kind == CheckpointKind::full;
+    o.other_checkpointing = o.checkpointing ? CheckpointKind::none : kind;
     o.micro_batch = l.micro_batch;
     o.layer_breakdown = l.cp > 1;  // ring attention hides behind the attention layers
     return o;
@@ -146,9 +154,12 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     static_cast<TrainingSetup&>(mo) = stage_options(l, c);
     mo.reserve = c.reserve;
     MemoryUse unsharded = c.cache ? c.cache->unsharded_memory(stage, mo) : estimate_memory(stage, mo);
+    // The stage's activations at its peak (pipeline.hpp), handed to shard_memory as one micro-batch's.
+    ActivationMemory one = c.cache ? c.cache->activations(stage, mo)
+                                   : activation_memory(stage, mo.precision, mo.checkpoint_kind());
+    unsharded.activations = stage_activation_bytes(one, index, l);
     PrecisionRecipe recipe = precision_recipe(mo.precision, mo.mixed);
-    return with_capacity(shard_memory(unsharded, stage, l, recipe, micro_batches_in_flight(index, l), c.reserve,
-                                      c.step.framework), *c.hw);
+    return with_capacity(shard_memory(unsharded, stage, l, recipe, 1.0, c.reserve, c.step.framework), *c.hw);
 }
 
 StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,

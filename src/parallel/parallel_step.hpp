@@ -83,12 +83,15 @@ public:
     const MicroBatchTime& micro_batch(const ModelFeatures& stage, const StepOptions& options,
                                       const ParallelContext& context);
     const MemoryUse& unsharded_memory(const ModelFeatures& stage, const MemoryOptions& options);
+    // One micro-batch's activations under the options' checkpointing kind (run/checkpointing.hpp).
+    const ActivationMemory& activations(const ModelFeatures& stage, const MemoryOptions& options);
 
 private:
-    // (stage, checkpointing, selective recompute, layer breakdown or accumulation)
-    using Key = std::tuple<const ModelFeatures*, bool, bool, bool>;
+    // (stage, checkpointing kind, layer breakdown or accumulation)
+    using Key = std::tuple<const ModelFeatures*, CheckpointKind, bool>;
     std::map<Key, MicroBatchTime> micro_batches_;
     std::map<Key, MemoryUse> memory_;
+    std::map<std::pair<const ModelFeatures*, CheckpointKind>, ActivationMemory> activations_;
 };
 
 struct ParallelStep {

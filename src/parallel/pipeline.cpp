@@ -1,6 +1,7 @@
 #include "parallel/pipeline.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -139,6 +140,24 @@ double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& l) {
         return std::min(m, ((p - r - 1.0) * 2.0 + (v - 1.0) * p + 1.0) / v);
     }
     return std::min(m, p - r);
+}
+
+double chunk_micro_batches_in_flight(std::int64_t stage, std::int64_t chunk, const ParallelLayout& l) {
+    if (l.pp == 1 || l.schedule != PipelineSchedule::interleaved || l.vp == 1)
+        return micro_batches_in_flight(stage, l);
+    double m = double(l.grad_accum), p = double(l.pp), v = double(l.vp);
+    double forwards = (p - double(stage) - 1.0) * 2.0 + (v - 1.0) * p + 1.0;
+    if (forwards >= m * v) return m;  // every forward runs before the first backward
+    // Forward k runs chunk (k / p) mod vp.
+    double cycles = std::floor(forwards / (p * v)), rest = forwards - cycles * p * v;
+    return std::min(m, cycles * p + std::clamp(rest - double(chunk) * p, 0.0, p));
+}
+
+double stage_activation_bytes(const ActivationMemory& one, std::int64_t stage, const ParallelLayout& l) {
+    double in_flight = micro_batches_in_flight(stage, l);
+    double blocks = one.per_micro_batch() - one.leading - one.trailing;
+    return in_flight * blocks + chunk_micro_batches_in_flight(stage, 0, l) * one.leading +
+           chunk_micro_batches_in_flight(stage, l.vp - 1, l) * one.trailing + one.recompute_block;
 }
 
 std::int64_t dualpipe_mirror_stage(std::int64_t stage, std::int64_t pp) { return pp - 1 - stage; }

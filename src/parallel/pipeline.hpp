@@ -86,6 +86,19 @@ double pipeline_bubble_sends(std::int64_t pp);
 // every rank (DeepSeek-V3, Table 2: each rank holds both directions' chunks).
 double micro_batches_in_flight(std::int64_t stage, const ParallelLayout& layout);
 
+// Micro-batches whose activations model chunk `chunk` (0 to vp - 1) of stage `stage` holds at the stage's
+// peak: the stage's count without interleaving; interleaved, Megatron-Core's warm-up chunk forwards plus one
+// (micro_batches_in_flight's numerator) dealt to the chunks in groups of pp micro-batches, at most m each:
+// the first stage's first chunk holds 2 pp - 1, the last stage's last chunk one.
+double chunk_micro_batches_in_flight(std::int64_t stage, std::int64_t chunk, const ParallelLayout& layout);
+
+// Activations stage `stage` holds at its peak, from `one` micro-batch's (run/checkpointing.hpp): each
+// micro-batch in flight keeps what it keeps between its forward and its backward, and the one in its backward
+// pass also has its current block's activations (recomputed under full or per-op checkpointing, back from the
+// host under offload), once: the peak is one micro-batch's backward, not all of theirs. The embeddings (on the
+// first chunk) and the head and loss (on the last) count with their chunk's micro-batches.
+double stage_activation_bytes(const ActivationMemory& one, std::int64_t stage, const ParallelLayout& layout);
+
 // The pipeline rank holding stage `stage`'s mirror: DualPipe's rank i also runs stage pp - 1 - i of the
 // other direction, so it holds twice a stage's parameters (DeepSeek-V3, Table 2: "Parameter 2x").
 std::int64_t dualpipe_mirror_stage(std::int64_t stage, std::int64_t pp);

@@ -36,6 +36,12 @@ void split_heads(Layer& l, std::int64_t tp) {
     l.attrs["heads"] = heads / tp;
 }
 
+// Sequence parallelism: the layer's input arrives as 1/tp of the tokens and is all-gathered for its first
+// matmul; Megatron keeps the shard for the backward pass and gathers it again there (its linear layers'
+// backward all-gather: Korthikanti et al. 2022, section 4.2.2), so the saved input is 1/tp of it, as every
+// other activation of the layer (their Table 2: 34 sbh / t per layer with tensor and sequence parallelism).
+void keep_input_shard(Layer& layer, std::int64_t tp) { layer.attrs["saved_input_shards"] = tp; }
+
 // MLPs split their hidden units (column- then row-parallel); MoE layers hold experts / ep, and their experts are
 // tensor-split too unless the expert-parallel group spans the tp ranks (then whole, each rank routing its own
 // 1/tp of the tokens, sequence parallel). Shared experts are tensor-split like a dense MLP either way.
@@ -52,6 +58,7 @@ void split_hidden_units(Layer& layer, const ParallelLayout& l) {
         layer.input[1] = ceil_div(layer.input[1], tp);
         return;
     }
+    if (l.sequence_parallel) keep_input_shard(layer, tp);
     std::int64_t inter = int_attr(layer, "intermediate", 0);
     if (inter % tp)
         throw Error("tp " + std::to_string(tp) + " does not divide the " + std::to_string(inter) +
@@ -89,6 +96,7 @@ Model shard_model(Model model, const ParallelLayout& l) {
             switch (split_of(layer)) {
                 case TensorSplit::heads:
                     if (tp > 1) split_heads(layer, tp);
+                    if (tp > 1 && l.sequence_parallel) keep_input_shard(layer, tp);
                     if (l.cp > 1 && model.tokens_per_sample > 0) layer.attrs["context_shards"] = l.cp;
                     break;
                 case TensorSplit::hidden_units:

@@ -6,37 +6,53 @@
 
 namespace prenet {
 
+const char* to_string(CheckpointKind kind) {
+    switch (kind) {
+        case CheckpointKind::none: return "none";
+        case CheckpointKind::attention_core: return "attention_core";
+        case CheckpointKind::op_level: return "op_level";
+        case CheckpointKind::full: return "full";
+        case CheckpointKind::offload: return "offload";
+    }
+    return "none";
+}
+
 // A layer that runs no backward (fine-tuning: nothing before it trains) is never recomputed.
 bool is_checkpointed(const LayerFeatures& layer) { return !layer.block.empty() && layer.runs_backward; }
 
 namespace {
 
 // What an attention layer keeps when its core is recomputed: what its fused (flash) form keeps.
-double selective_saved_bytes(const LayerFeatures& lf, Precision precision) {
+double attention_core_saved_bytes(const LayerFeatures& lf, Precision precision) {
     if (!is_attention(lf.layer.kind) || lf.layer.attrs.value("flash", false)) return lf.cost.saved_activation_bytes;
     Layer fused = lf.layer;
     fused.attrs["flash"] = true;
     return std::min(lf.cost.saved_activation_bytes, layer_cost(fused, precision).saved_activation_bytes);
 }
 
-}  // namespace
-
-bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, bool checkpointing, bool selective) {
-    if (kernel.phase != Phase::forward) return false;
-    if (checkpointing) return is_checkpointed(layer);
-    return selective && is_attention(layer.layer.kind) && is_attention_core(kernel);
+// Per-op selective checkpointing keeps a forward kernel's output: a matmul's (torch.mm, the projections; not
+// the attention core's batched products) or a fused attention kernel's.
+bool keeps_output(const Kernel& k) {
+    if (k.phase != Phase::forward) return false;
+    if (k.attention) return true;
+    return k.family == Family::gemm && !is_attention_core(k);
 }
 
-namespace {
+double output_bytes(const Kernel& k, Precision precision) {
+    double elements = k.attention ? double(k.attention->batch) * double(k.attention->heads) *
+                                        double(k.attention->q_len) * double(k.attention->v_dim)
+                                  : double(k.batch) * double(k.m) * double(k.n);
+    return elements * activation_bytes(precision);
+}
 
-// Calls f(first, last) for each run of consecutive layers that form one checkpointed block.
+// Calls f(first, last) for each run of consecutive layers that form one checkpointed block copy.
 template <class F>
 void for_each_block(const ModelFeatures& features, F f) {
     const auto& ls = features.layers;
     for (size_t i = 0; i < ls.size();) {
         size_t j = i + 1;
         if (is_checkpointed(ls[i]))
-            while (j < ls.size() && ls[j].block == ls[i].block && ls[j].repeat == ls[i].repeat) ++j;
+            while (j < ls.size() && ls[j].block_index == ls[i].block_index) ++j;
         if (is_checkpointed(ls[i])) f(i, j);
         i = j;
     }
@@ -44,32 +60,68 @@ void for_each_block(const ModelFeatures& features, F f) {
 
 }  // namespace
 
+bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, CheckpointKind kind) {
+    if (kernel.phase != Phase::forward) return false;
+    switch (kind) {
+        case CheckpointKind::none:
+        case CheckpointKind::offload: return false;
+        case CheckpointKind::attention_core: return is_attention(layer.layer.kind) && is_attention_core(kernel);
+        case CheckpointKind::op_level: return is_checkpointed(layer) && !keeps_output(kernel);
+        case CheckpointKind::full: return is_checkpointed(layer);
+    }
+    return false;
+}
+
 std::int64_t checkpoint_units(const ModelFeatures& features) {
     std::int64_t units = 0;
     for_each_block(features, [&](size_t first, size_t) { units += features.layers[first].repeat; });
     return units;
 }
 
-ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, bool checkpointing,
-                                   bool selective) {
+namespace {
+
+// The unblocked layers' activations before the first named block and after the last.
+void add_ends(ActivationMemory& m, const ModelFeatures& features) {
+    const auto& ls = features.layers;
+    size_t first = ls.size(), last = 0;
+    for (size_t i = 0; i < ls.size(); ++i)
+        if (!ls[i].block.empty()) first = std::min(first, i), last = i;
+    for (size_t i = 0; i < ls.size(); ++i) {
+        double bytes = double(ls[i].repeat) * ls[i].cost.saved_activation_bytes;
+        if (i < first) m.leading += bytes;
+        else if (i > last) m.trailing += bytes;
+    }
+}
+
+}  // namespace
+
+ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, CheckpointKind kind) {
     ActivationMemory m;
-    if (!checkpointing && selective) {
-        for (const auto& lf : features.layers) m.saved += double(lf.repeat) * selective_saved_bytes(lf, precision);
+    add_ends(m, features);
+    if (kind == CheckpointKind::none) {
+        m.saved = features.saved_activation_bytes;
         return m;
     }
-    if (!checkpointing) {
-        m.saved = features.saved_activation_bytes;
+    if (kind == CheckpointKind::attention_core) {
+        for (const auto& lf : features.layers) m.saved += double(lf.repeat) * attention_core_saved_bytes(lf, precision);
         return m;
     }
     for (const auto& lf : features.layers)
         if (!is_checkpointed(lf)) m.saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
     for_each_block(features, [&](size_t first, size_t last) {
         const LayerFeatures& head = features.layers[first];
-        double input =
-            double(elements(head.layer.input)) * (head.input_fp32 ? 4.0 : activation_bytes(precision));
-        double inside = 0;
-        for (size_t i = first; i < last; ++i) inside += features.layers[i].cost.saved_activation_bytes;
-        m.block_inputs += double(head.repeat) * input;
+        double inside = 0, kept = 0;
+        if (kind != CheckpointKind::offload)
+            kept = double(elements(head.layer.input)) * (head.input_fp32 ? 4.0 : activation_bytes(precision));
+        for (size_t i = first; i < last; ++i) {
+            inside += features.layers[i].cost.saved_activation_bytes;
+            if (kind == CheckpointKind::op_level)
+                for (const Kernel& k : features.layers[i].cost.kernels)
+                    if (keeps_output(k)) kept += output_bytes(k, precision);
+        }
+        // Keeping a block's matmul outputs never keeps more than the block without checkpointing.
+        kept = std::min(kept, inside);
+        m.block_inputs += double(head.repeat) * kept;
         m.recompute_block = std::max(m.recompute_block, inside);
         m.checkpointed_blocks += head.repeat;
     });

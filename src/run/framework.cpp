@@ -30,13 +30,15 @@ FrameworkPreset megatron() {
 
 // PyTorch FSDP (https://pytorch.org/docs/stable/fsdp.html): FULL_SHARD by default (reshard after forward),
 // backward_prefetch=BACKWARD_PRE, forward_prefetch=False with implicit forward prefetching on a separate stream,
-// limit_all_gathers=True (the current block and the next one's gather alive at once); checkpointing is
-// torch.utils.checkpoint's wrapper applied per transformer block (apply_activation_checkpointing, Hugging Face's
-// gradient_checkpointing), so selective means whole blocks; async TP is off unless enabled.
+// limit_all_gathers=True (the current block and the next one's gather alive at once); selective checkpointing
+// is PyTorch's per-op selective activation checkpointing (torch.utils.checkpoint's
+// create_selective_checkpoint_contexts, as torchtitan's --activation_checkpoint.mode selective with
+// selective_ac_option op applies it per transformer block: torchtitan/distributed/activation_checkpoint.py saves
+// aten.mm and scaled_dot_product_attention outputs and recomputes the rest); async TP is off unless enabled.
 FrameworkPreset fsdp() {
     FrameworkPreset p;
     p.name = "fsdp";
-    p.selective = SelectiveRecompute::whole_blocks;
+    p.selective = CheckpointKind::op_level;
     return p;
 }
 
@@ -47,7 +49,7 @@ FrameworkPreset fsdp() {
 FrameworkPreset deepspeed() {
     FrameworkPreset p;
     p.name = "deepspeed";
-    p.selective = SelectiveRecompute::whole_blocks;
+    p.selective = CheckpointKind::full;
     p.overlap_from_zero = 3;
     p.bucket_bytes = 0;
     p.bucket_params = 5e8;

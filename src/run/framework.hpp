@@ -7,13 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "run/checkpointing.hpp"
+
 namespace prenet {
 
-// What `--checkpointing selective` recomputes in the backward pass.
-enum class SelectiveRecompute {
-    attention_core,  // the attention core only (Megatron's --recompute-granularity selective)
-    whole_blocks,    // every block, as full checkpointing (a per-block checkpoint wrapper)
-};
 
 // Which tensor-parallel collectives overlap matrix work (the rest stays exposed).
 enum class TensorOverlap {
@@ -28,7 +25,9 @@ inline constexpr double ddp_bucket_bytes = 25.0 * 1024 * 1024;
 
 struct FrameworkPreset {
     std::string name = "generic";
-    SelectiveRecompute selective = SelectiveRecompute::attention_core;
+    // What `--checkpointing selective` means (run/checkpointing.hpp): the attention core (Megatron's
+    // --recompute-granularity selective), per-op (PyTorch's selective activation checkpointing) or whole blocks.
+    CheckpointKind selective = CheckpointKind::attention_core;
     TensorOverlap tensor_overlap = TensorOverlap::none;
     // Data parallelism: the gradient reduction overlaps the backward (and ZeRO-1's parameter gather the next
     // forward) from this ZeRO stage on; below it they run after the backward, exposed (DeepSpeed's overlap_comm).

@@ -75,7 +75,7 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     m.gradients = n * trained.gradient_bytes;
     m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
 
-    ActivationMemory act = activation_memory(features, o.precision, o.checkpointing, o.selective_recompute);
+    ActivationMemory act = activation_memory(features, o.precision, o.checkpoint_kind());
     m.activations = act.saved;
     m.checkpointed_blocks = act.checkpointed_blocks;
 

@@ -11,6 +11,7 @@
 
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
+#include "run/checkpointing.hpp"
 #include "run/framework.hpp"
 #include "run/optimizer.hpp"
 #include "run/precision_recipe.hpp"
@@ -53,10 +54,11 @@ struct TrainingSetup {
     const OptimizerDef* optimizer = nullptr;  // required
     OptimizerImpl optimizer_impl = OptimizerImpl::fused;
     std::int64_t grad_accum = 1;
-    bool checkpointing = false;
-    // Without full checkpointing: recompute only the attention core (Megatron's selective recomputation),
-    // which frees the attention scores and probabilities (ops::is_attention_core).
-    bool selective_recompute = false;
+    bool checkpointing = false;  // full checkpointing (what memory advice switches on)
+    // Without full checkpointing, the other kinds (run/checkpointing.hpp): attention_core (Megatron's
+    // selective recomputation), op_level (PyTorch's per-op selective checkpointing) or offload.
+    CheckpointKind other_checkpointing = CheckpointKind::none;
+    CheckpointKind checkpoint_kind() const { return checkpointing ? CheckpointKind::full : other_checkpointing; }
     // The trained parameters are LoRA adapters (fp32 weights and gradients, run/precision_recipe.hpp's
     // adapter_recipe) rather than the model's own, which then stays frozen in its stored precision.
     bool adapters = false;

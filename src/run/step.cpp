@@ -73,7 +73,7 @@ MicroBatchTime predict_micro_batch(const ModelFeatures& unfused, const HardwareS
         for (const auto& k : lf.cost.kernels) {
             double ms = repeat * layer_kernel_ms(k);
             bool fwd = k.phase == Phase::forward;
-            bool recomputed = is_recomputed(lf, k, o.checkpointing, o.selective_recompute);
+            bool recomputed = is_recomputed(lf, k, o.checkpoint_kind());
             (fwd ? t.forward_ms : t.backward_ms) += ms;
             double runs = recomputed ? 2.0 : 1.0;  // the recompute runs the forward kernel again
             if (recomputed) t.recompute_ms += ms;

@@ -69,7 +69,7 @@ struct StepTime {
 // One micro-batch's forward and backward (with the recompute of what checkpointing frees): what a step
 // repeats grad_accum times. It does not depend on the accumulation, the update or ZeRO's shards, so a plan
 // search that weighs many layouts of one stage times it once (parallel/parallel_step.hpp's StageCache).
-// Reads of the options: checkpointing, selective_recompute, compile and layer_breakdown.
+// Reads of the options: checkpoint_kind(), compile, channels_last and layer_breakdown.
 struct MicroBatchTime {
     double forward_ms = 0, backward_ms = 0;  // backward without the recompute
     double recompute_ms = 0;                 // checkpointing's extra forward

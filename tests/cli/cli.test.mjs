@@ -520,6 +520,17 @@ describe('training runs', () => {
     assert.equal(plain.step.recompute_ms, 0);
   });
 
+  test('each checkpointing kind runs on one device: per-op between none and full, offload recomputes nothing', () => {
+    const run = (kind) => predict(...h100, '--batch', '8', '--checkpointing', kind);
+    const [none, op, full, offload] = ['none', 'op-selective', 'full', 'offload'].map(run);
+    assert.equal(op.settings.checkpointing, 'op-selective');
+    const act = (d) => d.results[0].memory.activation_bytes, recompute = (d) => d.results[0].step.recompute_ms;
+    assert.ok(act(full) < act(op) && act(op) < act(none), `${act(full)} < ${act(op)} < ${act(none)}`);
+    assert.ok(recompute(op) > 0 && recompute(op) < recompute(full));
+    assert.equal(recompute(offload), 0);
+    assert.ok(act(offload) < act(full));
+  });
+
   test('memory parts add up to the peak', () => {
     for (const args of [[], ['--precision', 'bf16', '--optimizer-impl', 'foreach'], ['--optimizer', 'sgd']]) {
       const m = predict(...h100, '--batch', '2', ...args).results[0].memory;

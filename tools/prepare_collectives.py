@@ -5,15 +5,15 @@
 Schema: source, device, op (all_reduce | all_gather | reduce_scatter | all_to_all), gpus (members of one group),
 nodes (1: every row here was measured inside one node or NVLink domain), groups (groups running at once),
 dtype, message_size (bytes, nccl-tests' convention), latency_ms (measured).
-Hopper rows (H100, H200) are held back for an independent check and never written (there are none in these
-files today; the filter is kept so that a newer copy cannot leak them in)."""
-import csv, gzip, os, shutil, sys
+H100 rows are fitted (added to the shared copy on 2026-12-01). The other Hopper parts' rows (H200, H800, H20, GH200)
+are held back for an independent check and never written (there are none in these files today; the filter is kept
+so that a newer copy cannot leak them in)."""
+import argparse, csv, gzip, os, shutil, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(ROOT, '..', 'shared', 'data')
 OUT = os.path.join(ROOT, 'data', 'collectives')
 NCCL_DEVICES = {'a100_sxm': 'a100-sxm4-80gb', 'b200_sxm': 'b200', 'b300_sxm': 'b300', 'gb200': 'gb200',
-                'gb300': 'gb300', 'l40s': 'l40s', 'rtx_pro_6000_server': 'rtx-pro-6000-server'}
+                'gb300': 'gb300', 'h100_sxm': 'h100-sxm5-80gb', 'l40s': 'l40s', 'rtx_pro_6000_server': 'rtx-pro-6000-server'}
 XLA_DEVICES = {'b200': 'b200', 'gb200': 'gb200', 'gb300': 'gb300', 'mi300x': 'mi300x'}
 OPS = {'all_reduce': 'all_reduce', 'all_gather': 'all_gather', 'reduce_scatter': 'reduce_scatter',
        'alltoall': 'all_to_all', 'all-reduce': 'all_reduce', 'all-gather': 'all_gather',
@@ -22,13 +22,16 @@ HEADER = ['source', 'device', 'op', 'gpus', 'nodes', 'groups', 'dtype', 'message
 
 
 def held_back(name):
-    return any(h in name.lower() for h in ('h100', 'h200', 'h800', 'h20', 'gh200'))
+    return any(h in name.lower() for h in ('h200', 'h800', 'h20', 'gh200'))
 
 
 def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument('--shared', default=os.path.join(ROOT, '..', 'shared', 'data'))
+    shared = p.parse_args().shared
     os.makedirs(OUT, exist_ok=True)
     rows = []
-    with gzip.open(os.path.join(SHARED, 'aiconfigurator', 'nccl.csv.gz'), 'rt') as f:
+    with gzip.open(os.path.join(shared, 'aiconfigurator', 'nccl.csv.gz'), 'rt') as f:
         for r in csv.DictReader(l for l in f if not l.startswith('#')):
             if held_back(r['system']) or held_back(r['device']):
                 continue
@@ -38,9 +41,9 @@ def main():
         w = csv.writer(f, lineterminator='\n')
         w.writerow(HEADER)
         w.writerows(rows)
-    shutil.copy(os.path.join(SHARED, 'aiconfigurator', 'LICENSE'), os.path.join(OUT, 'LICENSE-aiconfigurator'))
+    shutil.copy(os.path.join(shared, 'aiconfigurator', 'LICENSE'), os.path.join(OUT, 'LICENSE-aiconfigurator'))
     xla = []
-    with open(os.path.join(SHARED, 'xla', 'collectives.csv')) as f:
+    with open(os.path.join(shared, 'xla', 'collectives.csv')) as f:
         for r in csv.DictReader(f):
             if r['opcode'] not in OPS or not r['throughput_bytes_per_s'] or held_back(r['device']):
                 continue
@@ -54,7 +57,7 @@ def main():
         w = csv.writer(f, lineterminator='\n')
         w.writerow(HEADER)
         w.writerows(xla)
-    shutil.copy(os.path.join(SHARED, 'xla', 'LICENSE'), os.path.join(OUT, 'LICENSE-xla'))
+    shutil.copy(os.path.join(shared, 'xla', 'LICENSE'), os.path.join(OUT, 'LICENSE-xla'))
     print(f'wrote {len(rows)} NCCL rows and {len(xla)} XLA rows to {OUT}', file=sys.stderr)
 
 

@@ -169,19 +169,21 @@ def prepare_xla(shared, out):
     return n
 
 
-# aiconfigurator's system names as hardware/ ids. Hopper systems (h100, h200, h20, h800) are left out on purpose:
-# their rows are held back to check predictions on a part the fitted models never saw (../shared/data/README.md).
+# aiconfigurator's system names as hardware/ ids. H100 SXM rows are fitted (added to the shared copy on 2026-12-01);
+# the other Hopper systems (h200, h20, h800) are left out on purpose: their rows are held back to check predictions
+# on a part the fitted models never saw (../shared/data/README.md).
 AICONFIGURATOR_SYSTEMS = {
     "a100_sxm": "a100-sxm4-80gb",
     "b200_sxm": "b200",
     "b300_sxm": "b300",
     "gb200": "gb200",
     "gb300": "gb300",
+    "h100_sxm": "h100-sxm5-80gb",
     "l40s": "l40s",
     "rtx_pro_6000_server": "rtx-pro-6000-server",
     "b60": "arc-pro-b60",
 }
-HOPPER_SYSTEMS = ("h100", "h200", "h20", "h800")
+HELD_BACK_SYSTEMS = ("h200", "h20", "h800")
 
 
 def read_aiconfigurator(shared, name):
@@ -202,7 +204,7 @@ def prepare_aiconfigurator_attention(shared, out):
     kept = []
     for r in rows:
         system = r["system"]
-        if system.startswith(HOPPER_SYSTEMS):
+        if system.startswith(HELD_BACK_SYSTEMS):
             continue
         if system not in AICONFIGURATOR_SYSTEMS:
             raise SystemExit("aiconfigurator: no hardware id for system '%s'" % system)
@@ -224,14 +226,14 @@ AICONFIGURATOR_PRECISION = {"bfloat16": "bf16", "fp8": "fp8"}
 
 def prepare_aiconfigurator_gemm(shared, out):
     """NVIDIA aiconfigurator's measured GEMMs (one (m x k)(k x n) product, BF16 and per-tensor-scaled FP8 through
-    TensorRT-LLM's torch flow, locked clocks, CUDA graphs) on A100 SXM (BF16), B200, B300, GB200, GB300, L40S, RTX PRO
-    6000 Server and Intel Arc Pro B60, as `gemm` rows, every shape kept."""
+    TensorRT-LLM's torch flow, locked clocks, CUDA graphs) on A100 SXM (BF16), B200, B300, GB200, GB300, H100 SXM, L40S,
+    RTX PRO 6000 Server and Intel Arc Pro B60, as `gemm` rows, every shape kept."""
     commit, rows = read_aiconfigurator(shared, "gemm.csv.gz")
     target = os.path.join(out, "aiconfigurator", "ops")
     os.makedirs(target, exist_ok=True)
     shutil.copy(os.path.join(shared, "aiconfigurator", "LICENSE"), os.path.join(out, "aiconfigurator", "LICENSE"))
     n = 0
-    rows = [r for r in rows if not r["system"].startswith(HOPPER_SYSTEMS)]
+    rows = [r for r in rows if not r["system"].startswith(HELD_BACK_SYSTEMS)]
     rows.sort(key=lambda r: (AICONFIGURATOR_SYSTEMS[r["system"]], r["dtype"], int(r["m"]), int(r["n"]), int(r["k"])))
     header = ["source", "device", "op", "precision", "m", "n", "k", "latency_ms"]
     excluded_dir = os.path.join(out, "aiconfigurator", "excluded")

@@ -33,7 +33,7 @@ struct CollectiveFitReport {
 
 // Fits on data_dir/collectives/nccl.csv (+ xla.csv's MI300X rows, the only Infinity Fabric data) and checks
 // each device left out; XLA's NVLink rows are predicted as a check, not fitted (another timing method).
-// Hopper devices (h100*, h200*, h800*) are never read: held back.
+// H200 and H800 rows (h200*, h800*) are never read: held back.
 CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose);
 
 }  // namespace prenet

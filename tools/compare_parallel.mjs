@@ -189,13 +189,11 @@ function overheadSection(prenet, lines, summary, fmt) {
     }),
     '', 'Why they are missed: the overhead only adds time, and each source errs both ways. The runs it helps are those ' +
     'predicted too fast (llm-foundry\'s 7B-70B models on 40 GB parts, Llama 2 7B and 13B, OPT); runs predicted too slow ' +
-    '(llm-foundry\'s 350M-3B models at short sequences on 80 GB parts, whose kernel times are overestimated, and the ' +
-    'single-GPU rows the kernel models now price slowly) get slower still, so the fit keeps the overhead small. The ' +
-    'sources disagree on how it splits between a gap per kernel launch and a fixed cost per step: the leave-one-source-out ' +
-    'table shows the fit moving between a few microseconds per launch with a few milliseconds per step and almost no gap ' +
-    'with a larger fixed cost. The largest remaining errors are not overhead: llm-foundry\'s 16k-65k-token ' +
-    'sequences (predicted ~30 % too fast: attention at long sequences), BLOOM (1.8x too fast: Megatron-DeepSpeed\'s ' +
-    'pipeline of 12 stages) and MPT-7B\'s 440-GPU run.', '');
+    '(llm-foundry\'s 350M-3B models at short sequences on 80 GB parts, whose kernel times are overestimated) get slower ' +
+    'still, so the fit keeps the overhead small. The sources do not pin its three parameters down: the ' +
+    'leave-one-source-out table shows how far they move when one source is left out. The largest remaining errors are ' +
+    'not overhead: llm-foundry\'s 16k-65k-token sequences (predicted ~30 % too fast: attention at long sequences), ' +
+    'BLOOM (1.8x too fast: Megatron-DeepSpeed\'s pipeline of 12 stages) and MPT-7B\'s 440-GPU run.', '');
   summary.push(`framework overhead: llm-foundry median APE ${fmt(a.median)} % -> ${fmt(b.median)} % with the fitted overhead; leave-one-source-out in the section above`);
 }
 

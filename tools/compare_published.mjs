@@ -93,7 +93,8 @@ function heldOutModels(chip) {
   return path;
 }
 
-function predict(r, models) {
+// The prenet arguments that predict a published row (tools/fit_overhead.mjs predicts the same rows with them).
+export function throughputArgs(r) {
   const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--batch', r.batch,
     '--precision', r.precision, '--optimizer', r.optimizer, '--attention', 'eager', '--json'];
   if (r.seq) a.push('--seq', r.seq);
@@ -102,6 +103,11 @@ function predict(r, models) {
   // Convolutions run channels-last where the recipe says "NHWC" in its framework column, and in TensorFlow, whose
   // graph layout assignment puts f16 convolutions in NHWC on tensor-core GPUs (data/published/README.md).
   if (/\bNHWC\b/.test(r.framework) || r.framework.startsWith('TensorFlow')) a.push('--channels-last');
+  return a;
+}
+
+function predict(r, models) {
+  const a = throughputArgs(r);
   if (models) a.push('--models', models);
   const out = JSON.parse(execFileSync(prenet, a, { encoding: 'utf8', maxBuffer: 64 << 20 }));
   const res = out.results[0];

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve, dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseCsv } from './compare_published.mjs';
+import { parseCsv, throughputArgs } from './compare_published.mjs';
 import { foundryArgs, foundryConfig, neusightArgs, largeRunArgs } from './compare_parallel.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,17 +33,6 @@ export const LARGE_RUN_FRAMEWORK = {
 export function neusightSingleArgs(r) {
   return ['predict', '--model', `data/neusight/model_configs/${r.model}.json`, '--hardware', r.device,
     '--batch', r.batch, '--seq', r.seq, '--precision', 'fp32', '--attention', 'eager', '--optimizer', 'sgd', '--json'];
-}
-
-// A published single-GPU row of data/published/throughput.csv, as tools/compare_published.mjs predicts it.
-export function throughputArgs(r) {
-  const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--batch', r.batch,
-    '--precision', r.precision, '--optimizer', r.optimizer, '--attention', 'eager'];
-  if (r.seq) a.push('--seq', r.seq);
-  if (r.image) a.push('--image', r.image);
-  if (r.grad_accum) a.push('--grad-accum', r.grad_accum);
-  a.push('--json');
-  return a;
 }
 
 // The overlapped communication of a reply's step: what each kind's overlap hid (pipeline sends are not overlapped).

@@ -96,3 +96,14 @@ TEST(Fit, DataFilesAreStampedWithRowsAndAHashOfTheirBytes) {
     EXPECT_EQ(s.fnv1a64, fnv1a64("device,latency_ms\nt4,1\nt4,2\n"));
     EXPECT_FALSE(source_commit().empty());
 }
+
+TEST(Fit, ShippedNumbersKeepNineSignificantDigits) {
+    nlohmann::json models = {{"base", 0.43413773474878832},
+                             {"trees", {{{"threshold", {1.2345678901234e-5, -98765.4321098765}}, {"leaf", 3}}}}};
+    round_to_significant_digits(models, 9);
+    EXPECT_EQ(models["base"].get<double>(), 0.434137735);
+    EXPECT_EQ(models["trees"][0]["threshold"][0].get<double>(), 1.23456789e-5);
+    EXPECT_EQ(models["trees"][0]["threshold"][1].get<double>(), -98765.4321);
+    EXPECT_TRUE(models["trees"][0]["leaf"].is_number_integer());  // integers (feature indices, children) untouched
+    EXPECT_EQ(models["trees"][0]["leaf"].get<int>(), 3);
+}

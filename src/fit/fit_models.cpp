@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -900,6 +901,19 @@ std::string accuracy_report(const FitOptions& o, const ReportParts& p) {
 
 }  // namespace
 
+// Significant digits of the numbers in the shipped models (round_to_significant_digits says why).
+constexpr int kShippedSignificantDigits = 9;
+
+void round_to_significant_digits(nlohmann::json& value, int digits) {
+    if (value.is_number_float()) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.*g", digits, value.get<double>());
+        value = std::strtod(text, nullptr);
+    } else if (value.is_structured()) {
+        for (auto& item : value) round_to_significant_digits(item, digits);
+    }
+}
+
 void fit_and_validate(const FitOptions& o) {
     if (o.only == "collectives") return fit_collectives_only(o);
     if (!o.only.empty() && o.only != "kernels")
@@ -937,6 +951,7 @@ void fit_and_validate(const FitOptions& o) {
     for (const auto& [family, r] : results) chosen[family] = r.chosen;
     E2eReport e2e = evaluate_e2e(o.data_dir, families, o.gbt, chosen, o.without, o.verbose);
     models["framework_overhead_ms_per_kernel"] = e2e.overhead_ms_per_kernel;
+    round_to_significant_digits(models, kShippedSignificantDigits);
     write_file(o.models_out, models.dump() + "\n");
 
     std::string kept_aside = kept_aside_section(o.data_dir, models);

@@ -107,3 +107,15 @@ TEST(Fit, ShippedNumbersKeepNineSignificantDigits) {
     EXPECT_TRUE(models["trees"][0]["leaf"].is_number_integer());  // integers (feature indices, children) untouched
     EXPECT_EQ(models["trees"][0]["leaf"].get<int>(), 3);
 }
+
+TEST(Fit, KeepsTheLowestErrorUnlessARidgeIsWithinTheTolerance) {
+    // A clearly better GBT is kept; of two GBTs the better one (same size, no reason to prefer either).
+    EXPECT_EQ(keep_learner({{"ridge", 0.40}, {"ridge-all", 0.30}, {"gbt", 0.20}, {"gbt-all", 0.18}}), "gbt-all");
+    // The best ridge within 15% of the best GBT is kept over it: 0.138 <= 0.125 x 1.15 = 0.14375.
+    EXPECT_EQ(keep_learner({{"ridge", 0.50}, {"ridge-all", 0.138}, {"gbt", 0.125}, {"gbt-all", 0.13}}), "ridge-all");
+    // Just past the tolerance, the GBT: 0.145 > 0.14375.
+    EXPECT_EQ(keep_learner({{"ridge", 0.50}, {"ridge-all", 0.145}, {"gbt", 0.125}, {"gbt-all", 0.13}}), "gbt");
+    // A ridge better outright is kept, and a learner without an error (NaN: no held-out device) is no candidate.
+    EXPECT_EQ(keep_learner({{"ridge", 0.10}, {"ridge-all", NAN}, {"gbt", 0.12}}), "ridge");
+    EXPECT_THROW(keep_learner({{"gbt", NAN}}), Error);
+}

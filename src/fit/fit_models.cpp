@@ -87,7 +87,15 @@ std::string pct(double x) {
     return s.str();
 }
 
-// Per family: rows grouped by device, capped per device by a seeded shuffle.
+// A family's own seed for its subsample (FNV-1a of its name): each family draws from its own stream, so
+// adding rows to one family leaves every other family's subsample, and so its fitted model, as it was.
+std::uint32_t subsample_seed(const std::string& family) {
+    std::uint32_t hash = 2166136261u;
+    for (unsigned char c : family) hash = (hash ^ c) * 16777619u;
+    return hash ^ 20241219u;
+}
+
+// Per family: rows grouped by device, capped per device by a shuffle seeded per family (subsample_seed).
 std::map<std::string, std::vector<Row>> build_rows(const std::vector<Sample>& samples, int cap) {
     std::map<std::string, std::map<std::string, std::vector<Row>>> grouped;
     std::set<std::string> known, missing;
@@ -102,13 +110,14 @@ std::map<std::string, std::vector<Row>> build_rows(const std::vector<Sample>& sa
             grouped[to_string(model_family(s.kernel))][s.device].push_back(std::move(*row));
     }
     std::map<std::string, std::vector<Row>> out;
-    std::mt19937 rng(20241219);
-    for (auto& [family, by_device] : grouped)
+    for (auto& [family, by_device] : grouped) {
+        std::mt19937 rng(subsample_seed(family));
         for (auto& [device, rows] : by_device) {
             std::shuffle(rows.begin(), rows.end(), rng);
             if (int(rows.size()) > cap) rows.resize(size_t(cap));
             out[family].insert(out[family].end(), rows.begin(), rows.end());
         }
+    }
     return out;
 }
 
@@ -285,6 +294,27 @@ const std::vector<Learner> kLearners = {"roofline", "prenet", "ridge", "ridge-al
 // gbt-time is reported but not a candidate: it matched gbt-all on kernels and lost badly on whole iterations.
 const std::vector<Learner> kOurs = {"ridge", "ridge-all", "gbt", "gbt-all"};
 
+}  // namespace
+
+std::string keep_learner(const std::map<std::string, double>& time_weighted) {
+    auto lowest = [&](bool gbt_kind) {
+        std::string best;
+        for (const Learner& l : kOurs) {
+            auto it = time_weighted.find(l);
+            if (it == time_weighted.end() || !(it->second >= 0) || (regressor_kind(l) == "gbt") != gbt_kind) continue;
+            if (best.empty() || it->second < time_weighted.at(best)) best = l;
+        }
+        return best;
+    };
+    std::string ridge = lowest(false), gbt = lowest(true);
+    if (ridge.empty() && gbt.empty()) throw Error("keep_learner: no candidate learner has a held-out error");
+    if (gbt.empty()) return ridge;
+    if (ridge.empty()) return gbt;
+    return time_weighted.at(ridge) <= time_weighted.at(gbt) * (1 + kSimplerLearnerTolerance) ? ridge : gbt;
+}
+
+namespace {
+
 FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams& gbt, bool verbose,
                                   const std::string& family) {
     FamilyResult result;
@@ -321,13 +351,12 @@ FamilyResult leave_one_device_out(const std::vector<Row>& rows, const GbtParams&
     }
     // Keep the learner with the lowest time-weighted error (the mean over left-out devices of the APE weighted
     // by each kernel's measured time): a training step's time is made of its long kernels, so they count most.
-    double best = 1e300;
     for (const Learner& l : kOurs) {
         double mean = 0;
         for (const auto& [d, e] : result.by_device[l]) mean += e.time_weighted() / double(result.by_device[l].size());
         result.time_weighted[l] = mean;
-        if (mean < best) best = mean, result.chosen = l;
     }
+    result.chosen = keep_learner(result.time_weighted);
     for (const Learner& l : kLearners) {
         if (std::find(kOurs.begin(), kOurs.end(), l) != kOurs.end()) continue;
         double mean = 0;

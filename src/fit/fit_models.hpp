@@ -2,6 +2,7 @@
 // `prenet fit`: fits the per-family kernel models on data/, validates them leaving one accelerator out at a
 // time (against the roofline and a PreNeT-style regressor), checks whole training steps against the measured
 // NeuSight iterations, and writes models/kernels.json and docs/accuracy.md (+ SVG plots).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct FitOptions {
 bool is_held_out_chip(const std::string& device, const std::vector<std::string>& without);
 
 void fit_and_validate(const FitOptions& options);
+
+// The learner a kernel family ships, from each candidate's time-weighted held-out error (ridge, ridge-all, gbt,
+// gbt-all): the lowest, except that the best ridge regression is kept over a better GBT unless the GBT's error is
+// lower by more than kSimplerLearnerTolerance of it. A ridge model is a few hundred numbers, a GBT ~0.5 MB of JSON
+// that the page embeds (its budget is 1 MB gzip); and which of two learners this close wins is decided by the
+// subsample they were fitted on (element-wise: ridge-all 13.8% on one 6,000-row draw per device, a GBT better on
+// another), not by which generalises.
+constexpr double kSimplerLearnerTolerance = 0.15;
+std::string keep_learner(const std::map<std::string, double>& time_weighted);
 
 // Rounds every floating-point number in `value` to `digits` significant digits. The shipped kernel models are
 // written this way (9 digits): the page embeds models/kernels.json, where digits past the 9th of 17 cost ~40 KB of

@@ -51,6 +51,17 @@ TEST(LearnedPredictor, RejectsUnknownFamilies) {
     EXPECT_THROW(LearnedPredictor{doc}, Error);
 }
 
+// The framework overhead is its own model (run/overhead.hpp): an old models file's per-kernel dispatch overhead
+// would count it twice, so a non-zero one is refused rather than ignored; zero (what the last ones shipped) reads.
+TEST(LearnedPredictor, RefusesAPerKernelDispatchOverhead) {
+    auto doc = nlohmann::json::parse(R"({"families": {"elementwise": {"features": ["log_flops"],
+        "model": {"type": "ridge", "mean": [0], "scale": [1], "weights": [0], "bias": 0}}}})");
+    doc["framework_overhead_ms_per_kernel"] = 0.0;
+    EXPECT_NO_THROW(LearnedPredictor{doc});
+    doc["framework_overhead_ms_per_kernel"] = 0.004;
+    EXPECT_THROW(LearnedPredictor{doc}, Error);
+}
+
 // The range a step carries comes from the predictor itself: the learned one weighs its families' validation
 // errors by their share of the step, a shared view forwards that, and the roofline has none.
 TEST(LearnedPredictor, ReportsItsUncertaintyThroughTheKernelPredictorInterface) {

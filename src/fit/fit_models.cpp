@@ -423,7 +423,6 @@ std::set<std::string> left_out_with(const std::string& device) {
 
 struct E2eReport {
     std::string markdown;
-    double overhead_ms_per_kernel = 0;  // fitted on every e2e row, for the shipped models
 };
 
 // One measured training iteration with what each predictor makes of it.
@@ -431,22 +430,14 @@ struct E2eCase {
     std::string device, model;
     std::int64_t seq = 0, batch = 0;
     double measured = 0, kernels = 0;
-    std::map<std::string, double> predicted;  // roofline, prenet, ours (kernel sum, before dispatch overhead)
+    std::map<std::string, double> predicted;  // roofline, prenet, ours: kernel sums
 };
-
-// PyTorch eager runs each kernel from Python: the gaps between kernels add a dispatch overhead that per-kernel
-// timings miss. Fitted as the median, over the iterations given, of (measured - predicted kernel sum) / kernels.
-double fit_overhead(const std::vector<const E2eCase*>& cases) {
-    std::vector<double> per_kernel;
-    for (const E2eCase* e : cases) per_kernel.push_back(std::max(0.0, (e->measured - e->predicted.at("ours")) / e->kernels));
-    return per_kernel.empty() ? 0.0 : quantile(per_kernel, 0.5);
-}
 
 E2eReport evaluate_e2e(const std::string& data_dir, const std::map<std::string, std::vector<Row>>& families,
                        const GbtParams& gbt, const std::map<std::string, Learner>& chosen,
                        const std::vector<std::string>& without, bool verbose) {
     if (!std::filesystem::exists(data_dir + "/neusight/e2e.csv"))
-        return {"## Training iterations\n\nNo measured iterations in `" + data_dir + "` (neusight/e2e.csv).\n", 0.0};
+        return {"## Training iterations\n\nNo measured iterations in `" + data_dir + "` (neusight/e2e.csv).\n"};
     CsvTable t = read_csv_file(data_dir + "/neusight/e2e.csv");
     auto col = [&](const char* c) { return t.column(c); };
     std::map<std::string, std::pair<std::unique_ptr<LearnedPredictor>, std::unique_ptr<PrenetStylePredictor>>> cache;
@@ -498,45 +489,30 @@ E2eReport evaluate_e2e(const std::string& data_dir, const std::map<std::string, 
     std::ostringstream md;
     md << "## Training iterations (forward + backward), device left out\n\n"
        << "Measured: NeuSight's PyTorch FP32 iterations (`data/neusight/e2e.csv`, no optimizer step), the model built "
-          "from the same Hugging Face config. For an A100 every A100 variant leaves the fit. *ours* adds a dispatch "
-          "overhead per kernel fitted on the iterations of the other devices only (PyTorch eager's gaps between "
-          "kernels, which per-kernel timings do not see); *ours, kernels only* is without it.\n\n"
-       << "| device | model | seq | batch | kernels | measured ms | roofline | PreNeT-style | ours, kernels only | ours |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|\n";
+          "from the same Hugging Face config. For an A100 every A100 variant leaves the fit. Kernel times only: "
+          "PyTorch eager's gaps between kernels, which per-kernel timings do not see, are the framework overhead of "
+          "`models/overhead.json` (fitted by `tools/fit_overhead.mjs` on these iterations among other sources, "
+          "`docs/parallel-accuracy.md`), added by `prenet predict`, not here.\n\n"
+       << "| device | model | seq | batch | kernels | measured ms | roofline | PreNeT-style | ours |\n"
+       << "|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, Errors> errors;
-    std::vector<const E2eCase*> all;
-    for (const auto& e : cases) all.push_back(&e);
+    const char* predictors_compared[] = {"roofline", "prenet", "ours"};
     for (const auto& e : cases) {
-        std::vector<const E2eCase*> others;
-        auto excluded = left_out_with(e.device);
-        for (const auto& o : cases)
-            if (!excluded.count(o.device)) others.push_back(&o);
-        double overhead = fit_overhead(others);
-        std::map<std::string, double> predicted = e.predicted;
-        predicted["ours, kernels only"] = e.predicted.at("ours");
-        predicted["ours"] = e.predicted.at("ours") + overhead * e.kernels;
         md << "| " << e.device << " | " << e.model << " | " << e.seq << " | " << e.batch << " | " << int(e.kernels)
            << " | " << e.measured;
-        for (const char* name : {"roofline", "prenet", "ours, kernels only", "ours"}) {
-            double ape = std::abs(predicted[name] - e.measured) / e.measured;
+        for (const char* name : predictors_compared) {
+            double ape = std::abs(e.predicted.at(name) - e.measured) / e.measured;
             errors[name].ape.push_back(ape);
-            md << " | " << int(predicted[name]) << " (" << pct(ape) << ")";
+            md << " | " << int(e.predicted.at(name)) << " (" << pct(ape) << ")";
         }
         md << " |\n";
     }
-    md << "\n| | roofline | PreNeT-style | ours, kernels only | ours |\n|---|---|---|---|---|\n| median APE";
-    for (const char* name : {"roofline", "prenet", "ours, kernels only", "ours"}) md << " | " << pct(errors[name].median());
+    md << "\n| | roofline | PreNeT-style | ours |\n|---|---|---|---|\n| median APE";
+    for (const char* name : predictors_compared) md << " | " << pct(errors[name].median());
     md << " |\n| p90 APE";
-    for (const char* name : {"roofline", "prenet", "ours, kernels only", "ours"}) md << " | " << pct(errors[name].p90());
+    for (const char* name : predictors_compared) md << " | " << pct(errors[name].p90());
     md << " |\n";
     E2eReport report;
-    // Shipped only if it helped the held-out iterations: a correction that does not validate is not kept.
-    bool helps = errors["ours"].median() < errors["ours, kernels only"].median();
-    report.overhead_ms_per_kernel = helps ? fit_overhead(all) : 0.0;
-    md << "\nDispatch overhead fitted on all iterations: " << fit_overhead(all) * 1e3 << " us per kernel; "
-       << (helps ? "shipped in `models/kernels.json`, since it lowered the held-out error."
-                 : "not shipped, since it did not lower the held-out error.")
-       << "\n";
     report.markdown = md.str();
     return report;
 }
@@ -979,7 +955,6 @@ void fit_and_validate(const FitOptions& o) {
     std::map<std::string, Learner> chosen;
     for (const auto& [family, r] : results) chosen[family] = r.chosen;
     E2eReport e2e = evaluate_e2e(o.data_dir, families, o.gbt, chosen, o.without, o.verbose);
-    models["framework_overhead_ms_per_kernel"] = e2e.overhead_ms_per_kernel;
     round_to_significant_digits(models, kShippedSignificantDigits);
     write_file(o.models_out, models.dump() + "\n");
 

@@ -20,8 +20,11 @@ constexpr double kMaxLogSlowdown = 4.0;
 LearnedPredictor::LearnedPredictor(const json& models) {
     if (!models.is_object() || !models.contains("families") || !models["families"].is_object())
         throw Error("kernel models: expected an object with 'families'");
-    overhead_ms_ = models.value("framework_overhead_ms_per_kernel", 0.0);
-    if (!(overhead_ms_ >= 0) || overhead_ms_ > 10) throw Error("kernel models: bad framework_overhead_ms_per_kernel");
+    // Models files before 2026-12 carried a per-kernel dispatch overhead; the step's overhead is now its own
+    // model (run/overhead.hpp, models/overhead.json), so a non-zero one would be counted twice.
+    if (models.value("framework_overhead_ms_per_kernel", 0.0) != 0.0)
+        throw Error("kernel models: 'framework_overhead_ms_per_kernel' is no longer read (the framework overhead is "
+                    "models/overhead.json); refit with `prenet fit` or remove the field");
     for (auto it = models["families"].begin(); it != models["families"].end(); ++it) {
         std::optional<Family> family = family_from_string(it.key());
         if (!family) throw Error("kernel models: unknown family '" + it.key() + "'");
@@ -114,7 +117,7 @@ double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw)
         // goes with waves, so the whole kernel takes the part's time times the ratio of their waves.
         double whole = output_tile_waves(kernel, hw), one = output_tile_waves(part, hw);
         double scale = whole > 0 && one > 0 ? std::min(passes, whole / one) : passes;
-        return overhead_ms_ + std::max(lower_bound_ms(kernel, hw), scale * (model_ms(part, hw, m) - overhead_ms_));
+        return std::max(lower_bound_ms(kernel, hw), scale * model_ms(part, hw, m));
     }
     return model_ms(kernel, hw, m);
 }
@@ -141,12 +144,11 @@ double LearnedPredictor::model_ms(const Kernel& kernel, const HardwareSpec& hw, 
     // measured forward kernel it stands for, applied to its own bound.
     if (m && !m->predicts_time)
         if (std::optional<Kernel> forward = measured_forward_of(kernel))
-            return overhead_ms_ + (bound + m->floor_ms) * std::pow(10.0, log_slowdown(*forward, hw, m));
+            return (bound + m->floor_ms) * std::pow(10.0, log_slowdown(*forward, hw, m));
     if (m && m->predicts_time)
-        return overhead_ms_ +
-               std::max(bound, std::pow(10.0, std::min(m->regressor->predict(model_inputs(kernel, hw, *m)), 6.0)));
+        return std::max(bound, std::pow(10.0, std::min(m->regressor->predict(model_inputs(kernel, hw, *m)), 6.0)));
     double floor = m ? m->floor_ms : RooflinePredictor::kLaunchMs;
-    return overhead_ms_ + (bound + floor) * std::pow(10.0, log_slowdown(kernel, hw, m));
+    return (bound + floor) * std::pow(10.0, log_slowdown(kernel, hw, m));
 }
 
 namespace {

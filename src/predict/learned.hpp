@@ -42,7 +42,6 @@ private:
     std::optional<Kernel> measured_forward_of(const Kernel& kernel) const;
     double model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
     std::map<Family, FamilyModel> families_;  // by model_family()
-    double overhead_ms_ = 0;  // dispatch overhead per kernel (PyTorch eager), fitted on whole iterations
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};
 };
 

@@ -154,10 +154,10 @@ TEST(Checkpointing, KorthikantiTable2WithoutParallelism) {
     // Full recomputation: each layer keeps its input, 2 sbh; the layer recomputed holds all 114 again.
     EXPECT_NEAR(layer.per_layer(CheckpointKind::full), 2.0, 1e-9);
     EXPECT_NEAR(layer.recompute_block(), 114.0, 1e-9);
-    // Selective (the attention core recomputed): the paper's 34 sbh. Ours keeps what the fused kernel keeps,
-    // which counts its output O (2 sbh) apart from the output projection's input (the same tensor: a known
-    // over-count), and its fp32 log-sum-exp per query and head (4 ab s bytes = 1/32 sbh here).
-    EXPECT_NEAR(layer.per_layer(CheckpointKind::attention_core), 34.0 + 2.0 + 1.0 / 32.0, 1e-9);
+    // Selective (the attention core recomputed): the paper's 34 sbh. Ours keeps what the fused kernel keeps:
+    // q, k, v and its output O, which is the output projection's input (one tensor, counted once), and its fp32
+    // log-sum-exp per query and head (4 ab s bytes = 1/32 sbh here), which the paper's unfused core has not.
+    EXPECT_NEAR(layer.per_layer(CheckpointKind::attention_core), 34.0 + 1.0 / 32.0, 1e-9);
     // Per-op (PyTorch's selective checkpointing, not in the paper): the input 2 and the projections' outputs,
     // QKV 6, output projection 2, the MLP's 4h up-projection 8 and its down-projection 2: 20 sbh.
     EXPECT_NEAR(layer.per_layer(CheckpointKind::op_level), 20.0, 1e-9);
@@ -168,9 +168,9 @@ TEST(Checkpointing, KorthikantiTable2WithTensorParallelism) {
     // masks (2) and the attention and MLP inputs (2 + 2) stay whole on every rank.
     EXPECT_NEAR(KorthikantiLayer(8).per_layer(CheckpointKind::none), 10.0 + 24.0 / 8 + 80.0 / 8, 1e-9);
     // With sequence parallelism everything is split: sbh (34/t + 5as/(ht)) = 14.25 sbh; selective 34/t (ours
-    // + the fused kernel's 2/t and log-sum-exp as above); full: the input, 2/t sbh.
+    // + the fused kernel's log-sum-exp as above); full: the input, 2/t sbh.
     KorthikantiLayer sp(8, true);
     EXPECT_NEAR(sp.per_layer(CheckpointKind::none), (34.0 + 80.0) / 8, 1e-9);
-    EXPECT_NEAR(sp.per_layer(CheckpointKind::attention_core), (34.0 + 2.0 + 1.0 / 32.0) / 8, 1e-9);
+    EXPECT_NEAR(sp.per_layer(CheckpointKind::attention_core), (34.0 + 1.0 / 32.0) / 8, 1e-9);
     EXPECT_NEAR(sp.per_layer(CheckpointKind::full), 2.0 / 8, 1e-9);
 }

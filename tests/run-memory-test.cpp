@@ -62,6 +62,27 @@ TEST(TrainingMemory, MixedPrecisionAdamIs16BytesPerParameter) {
     }
 }
 
+// Megatron keeps a bf16 model's gradients in fp32 (its main_grad buffer: "bfloat16 requires gradient
+// accumulation and all-reduce to be done in fp32", megatron/training/arguments.py): 2 + 4 + 4 + 4 + 4 = 18 bytes
+// per parameter with Adam. Its fp16 models keep half gradients; autocast's gradients are fp32 anyway.
+TEST(TrainingMemory, MegatronKeepsBf16GradientsInFp32) {
+    const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
+    ModelFeatures f = params_only(1'000'000'000);
+    MemoryOptions o = memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model);
+    o.framework = preset_for("megatron");
+    MemoryUse m = estimate_memory(f, hw, o);
+    EXPECT_DOUBLE_EQ(m.gradients, 4e9);
+    EXPECT_DOUBLE_EQ(model_states(m), 18e9);
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 4.0);
+    o.precision = Precision::fp8;  // runs as a bf16 model
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 4.0);
+    o.precision = Precision::fp16;
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 2.0);
+    o.precision = Precision::bf16;
+    o.framework = preset_for("generic");
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 2.0);
+}
+
 TEST(TrainingMemory, BytesPerParameterByOptimizer) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000);

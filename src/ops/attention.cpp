@@ -161,6 +161,15 @@ FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision
 
 namespace {
 
+// The output projection keeps its input, the attention's output O, for its weight gradient. The fused kernel
+// keeps O for its own backward (FlashAttentionKernels::saved_bytes): one tensor, counted there, unless the
+// projection keeps a copy of its own (fp8: its 1-byte cast beside the kernel's 16-bit O). Eager attention's
+// context product does not keep its output, so there the projection owns it.
+double output_projection_input_bytes(const Layer& layer, Precision p, double elements) {
+    bool shared_with_kernel = ops::bool_attr(layer, "flash", false) && matmul_input_bytes(p) == activation_bytes(p);
+    return shared_with_kernel ? 0.0 : elements * matmul_input_bytes(p);
+}
+
 void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     Heads h = read_heads(layer);
     std::int64_t batch = layer.input[0], q_len = layer.input[1];
@@ -222,8 +231,8 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     // Under sequence parallelism Megatron keeps the input as its 1/tp shard and gathers it again for the
     // weight gradient (saved_input_shards, parallel/tensor_parallel.cpp).
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
-    cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) / input_shards +  // input
-                                   double(rows) * h.heads * h.v_dim * matmul_input_bytes(p);         // context
+    cost.saved_activation_bytes += double(rows) * h.hidden * matmul_input_bytes(p) / input_shards +
+                                   output_projection_input_bytes(layer, p, double(rows) * h.heads * h.v_dim);
 }
 
 // The projections PEFT can adapt: query, key, value (one fused module when the layer has one qkv linear; in
@@ -285,8 +294,9 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     cost.macs += double(rows) * heads * v_dim * hidden;
     cost.params = checked_add(params, checked_mul(heads * v_dim, hidden, "parameter count"), "parameter count");
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));  // as cost_attention's
-    cost.saved_activation_bytes +=
-        double(rows) * (double(hidden) / input_shards + double(q_rank + kv_rank + heads * v_dim)) * matmul_input_bytes(p);
+    cost.saved_activation_bytes += double(rows) * (double(hidden) / input_shards + double(q_rank + kv_rank)) *
+                                       matmul_input_bytes(p) +
+                                   output_projection_input_bytes(layer, p, double(rows) * heads * v_dim);
 }
 
 // MLA's projections: the query bottleneck (target q), the key/value bottleneck (target kv: k or v) and the output.

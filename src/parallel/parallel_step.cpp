@@ -158,7 +158,7 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     ActivationMemory one = c.cache ? c.cache->activations(stage, mo)
                                    : activation_memory(stage, mo.precision, mo.checkpoint_kind());
     unsharded.activations = stage_activation_bytes(one, index, l);
-    PrecisionRecipe recipe = precision_recipe(mo.precision, mo.mixed);
+    PrecisionRecipe recipe = model_recipe(mo);
     return with_capacity(shard_memory(unsharded, stage, l, recipe, 1.0, c.reserve, c.step.framework), *c.hw);
 }
 
@@ -197,7 +197,7 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     account("context parallel", cp_fwd + cp_bwd, cp_exposed, m);
     r.per_micro_batch_exposed = tp_exposed + ep_exposed + cp_exposed;
 
-    PrecisionRecipe recipe = precision_recipe(o.precision, o.mixed);
+    PrecisionRecipe recipe = model_recipe(o);
     DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);
     double u = dp.unhidden_fraction;
     double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);

@@ -17,10 +17,13 @@ namespace {
 //   overlap of --tp-comm-overlap (Transformer Engine userbuffers) is off by default;
 // - with --overlap-grad-reduce and --overlap-param-gather, which its distributed optimizer is run with, buckets of
 //   max(40M, 1M x data-parallel ranks) parameters are reduced during the backward and the updated parameters
-//   gathered during the next forward (DistributedDataParallelConfig; megatron/training/training.py).
+//   gathered during the next forward (DistributedDataParallelConfig; megatron/training/training.py);
+// - --bf16 accumulates and all-reduces gradients in fp32 (megatron/training/arguments.py sets
+//   accumulate_allreduce_grads_in_fp32; the gradient buffer is then torch.float).
 FrameworkPreset megatron() {
     FrameworkPreset p;
     p.name = "megatron";
+    p.fp32_gradients_under_bf16 = true;
     p.tensor_overlap = TensorOverlap::weight_gradients;
     p.bucket_bytes = 0;
     p.bucket_params = 40e6;

@@ -43,6 +43,10 @@ struct FrameworkPreset {
     // budget of parameters instead (DeepSpeed's stage3_prefetch_bucket_size).
     double prefetch_blocks = 1;
     double prefetch_params = 0;
+    // A bf16 model's gradients are accumulated and reduced in fp32 (4 bytes per parameter, not 2): Megatron's
+    // main_grad buffer (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and
+    // all-reduce to be done in fp32", accumulate_allreduce_grads_in_fp32 forced on for --bf16).
+    bool fp32_gradients_under_bf16 = false;
 };
 
 // The preset of `name` (generic, megatron, fsdp, deepspeed); throws Error for another name.

@@ -55,9 +55,16 @@ LossMemory loss_memory(double tokens, double vocab, double hidden, Precision pre
     return m;
 }
 
+PrecisionRecipe model_recipe(const TrainingSetup& setup) {
+    PrecisionRecipe recipe = precision_recipe(setup.precision, setup.mixed);
+    bool bf16_model = recipe.half_model && (setup.precision == Precision::bf16 || setup.precision == Precision::fp8);
+    if (bf16_model && setup.framework.fp32_gradients_under_bf16) recipe.gradient_bytes = fp32_bytes;
+    return recipe;
+}
+
 PrecisionRecipe trained_recipe(const TrainingSetup& setup) {
     PrecisionRecipe recipe = precision_recipe(setup.precision, setup.mixed);
-    return setup.adapters ? adapter_recipe(recipe, setup.half_adapters) : recipe;
+    return setup.adapters ? adapter_recipe(recipe, setup.half_adapters) : model_recipe(setup);
 }
 
 MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o) {

@@ -77,7 +77,10 @@ struct TrainingSetup {
     LossMode loss = LossMode::full;
 };
 
-// The recipe the trained parameters follow: the precision's, or the adapters'.
+// The recipe the model's own parameters follow under the framework: the precision's, with fp32 gradients for a
+// bf16 (or fp8, which runs as bf16) half-precision model where the framework keeps them so (Megatron).
+PrecisionRecipe model_recipe(const TrainingSetup& setup);
+// The recipe the trained parameters follow: the model's (model_recipe), or the adapters'.
 PrecisionRecipe trained_recipe(const TrainingSetup& setup);
 
 struct MemoryOptions : TrainingSetup {

@@ -44,3 +44,18 @@ test('one device: each advised change fits as advised, the micro-batch cut befor
   assert.ok(flags.includes('--checkpointing full'), flags.join('; '));
   assert.ok(flags.indexOf('--batch 8 --grad-accum 2') < flags.indexOf('--checkpointing full'), flags.join('; '));
 });
+
+test('eight devices: a pinned ZeRO stage raised and a pinned dp left to the plan search, each fitting as advised', () => {
+  const changes = assertEachChangeFits(['--model', 'llama2-7b', '--hardware', 'a100-sxm4-80gb', '--gpus', '8', '--dp', '8', '--zero', '0', '--batch', '1', '--global-batch', '8', '--seq', '4096', '--precision', 'bf16', '--checkpointing', 'none']);
+  const flags = changes.map((c) => c.flags);
+  // DDP's full replica (148 GB) does not fit; ZeRO 2 and 3 do, and dp 4 with the rest searched.
+  assert.deepEqual(flags.slice(0, 2), ['--zero 2', '--zero 3']);
+  assert.ok(flags.includes('--dp 4'), flags.join('; '));
+});
+
+test("a large vocabulary's logits: chunked loss alone fits and ranks first, for it costs no step time", () => {
+  const changes = assertEachChangeFits(['--model', 'gpt2-large', '--hardware', 'a10', '--seq', '1024', '--batch', '4', '--precision', 'bf16']);
+  assert.equal(changes[0].flags, '--loss chunked');
+  assert.equal(changes[0].step_increase, 0);
+  assert.ok(changes.slice(1).every((c) => c.step_increase > 0), changes.map((c) => c.flags).join('; '));
+});

@@ -79,6 +79,7 @@ RequestContext make_request_context(const json& model_argument, const json& kern
                     ErrorCode::not_finite, "model");
     p.has_checkpoint_blocks = checkpoint_units(p.features) > 0;
     p.settings = std::move(s);
+    p.peaks[p.settings_with({})] = p.memory_use;  // the request's own settings
     return p;
 }
 
@@ -116,13 +117,17 @@ double RequestContext::peak_at(std::int64_t batch, bool checkpointing) const {
     return memory_with(c).peak;
 }
 
-const MemoryUse& RequestContext::memory_with(const SettingsChange& change) const {
-    // Keyed by the settings it runs with, so that a change and the same settings asked another way share one.
+SettingsChange RequestContext::settings_with(const SettingsChange& change) const {
     SettingsChange c = change;
     c.checkpointing = c.checkpointing.value_or(memory.checkpoint_kind());
     c.loss = c.loss.value_or(memory.loss);
     c.batch = c.batch.value_or(model.batch);
     c.grad_accum = c.grad_accum.value_or(memory.grad_accum);
+    return c;
+}
+
+const MemoryUse& RequestContext::memory_with(const SettingsChange& change) const {
+    SettingsChange c = settings_with(change);
     auto it = peaks.find(c);
     if (it != peaks.end()) return it->second;
     MemoryOptions o = memory;

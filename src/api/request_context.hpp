@@ -37,6 +37,9 @@ struct RequestContext {
     // The same model asked about one change (memory advice): the reserved peak (cached; no accelerator in it)
     // and the step on `hw`.
     const MemoryUse& memory_with(const SettingsChange& change) const;
+    // The change with what it leaves unset filled in from the request (checkpointing kind, loss, micro-batch,
+    // accumulation): the key under which memory_with remembers it, whichever way the same settings are asked.
+    SettingsChange settings_with(const SettingsChange& change) const;
     StepTime step_with(const SettingsChange& change, const HardwareSpec& hw, const KernelPredictor& predictor) const;
     // The model's features at another micro-batch (the model rebuilt at it). Cached.
     const ModelFeatures& features_at(std::int64_t micro_batch) const;

@@ -1,7 +1,9 @@
 #pragma once
-// What to change when a step does not fit in an accelerator's memory: how far over it is, the largest
-// micro-batch that fits with gradient accumulation keeping the global batch, whether activation
-// checkpointing makes it fit, and the smallest catalogue accelerator that holds it as it is.
+// What to change when a step does not fit in an accelerator's memory: every change of the request's settings
+// that makes it fit, ranked by what it costs in step time (ranked_changes), by the same memory and step models;
+// and beside them how far over it is, the largest micro-batch that fits with gradient accumulation keeping the
+// global batch, whether activation checkpointing makes it fit, the smallest catalogue accelerator that holds
+// it, FSDP over more devices and fine-tuning instead.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,7 +16,7 @@
 
 namespace prenet {
 
-// ---- Ranked changes: each change that makes the step fit, by the same model's reserved peak and step time ----
+// ---- Ranked changes: each change that makes the step fit, by the same model's peak and step time ----
 
 // One change to the request's settings; what is unset stays as asked. The caller (api/) writes its CLI flags
 // and the page's option values from these fields, so both name the same change.
@@ -41,8 +43,9 @@ struct MemoryChange {
 };
 
 // The request's own models, asked about a change: the memory per device (its `peak` judged against the
-// capacity, as `fits` judges it) and (asked only for changes that fit) the step time; `resolve` (optional) the change as it would be given (what the model chose for what
-// the change left open), which `flags` writes as CLI flags.
+// capacity, as `fits` judges it) and (asked only for changes that fit) the step time; `resolve` (optional) the
+// change as it would be given (what the model chose for what the change left open), which `flags` writes as
+// CLI flags.
 struct ChangeModel {
     std::function<MemoryUse(const SettingsChange&)> memory;
     std::function<double(const SettingsChange&)> step_ms;
@@ -75,7 +78,7 @@ std::vector<CheckpointKind> heavier_checkpointing(CheckpointKind kind);
 std::vector<MemoryChange> ranked_changes(const ChangeRequest& request, const ChangeModel& model,
                                          size_t max_changes = 6);
 
-// "--checkpointing full: fits at 71.2 GiB reserved, step +28%".
+// "--checkpointing full: fits at 71.2 GB reserved, step +28%".
 std::string change_text(const MemoryChange& change);
 
 // Peak bytes per device of the same run at another micro-batch, with or without checkpointing.

@@ -105,7 +105,15 @@ std::vector<MemoryChange> layout_changes(const RequestContext& request, StageMod
         open_or(r.dp, change.dp), open_or(r.tp, change.tp), open_or(r.pp, change.pp), open_or(r.cp, change.cp);
         std::optional<PlanSearch> found;
         try {
-            found = search_plan(r, models, at, 0);
+            // Memory first, as the search itself weighs it: a change under which no layout fits costs no search
+            // (whose answer would then also look for more devices).
+            StageCache cache;
+            at.cache = &cache;
+            bool any_fits = false;
+            for (const auto& l : candidate_layouts(r, models.shape(), *c.cluster))
+                if ((any_fits = parallel_memory(l, models, at).memory.fits())) break;
+            at.cache = nullptr;
+            if (any_fits) found = search_plan(r, models, at, 0);
         } catch (const Error&) {
             // a change the model or the device count cannot take: not advice
         }

@@ -36,6 +36,24 @@ TEST(RequestContext, PeakAtAnotherBatchKeepsTheGlobalBatch) {
     EXPECT_LT(p.peak_at(8, true), p.memory_use.peak);  // checkpointing
 }
 
+TEST(RequestContext, AChangeIsTheRequestAskedWithIt) {
+    json model = "gpt2";
+    RequestContext p = plan(model, {{"batch", 8}, {"grad_accum", 2}, {"precision", "bf16"}});
+    // The request's own settings, however asked, are the one remembered estimate.
+    EXPECT_EQ(&p.memory_with({}), &p.memory_with(p.settings_with({})));
+    EXPECT_EQ(p.memory_with({}).peak, p.memory_use.peak);
+    // Full checkpointing and chunked loss at micro-batch 4 x 4: the same as planning that outright.
+    SettingsChange c;
+    c.checkpointing = CheckpointKind::full, c.loss = LossMode::chunked, c.batch = 4, c.grad_accum = 4;
+    RequestContext asked = plan(model, {{"batch", 4}, {"grad_accum", 4}, {"precision", "bf16"},
+                                        {"checkpointing", "full"}, {"loss", "chunked"}});
+    EXPECT_EQ(p.memory_with(c).peak, asked.memory_use.peak);
+    EXPECT_EQ(p.memory_with(c).peak_reserved, asked.memory_use.peak_reserved);
+    const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
+    EXPECT_EQ(p.step_with(c, h100, *p.predictor).total_ms(),
+              predict_step(asked.features, h100, *asked.predictor, asked.step).total_ms());
+}
+
 TEST(RequestContext, ModelErrorsNameTheModelField) {
     json bad = "no-such-model";
     try {

@@ -166,5 +166,13 @@ TEST(ParallelLayout, JsonCarriesEveryDimension) {
     EXPECT_THROW(parse_recompute("some"), Error);
 }
 
+TEST(ParallelLayout, EachKindIsNamedByTheOptionValueThatRunsIt) {
+    FrameworkPreset generic;
+    for (CheckpointKind k : {CheckpointKind::none, CheckpointKind::attention_core, CheckpointKind::op_level,
+                             CheckpointKind::full, CheckpointKind::offload})
+        EXPECT_EQ(checkpoint_kind(named_recompute(k), generic), k) << to_string(k);
+    EXPECT_STREQ(to_string(named_recompute(CheckpointKind::op_level)), "op-selective");
+}
+
 }  // namespace
 }  // namespace prenet

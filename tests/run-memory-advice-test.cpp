@@ -2,6 +2,8 @@
 // checkpointing dividing the per-sample part by 8.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/limits.hpp"
 #include "hardware/spec.hpp"
 #include "run/memory_advice.hpp"
@@ -120,4 +122,150 @@ TEST(MemoryAdvice, FsdpShardingIsProposedUpToTheAdvisedDevices) {
     ASSERT_TRUE(fsdp_devices(states));
     EXPECT_EQ(*fsdp_devices(states), limits::advised_devices);
     EXPECT_FALSE(fsdp_devices(2 * states));
+}
+
+// ---- Ranked changes (ranked_changes) on a synthetic model, hand-worked ----
+namespace {
+
+// peak = states(zero) + per_sample(kind, loss) x batch; step = 100 ms x recompute factor(kind) + 3 ms per extra
+// micro-batch of accumulation; the global batch is 8 (batch 8 x accumulation 1).
+struct Synthetic {
+    double states = 40e9, zero3_states = 10e9;
+    std::map<CheckpointKind, double> per_sample = {{CheckpointKind::none, 6e9},
+                                                   {CheckpointKind::attention_core, 5e9},
+                                                   {CheckpointKind::op_level, 4.5e9},
+                                                   {CheckpointKind::full, 1e9},
+                                                   {CheckpointKind::offload, 0.5e9}};
+    std::map<CheckpointKind, double> time_factor = {{CheckpointKind::none, 1.0},
+                                                    {CheckpointKind::attention_core, 1.03},
+                                                    {CheckpointKind::op_level, 1.1},
+                                                    {CheckpointKind::full, 1.33},
+                                                    {CheckpointKind::offload, 1.0}};
+    double chunked_saves_per_sample = 0;  // what --loss chunked takes off per sample
+    double zero3_ms = 0;                  // what ZeRO-3's gathers add
+
+    ChangeModel model() const {
+        ChangeModel m;
+        m.memory = [this](const SettingsChange& c) {
+            double per = per_sample.at(c.checkpointing.value_or(CheckpointKind::none));
+            if (c.loss == LossMode::chunked) per -= chunked_saves_per_sample;
+            MemoryUse use;
+            use.peak_reserved = (c.zero == 3 ? zero3_states : states) + per * double(c.batch.value_or(8));
+            use.peak = use.peak_reserved + 1e9;  // the CUDA context: judged, not reserved
+            return use;
+        };
+        m.step_ms = [this](const SettingsChange& c) {
+            return 100 * time_factor.at(c.checkpointing.value_or(CheckpointKind::none)) +
+                   3.0 * double(c.grad_accum.value_or(1) - 1) + (c.zero == 3 ? zero3_ms : 0);
+        };
+        m.flags = [](const SettingsChange& c) {
+            std::string f;
+            if (c.loss) f += "loss ";
+            if (c.checkpointing) f += std::string("ckpt:") + to_string(*c.checkpointing) + " ";
+            if (c.batch) f += "batch:" + std::to_string(*c.batch) + " ";
+            if (c.zero) f += "zero:" + std::to_string(*c.zero);
+            return f;
+        };
+        return m;
+    }
+    ChangeRequest request(double capacity) const {
+        ChangeRequest q;
+        // Capacities below are written for the reserved peak; the device's adds the context.
+        q.capacity_bytes = capacity + 1e9, q.step_ms = 100, q.batch = 8, q.grad_accum = 1;
+        q.has_checkpoint_blocks = true;
+        return q;
+    }
+};
+
+}  // namespace
+
+TEST(MemoryAdvice, HeavierCheckpointingKindsLightestFirst) {
+    using K = CheckpointKind;
+    EXPECT_EQ(heavier_checkpointing(K::none),
+              (std::vector<K>{K::attention_core, K::op_level, K::full, K::offload}));
+    EXPECT_EQ(heavier_checkpointing(K::op_level), (std::vector<K>{K::full, K::offload}));
+    EXPECT_TRUE(heavier_checkpointing(K::offload).empty());
+}
+
+TEST(MemoryAdvice, OnlyFullCheckpointingFits) {
+    Synthetic m;
+    m.per_sample[CheckpointKind::none] = 12e9;  // 136 GB as asked; micro-batch 1: 52 GB > 50, no cut fits
+    ChangeRequest q = m.request(50e9);
+    std::vector<MemoryChange> changes = ranked_changes(q, m.model());
+    // attention-core 40 + 40 = 80, op-selective 76: over; full 48 fits; offload (44) is not offered because full fits.
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].change.checkpointing, CheckpointKind::full);
+    EXPECT_DOUBLE_EQ(changes[0].peak_reserved_bytes, 48e9);
+    EXPECT_DOUBLE_EQ(changes[0].peak_bytes, 49e9);
+    EXPECT_DOUBLE_EQ(changes[0].step_ms, 133);
+    EXPECT_NEAR(changes[0].step_increase, 0.33, 1e-12);
+    EXPECT_EQ(change_text(changes[0]), "ckpt:full : fits at 48.0 GB reserved, step +33%");
+}
+
+TEST(MemoryAdvice, OffloadOnlyWhereNoOnDeviceKindFits) {
+    Synthetic m;
+    ChangeRequest q = m.request(45e9);  // full: 48 GB over; offload: 44 GB fits; micro-batch 1: 46 over
+    std::vector<MemoryChange> changes = ranked_changes(q, m.model());
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].change.checkpointing, CheckpointKind::offload);
+}
+
+TEST(MemoryAdvice, ChunkedLossRanksFirstForItCostsNoTime) {
+    Synthetic m;
+    m.per_sample[CheckpointKind::none] = 3e9;  // 40 + 24 = 64 GB; a large vocabulary's logits: 1.5 GB a sample
+    m.chunked_saves_per_sample = 1.5e9;
+    ChangeRequest q = m.request(55e9);
+    q.has_full_loss_logits = true;
+    std::vector<MemoryChange> changes = ranked_changes(q, m.model());
+    // chunked: 40 + 12 = 52 fits at +0%; attention-core 80, op-selective 76 over; full 48 fits at +33%;
+    // micro-batch: 40 + 3b <= 55 -> b = 5, largest divisor of 8 is 4 (accumulation 2): +3%.
+    ASSERT_EQ(changes.size(), 3u);
+    EXPECT_EQ(changes[0].change.loss, LossMode::chunked);
+    EXPECT_DOUBLE_EQ(changes[0].step_increase, 0);
+    EXPECT_EQ(changes[1].change.batch, 4);
+    EXPECT_EQ(changes[1].change.grad_accum, 2);
+    EXPECT_DOUBLE_EQ(changes[1].step_ms, 103);
+    EXPECT_EQ(changes[2].change.checkpointing, CheckpointKind::full);
+}
+
+TEST(MemoryAdvice, ZeroThreeOverAMicroBatchCutWhenCheaper) {
+    Synthetic m;
+    m.per_sample[CheckpointKind::none] = 3e9;  // 64 GB as asked
+    ChangeRequest q = m.request(55e9);
+    q.has_checkpoint_blocks = false;  // leave checkpointing out of it
+    SettingsChange zero3;
+    zero3.zero = 3;
+    q.more.push_back(zero3);  // 10 + 24 = 34 GB
+    m.zero3_ms = 2;           // its gathers: +2%, less than the micro-batch cut's +3%
+    std::vector<MemoryChange> changes = ranked_changes(q, m.model());
+    ASSERT_EQ(changes.size(), 2u);
+    EXPECT_EQ(changes[0].change.zero, 3);
+    EXPECT_DOUBLE_EQ(changes[0].peak_reserved_bytes, 34e9);
+    EXPECT_EQ(changes[1].change.batch, 4);
+    // The rule, not the order tried: ZeRO-3 costing more ranks after the cut.
+    m.zero3_ms = 5;
+    changes = ranked_changes(q, m.model());
+    ASSERT_EQ(changes.size(), 2u);
+    EXPECT_EQ(changes[0].change.batch, 4);
+    EXPECT_EQ(changes[1].change.zero, 3);
+}
+
+TEST(MemoryAdvice, CombinationsOnlyWhereNoSingleChangeFits) {
+    Synthetic m;
+    m.states = 40e9;
+    m.per_sample[CheckpointKind::none] = 12e9;
+    m.per_sample[CheckpointKind::offload] = 1e9;  // offload keeps no less than full here
+    ChangeRequest q = m.request(44e9);
+    // Single: attention-core 80, op-selective 76, full 48, offload 48, micro-batch 1: 52: none fits. Pairs with
+    // a micro-batch cut: attention-core 40 + 5b and op-selective 40 + 4.5b fit at no b; full 40 + b <= 44 -> 4
+    // (accumulation 2), 133 + 3 ms; offload (the same peak, 103 ms) is not offered since full with the cut fits.
+    std::vector<MemoryChange> changes = ranked_changes(q, m.model());
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].change.checkpointing, CheckpointKind::full);
+    EXPECT_EQ(changes[0].change.batch, 4);
+    EXPECT_EQ(changes[0].change.grad_accum, 2);
+    EXPECT_DOUBLE_EQ(changes[0].peak_reserved_bytes, 44e9);
+    EXPECT_DOUBLE_EQ(changes[0].step_ms, 136);
+    q.combinations = false;
+    EXPECT_TRUE(ranked_changes(q, m.model()).empty());
 }

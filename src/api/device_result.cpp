@@ -4,6 +4,7 @@
 
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
+#include "predict/cached_predictor.hpp"
 #include "run/memory_advice.hpp"
 #include "run/run_estimate.hpp"
 
@@ -13,7 +14,28 @@ using nlohmann::json;
 
 namespace {
 
-json memory_advice(const RequestContext& request, const MemoryUse& mem) {
+// Every change that makes the step fit by the same models (the peak and the step on this accelerator),
+// ranked by its step-time increase (run/memory_advice.hpp says the rule).
+std::vector<MemoryChange> fitting_changes(const RequestContext& request, const MemoryUse& mem, const HardwareSpec& hw,
+                                          const StepTime& step, const KernelPredictor& predictor) {
+    ChangeRequest q;
+    q.capacity_bytes = mem.capacity;
+    q.step_ms = step.total_ms();
+    q.checkpointing = request.step.checkpoint_kind();
+    q.loss = request.settings.loss;
+    q.has_checkpoint_blocks = request.has_checkpoint_blocks;
+    q.has_full_loss_logits = mem.loss_temporary > 0;
+    q.batch = request.model.batch;
+    q.grad_accum = request.settings.grad_accum;
+    ChangeModel model;
+    model.memory = [&](const SettingsChange& c) { return with_capacity(request.memory_with(c), hw); };
+    model.step_ms = [&](const SettingsChange& c) { return request.step_with(c, hw, predictor).total_ms(); };
+    model.flags = change_flags;
+    return ranked_changes(q, model);
+}
+
+json memory_advice(const RequestContext& request, const MemoryUse& mem, const HardwareSpec& hw, const StepTime& step,
+                   const KernelPredictor& predictor) {
     if (mem.fits()) return nullptr;
     AdviceRequest q;
     q.peak_bytes = mem.peak;
@@ -25,6 +47,7 @@ json memory_advice(const RequestContext& request, const MemoryUse& mem) {
     // Sharding is modelled for full training only (fine-tuning with frozen parts runs on one device).
     q.model_state_bytes = request.settings.finetune.freezes() ? 0.0 : mem.weights + mem.gradients + mem.optimizer_states;
     q.finetune_options = request.finetune_options();
+    q.changes = fitting_changes(request, mem, hw, step, predictor);
     PeakAt peak_at = [&request](std::int64_t batch, bool checkpointing) { return request.peak_at(batch, checkpointing); };
     return advice_json(advise_memory(q, peak_at, hardware_catalogue()));
 }
@@ -41,8 +64,12 @@ double samples_per_second(double samples, const StepTime& t, const HardwareSpec&
 
 json device_result(const RequestContext& request, const HardwareSpec& hw) {
     const Settings& s = request.settings;
-    StepTime t = predict_step(request.features, hw, *request.predictor, request.step);
     MemoryUse mem = with_capacity(request.memory_use, hw);
+    // A step that does not fit is timed again with each change its advice tries, which share most of its
+    // kernels: then each kernel is predicted once (the same times, remembered).
+    CachedPredictor remembered(*request.predictor, hw);
+    const KernelPredictor& predictor = mem.fits() ? *request.predictor : remembered;
+    StepTime t = predict_step(request.features, hw, predictor, request.step);
     double samples_per_s = samples_per_second(double(request.global_batch), t, hw, "peak FLOP/s and bandwidth");
     std::string peak_used;
     hw.matmul_flops(s.precision, &peak_used);
@@ -55,7 +82,7 @@ json device_result(const RequestContext& request, const HardwareSpec& hw) {
             {"throughput",
              {{"samples_per_s", samples_per_s},
               {"tokens_per_s", tokens ? json(samples_per_s * double(tokens)) : json(nullptr)}}},
-            {"memory", memory_json(mem, memory_advice(request, mem))},
+            {"memory", memory_json(mem, memory_advice(request, mem, hw, t, predictor))},
             {"run", run_result},
             {"uncertainty", uncertainty_json(*request.predictor, t, hw)},
             {"matmul_peak_used", peak_used},

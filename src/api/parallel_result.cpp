@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
 
 #include "api/device_result.hpp"
 #include "api/reply_json.hpp"
@@ -52,6 +54,96 @@ json communication_json(const ParallelStep& s) {
         out[kind] = {{"total_ms", total}, {"exposed_ms", it == s.exposed_by_kind_ms.end() ? 0.0 : it->second}};
     }
     return out;
+}
+
+// Changes at the same device count that make some layout fit, each searched by the same plan search: a pinned
+// ZeRO stage raised, pinned tp/pp/cp (and dp) left to the search, a pinned checkpointing kind made heavier, the
+// micro-batch cut (when the global batch is given, so it stays), chunked loss. What the request leaves open the
+// search has already tried. Ranked by the step time (run/memory_advice.hpp says the rule).
+std::vector<MemoryChange> layout_changes(const RequestContext& request, StageModels& models, const ParallelContext& c,
+                                         const ParallelStep& least_memory) {
+    const LayoutRequest& asked = request.settings.layout;
+    ChangeRequest q;
+    q.capacity_bytes = least_memory.memory.capacity;
+    q.step_ms = least_memory.time.total_ms();
+    q.loss = request.settings.loss;
+    q.has_full_loss_logits = least_memory.memory.loss_temporary > 0;
+    if (asked.recompute) {
+        q.checkpointing = checkpoint_kind(*asked.recompute, request.settings.framework);
+        q.has_checkpoint_blocks = request.has_checkpoint_blocks;
+    }
+    if (asked.micro_batch && (asked.global_batch || asked.global_batch_tokens)) q.batch = *asked.micro_batch;
+    q.combinations = false;  // each search already combines everything the request leaves open
+    if (asked.zero)
+        for (int z = *asked.zero + 1; z <= 3; ++z) {
+            SettingsChange higher;
+            higher.zero = z;
+            q.more.push_back(higher);
+        }
+    bool pinned_dims = asked.dp || asked.tp || asked.pp || asked.cp;
+    if (pinned_dims) {
+        SettingsChange open;
+        if (asked.dp) open.dp = 0;
+        if (asked.tp) open.tp = 0;
+        if (asked.pp) open.pp = 0;
+        if (asked.cp) open.cp = 0;
+        q.more.push_back(open);
+    }
+    std::map<SettingsChange, std::optional<PlanSearch>> searches;
+    auto search = [&](const SettingsChange& change) -> const std::optional<PlanSearch>& {
+        auto it = searches.find(change);
+        if (it != searches.end()) return it->second;
+        LayoutRequest r = asked;
+        ParallelContext at = c;
+        if (change.checkpointing) r.recompute = named_recompute(*change.checkpointing);
+        if (change.loss) at.step.loss = *change.loss;
+        if (change.batch) r.micro_batch = *change.batch, r.grad_accum.reset();
+        if (change.zero) r.zero = *change.zero;
+        auto open_or = [](std::optional<std::int64_t>& dim, const std::optional<std::int64_t>& to) {
+            if (to) dim = *to ? to : std::nullopt;
+        };
+        open_or(r.dp, change.dp), open_or(r.tp, change.tp), open_or(r.pp, change.pp), open_or(r.cp, change.cp);
+        std::optional<PlanSearch> found;
+        try {
+            // Memory first, as the search itself weighs it: a change under which no layout fits costs no search
+            // (whose answer would then also look for more devices).
+            StageCache cache;
+            at.cache = &cache;
+            bool any_fits = false;
+            for (const auto& l : candidate_layouts(r, models.shape(), *c.cluster))
+                if ((any_fits = parallel_memory(l, models, at).memory.fits())) break;
+            at.cache = nullptr;
+            if (any_fits) found = search_plan(r, models, at, 0);
+        } catch (const Error&) {
+            // a change the model or the device count cannot take: not advice
+        }
+        return searches[change] = std::move(found);
+    };
+    ChangeModel model;
+    model.memory = [&](const SettingsChange& change) {
+        const auto& s = search(change);
+        MemoryUse none;  // a change no layout can take: never fits
+        none.peak = std::numeric_limits<double>::infinity();
+        return s ? s->best.memory : none;
+    };
+    // Per the same samples as the step asked (a data-parallel degree left open can change the global batch;
+    // the search too weighs layouts by time per sample).
+    model.step_ms = [&](const SettingsChange& change) {
+        const ParallelStep& best = search(change)->best;
+        return best.time.total_ms() * double(least_memory.layout.global_batch()) / double(best.layout.global_batch());
+    };
+    model.resolve = [&](const SettingsChange& change) {
+        SettingsChange given = change;
+        const ParallelLayout& l = search(change)->best.layout;
+        if (given.dp) given.dp = l.dp;
+        if (given.tp) given.tp = l.tp;
+        if (given.pp) given.pp = l.pp;
+        if (given.cp) given.cp = l.cp;
+        if (given.batch) given.grad_accum = l.grad_accum;  // what the global batch leaves for this micro-batch
+        return given;
+    };
+    model.flags = change_flags;
+    return ranked_changes(q, model);
 }
 
 }  // namespace
@@ -131,7 +223,11 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
         } else {
             summary += "; no layout of up to " + grouped(limits::advised_devices) + " of them fits with these choices";
         }
-        advice = {{"summary", summary}, {"fits_on", fits_on}};
+        std::vector<MemoryChange> changes = layout_changes(request, models, c, best);
+        json ranked = json::array();
+        for (const auto& change : changes) ranked.push_back(change_json(change));
+        if (!changes.empty()) summary += "; cheapest change " + change_text(changes.front());
+        advice = {{"summary", summary}, {"fits_on", fits_on}, {"changes", ranked}};
     }
 
     json run_result = nullptr;

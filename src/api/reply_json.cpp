@@ -1,5 +1,7 @@
 #include "api/reply_json.hpp"
 
+#include "api/options.hpp"
+#include "parallel/layout.hpp"
 #include "run/energy.hpp"
 
 namespace prenet {
@@ -14,6 +16,7 @@ json option_values(const FineTuneOption& o) {
     if (o.checkpointing) values["checkpointing"] = true;
     return values;
 }
+
 
 json layers_json(const std::vector<LayerTime>& layers) {
     json out = json::array();
@@ -114,6 +117,40 @@ json memory_json(const MemoryUse& m, json advice) {
             {"advice", std::move(advice)}};
 }
 
+json change_options(const SettingsChange& c) {
+    json values = json::object();
+    if (c.checkpointing) values["checkpointing"] = to_string(named_recompute(*c.checkpointing));
+    if (c.loss) values["loss"] = to_string(*c.loss);
+    if (c.batch) values["batch"] = *c.batch;
+    if (c.grad_accum) values["grad_accum"] = *c.grad_accum;
+    if (c.zero) values["zero"] = *c.zero;
+    if (c.dp) values["dp"] = *c.dp;
+    if (c.tp) values["tp"] = *c.tp;
+    if (c.pp) values["pp"] = *c.pp;
+    if (c.cp) values["cp"] = *c.cp;
+    return values;
+}
+
+json change_json(const MemoryChange& c) {
+    return {{"flags", c.flags},
+            {"options", change_options(c.change)},
+            {"peak_bytes_per_device", c.peak_bytes},
+            {"peak_reserved_bytes", c.peak_reserved_bytes},
+            {"step_ms", c.step_ms},
+            {"step_increase", c.step_increase}};
+}
+
+std::string change_flags(const SettingsChange& c) {
+    std::string flags;
+    const json values = change_options(c);
+    for (const auto& [name, value] : values.items()) {
+        const OptionDef* option = find_option(name);
+        flags += (flags.empty() ? "--" : " --") + (option ? option->flag : name) + " " +
+                 (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return flags;
+}
+
 json advice_json(const MemoryAdvice& a) {
     json ckpt = nullptr;
     if (a.checkpointing)
@@ -137,12 +174,15 @@ json advice_json(const MemoryAdvice& a) {
                     {"peak_bytes", a.finetune->option.peak_bytes},
                     {"fits", a.finetune->fits},
                     {"hardware", a.finetune->hardware ? json(a.finetune->hardware->id) : json(nullptr)}};
+    json changes = json::array();
+    for (const auto& c : a.changes) changes.push_back(change_json(c));
     return {{"over_bytes", a.over_bytes},
             {"micro_batch", batch_advice_json(a.micro_batch)},
             {"checkpointing", ckpt},
             {"smallest_hardware", hw},
             {"fsdp_devices", a.fsdp_devices ? json(*a.fsdp_devices) : json(nullptr)},
             {"finetune", finetune},
+            {"changes", changes},
             {"summary", a.summary}};
 }
 

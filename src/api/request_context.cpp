@@ -77,24 +77,71 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     if (!std::isfinite(p.memory_use.peak))
         throw Error("the memory peak of '" + p.model.name + "' is not a finite number; check the sizes",
                     ErrorCode::not_finite, "model");
-    p.peaks[{p.model.batch, s.checkpointing}] = p.memory_use.peak;
     p.has_checkpoint_blocks = checkpoint_units(p.features) > 0;
     p.settings = std::move(s);
+    p.peaks[p.settings_with({})] = p.memory_use;  // the request's own settings
     return p;
 }
 
+namespace {
+
+// A change's settings on the request's (what the change leaves unset stays).
+void apply(const SettingsChange& c, TrainingSetup& setup) {
+    if (c.checkpointing) {
+        setup.checkpointing = *c.checkpointing == CheckpointKind::full;
+        setup.other_checkpointing = setup.checkpointing ? CheckpointKind::none : *c.checkpointing;
+    }
+    if (c.loss) setup.loss = *c.loss;
+    if (c.grad_accum) setup.grad_accum = *c.grad_accum;
+}
+
+}  // namespace
+
+const ModelFeatures& RequestContext::features_at(std::int64_t batch) const {
+    if (batch == model.batch) return features;
+    auto& b = built[batch];
+    if (!b) {
+        ModelInputs inputs = settings.inputs;
+        inputs.batch = batch;
+        b = std::make_unique<Built>(Built{build_model(*model_argument, inputs), {}});
+        b->features = model_features(b->model, settings.precision, settings.mixed, settings.finetune);
+    }
+    return b->features;
+}
+
 double RequestContext::peak_at(std::int64_t batch, bool checkpointing) const {
-    auto key = std::make_pair(batch, checkpointing);
-    auto it = peaks.find(key);
+    SettingsChange c;
+    c.checkpointing = checkpointing ? CheckpointKind::full : memory.other_checkpointing;
+    c.batch = batch;
+    c.grad_accum = (global_batch + batch - 1) / batch;  // the accumulation that keeps the global batch
+    return memory_with(c).peak;
+}
+
+SettingsChange RequestContext::settings_with(const SettingsChange& change) const {
+    SettingsChange c = change;
+    c.checkpointing = c.checkpointing.value_or(memory.checkpoint_kind());
+    c.loss = c.loss.value_or(memory.loss);
+    c.batch = c.batch.value_or(model.batch);
+    c.grad_accum = c.grad_accum.value_or(memory.grad_accum);
+    return c;
+}
+
+const MemoryUse& RequestContext::memory_with(const SettingsChange& change) const {
+    SettingsChange c = settings_with(change);
+    auto it = peaks.find(c);
     if (it != peaks.end()) return it->second;
-    ModelInputs inputs = settings.inputs;
-    inputs.batch = batch;
-    Model m = build_model(*model_argument, inputs);  // outlives f, which points into it
-    ModelFeatures f = model_features(m, settings.precision, settings.mixed, settings.finetune);
     MemoryOptions o = memory;
-    o.checkpointing = checkpointing;
-    o.grad_accum = (global_batch + batch - 1) / batch;  // the accumulation that keeps the global batch
-    return peaks[key] = estimate_memory(f, o).peak;
+    apply(c, o);
+    return peaks[c] = estimate_memory(features_at(*c.batch), o);
+}
+
+StepTime RequestContext::step_with(const SettingsChange& c, const HardwareSpec& hw,
+                                   const KernelPredictor& predictor) const {
+    StepOptions o = step;
+    apply(c, o);
+    o.micro_batch = c.batch.value_or(model.batch);
+    o.layer_breakdown = false;
+    return predict_step(features_at(o.micro_batch), hw, predictor, o);
 }
 
 }  // namespace prenet

@@ -34,6 +34,15 @@ struct RequestContext {
     // The peak at another micro-batch or checkpointing setting (for memory advice): the model rebuilt at that
     // batch, the accumulation adjusted to keep the global batch. Cached: every result asks the same questions.
     double peak_at(std::int64_t micro_batch, bool checkpointing) const;
+    // The same model asked about one change (memory advice): the reserved peak (cached; no accelerator in it)
+    // and the step on `hw`.
+    const MemoryUse& memory_with(const SettingsChange& change) const;
+    // The change with what it leaves unset filled in from the request (checkpointing kind, loss, micro-batch,
+    // accumulation): the key under which memory_with remembers it, whichever way the same settings are asked.
+    SettingsChange settings_with(const SettingsChange& change) const;
+    StepTime step_with(const SettingsChange& change, const HardwareSpec& hw, const KernelPredictor& predictor) const;
+    // The model's features at another micro-batch (the model rebuilt at it). Cached.
+    const ModelFeatures& features_at(std::int64_t micro_batch) const;
 
     // The fine-tuning settings to try when a fine-tuning step does not fit (LoRA and QLoRA at the request's rank
     // or advised_lora_rank, QLoRA with checkpointing), lightest change first, with their peaks at the current batch; none for pre-training
@@ -41,7 +50,12 @@ struct RequestContext {
     std::vector<FineTuneOption> finetune_options() const;
 
     const nlohmann::json* model_argument = nullptr;  // the request's, which outlives the plan
-    mutable std::map<std::pair<std::int64_t, bool>, double> peaks;
+    mutable std::map<SettingsChange, MemoryUse> peaks;
+    struct Built {
+        Model model;
+        ModelFeatures features;  // points into model
+    };
+    mutable std::map<std::int64_t, std::unique_ptr<Built>> built;
     mutable std::optional<std::vector<FineTuneOption>> finetune_alternatives;
 };
 

@@ -70,6 +70,17 @@ CheckpointKind checkpoint_kind(Recompute r, const FrameworkPreset& framework) {
     return CheckpointKind::none;
 }
 
+Recompute named_recompute(CheckpointKind kind) {
+    switch (kind) {
+        case CheckpointKind::none: return Recompute::none;
+        case CheckpointKind::attention_core: return Recompute::attention_core;
+        case CheckpointKind::op_level: return Recompute::op_selective;
+        case CheckpointKind::full: return Recompute::full;
+        case CheckpointKind::offload: return Recompute::offload;
+    }
+    return Recompute::none;
+}
+
 bool ParallelLayout::operator==(const ParallelLayout& o) const {
     return dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep && vp == o.vp && zero == o.zero &&
            sequence_parallel == o.sequence_parallel && schedule == o.schedule && micro_batch == o.micro_batch &&

@@ -35,6 +35,8 @@ Recompute parse_recompute(const std::string& name);  // throws Error (field "che
 std::vector<std::string> recompute_names();
 // What runs: `selective` is the framework's kind, the others their own.
 CheckpointKind checkpoint_kind(Recompute r, const FrameworkPreset& framework);
+// The option value that names `kind` itself (advice writes a change with it).
+Recompute named_recompute(CheckpointKind kind);
 
 struct ParallelLayout {
     std::int64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, vp = 1;

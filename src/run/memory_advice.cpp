@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "core/limits.hpp"
 #include "run/grad_accumulation.hpp"
@@ -15,16 +16,23 @@ std::string gb(double bytes) {
     return buf;
 }
 
+// "step +28%"
+std::string step_cost(double increase) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "step %+.0f%%", increase * 100);
+    return buf;
+}
+
 std::string batch_text(const BatchAdvice& a) {
     return "--batch " + std::to_string(a.batch) + " --grad-accum " + std::to_string(a.grad_accum);
 }
 
-}  // namespace
-
-std::optional<BatchAdvice> largest_fitting_micro_batch(std::int64_t batch, std::int64_t grad_accum, bool checkpointing,
-                                                       double capacity, const PeakAt& peak_at) {
+// The largest micro-batch below `batch` whose peak fits, then the largest divisor of the global batch not above
+// it (so that batch x grad_accum keeps the global batch exactly).
+std::optional<BatchAdvice> largest_fitting(std::int64_t batch, std::int64_t grad_accum, double capacity,
+                                           const std::function<double(std::int64_t)>& peak_at) {
     if (batch <= 1) return std::nullopt;
-    auto fits = [&](std::int64_t b) { return peak_at(b, checkpointing) <= capacity; };
+    auto fits = [&](std::int64_t b) { return peak_at(b) <= capacity; };
     if (!fits(1)) return std::nullopt;
     // Peak memory grows with the micro-batch: binary search the largest that fits below `batch`.
     std::int64_t lo = 1, hi = batch - 1;
@@ -34,7 +42,6 @@ std::optional<BatchAdvice> largest_fitting_micro_batch(std::int64_t batch, std::
         else hi = mid - 1;
     }
     std::int64_t global = global_batch(batch, grad_accum);
-    // The largest divisor of the global batch not above `lo` keeps the global batch exactly.
     std::int64_t best = 0;
     for (std::int64_t d = 1; d <= 1000000 && d * d <= global; ++d) {
         if (global % d) continue;
@@ -45,8 +52,111 @@ std::optional<BatchAdvice> largest_fitting_micro_batch(std::int64_t batch, std::
     a.batch = std::max<std::int64_t>(best, 1);  // 1 divides everything
     a.grad_accum = global / a.batch;
     a.largest_fitting_batch = lo;
-    a.peak_bytes = peak_at(a.batch, checkpointing);
+    a.peak_bytes = peak_at(a.batch);
     return a;
+}
+
+
+}  // namespace
+
+std::optional<BatchAdvice> largest_fitting_micro_batch(std::int64_t batch, std::int64_t grad_accum, bool checkpointing,
+                                                       double capacity, const PeakAt& peak_at) {
+    return largest_fitting(batch, grad_accum, capacity, [&](std::int64_t b) { return peak_at(b, checkpointing); });
+}
+
+bool SettingsChange::operator<(const SettingsChange& o) const {
+    return std::tie(checkpointing, loss, batch, grad_accum, zero, dp, tp, pp, cp) <
+           std::tie(o.checkpointing, o.loss, o.batch, o.grad_accum, o.zero, o.dp, o.tp, o.pp, o.cp);
+}
+
+std::vector<CheckpointKind> heavier_checkpointing(CheckpointKind kind) {
+    // Lightest first: each keeps less than the one before (offload: one block's activations on the device).
+    static const CheckpointKind order[] = {CheckpointKind::none, CheckpointKind::attention_core,
+                                           CheckpointKind::op_level, CheckpointKind::full, CheckpointKind::offload};
+    std::vector<CheckpointKind> out;
+    bool past = false;
+    for (CheckpointKind k : order) {
+        if (past) out.push_back(k);
+        past = past || k == kind;
+    }
+    return out;
+}
+
+std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeModel& model, size_t max_changes) {
+    std::vector<MemoryChange> fitting;
+    auto fits = [&](const SettingsChange& c) {
+        MemoryUse use = model.memory(c);
+        if (!(use.peak <= q.capacity_bytes)) return false;
+        MemoryChange m;
+        m.change = model.resolve ? model.resolve(c) : c;
+        m.peak_bytes = use.peak;
+        m.peak_reserved_bytes = use.peak_reserved;
+        m.step_ms = model.step_ms(c);
+        m.step_increase = q.step_ms > 0 ? m.step_ms / q.step_ms - 1 : 0;
+        m.flags = model.flags(m.change);
+        fitting.push_back(m);
+        return true;
+    };
+    std::vector<CheckpointKind> kinds;
+    if (q.has_checkpoint_blocks) kinds = heavier_checkpointing(q.checkpointing);
+    // The largest fitting micro-batch with `base` (the global batch kept); none when it already fits or none fits.
+    auto smaller_batch = [&](SettingsChange base) -> std::optional<SettingsChange> {
+        auto b = largest_fitting(q.batch, q.grad_accum, q.capacity_bytes, [&](std::int64_t batch) {
+            SettingsChange c = base;
+            c.batch = batch;
+            c.grad_accum = (global_batch(q.batch, q.grad_accum) + batch - 1) / batch;
+            return model.memory(c).peak;
+        });
+        if (!b) return std::nullopt;
+        base.batch = b->batch;
+        base.grad_accum = b->grad_accum;
+        return base;
+    };
+
+    // Single changes, in the tie-breaking order.
+    if (q.has_full_loss_logits && q.loss == LossMode::full) fits(SettingsChange{{}, LossMode::chunked});
+    // Offload's host copies are not in the step model (it takes them as hidden behind compute), so by time it
+    // would always rank first: it is offered only where no kind that stays on the device fits.
+    bool on_device_fits = false;
+    for (CheckpointKind k : kinds)
+        if (k != CheckpointKind::offload) on_device_fits = fits(SettingsChange{k}) || on_device_fits;
+        else if (!on_device_fits) fits(SettingsChange{k});
+    if (auto c = smaller_batch({})) fits(*c);
+    for (const auto& c : q.more) fits(c);
+
+    // No single change fits: combinations, bounded (at most 2 x 5 micro-batch searches).
+    if (fitting.empty() && q.combinations) {
+        std::vector<std::optional<LossMode>> losses = {std::nullopt};
+        if (q.has_full_loss_logits && q.loss == LossMode::full) losses.push_back(LossMode::chunked);
+        std::vector<std::optional<CheckpointKind>> with = {std::nullopt};
+        for (CheckpointKind k : kinds) with.push_back(k);
+        for (const auto& loss : losses) {
+            bool on_device_pair_fits = false;  // offload as above: only where no on-device kind fits
+            for (const auto& k : with) {
+                if (!loss && !k) continue;  // the micro-batch alone: tried above
+                if (k == CheckpointKind::offload && on_device_pair_fits) continue;
+                SettingsChange base;
+                base.checkpointing = k;
+                base.loss = loss;
+                        bool fitted = fits(base);  // the pair as it is, else with the largest micro-batch that fits
+                if (!fitted)
+                    if (auto c = smaller_batch(base)) fitted = fits(*c);
+                on_device_pair_fits = on_device_pair_fits || (fitted && k != CheckpointKind::offload);
+            }
+        }
+    }
+    // The cheapest first: the smallest step-time increase; equal times keep the order above (stable), then
+    // the smaller peak.
+    std::stable_sort(fitting.begin(), fitting.end(), [](const MemoryChange& a, const MemoryChange& b) {
+        if (a.step_ms != b.step_ms) return a.step_ms < b.step_ms;
+        return false;
+    });
+    if (fitting.size() > max_changes) fitting.resize(max_changes);
+    return fitting;
+}
+
+std::string change_text(const MemoryChange& c) {
+    return c.flags + ": fits at " + gb(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
 }
 
 MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const std::vector<HardwareSpec>& catalogue) {
@@ -104,8 +214,11 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
     if (a.finetune && a.finetune->fits)
         ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
                        gb(a.finetune->option.peak_bytes) + ")");
-    if (a.micro_batch) ways.push_back("with " + batch_text(*a.micro_batch) + " (same global batch)");
-    if (a.checkpointing) {
+    // The ranked changes (named first, below) cover the micro-batch and checkpointing ways by the same model.
+    for (size_t i = 1; i < q.changes.size(); ++i)
+        ways.push_back("with " + q.changes[i].flags + " (" + step_cost(q.changes[i].step_increase) + ")");
+    if (a.micro_batch && q.changes.empty()) ways.push_back("with " + batch_text(*a.micro_batch) + " (same global batch)");
+    if (a.checkpointing && q.changes.empty()) {
         if (a.checkpointing->fits) ways.push_back("with --checkpointing (" + gb(a.checkpointing->peak_bytes) + ")");
         else if (a.checkpointing->micro_batch)
             ways.push_back("with --checkpointing " + batch_text(*a.checkpointing->micro_batch) + " (same global batch)");
@@ -133,8 +246,15 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
                        gb(a.finetune->option.peak_bytes) + ") on a " + gb(a.finetune->hardware->memory_bytes()) +
                        " card (" + a.finetune->hardware->id + ")");
+    a.changes = q.changes;
     a.summary = "needs " + gb(q.peak_bytes) + ", " + gb(a.over_bytes) + " more than the " + gb(q.capacity_bytes) +
                 " available; ";
+    // The cheapest change by the same model first, then the other ways.
+    if (!a.changes.empty()) {
+        a.summary += "cheapest change " + change_text(a.changes.front());
+        if (ways.empty()) return a;
+        a.summary += "; also ";
+    }
     if (ways.empty()) {
         a.summary += "no micro-batch, checkpointing, single catalogue accelerator or FSDP sharding makes it fit: "
                      "try --gpus N with tensor or pipeline parallelism (--tp, --pp), which also split activations";

@@ -99,6 +99,30 @@ test('what makes a row fit, in the page’s words (names, no flags), each a stat
   assert.deepEqual(fixes(c).map((f) => [f.text, f.patch]), [['32 devices (for example dp 8 · tp 4 · pp 1 · ZeRO 3 (micro-batch 8, full checkpointing))', { gpus: 32 }]]);
 });
 
+test('ranked changes: the cheapest first, each applied as its option values, in the page’s words', () => {
+  const changes = [
+    { flags: '--loss chunked', options: { loss: 'chunked' }, peak_reserved_bytes: 70e9, step_ms: 100, step_increase: 0 },
+    { flags: '--checkpointing full', options: { checkpointing: 'full' }, peak_reserved_bytes: 60e9, step_ms: 128, step_increase: 0.28 },
+    { flags: '--batch 2 --grad-accum 4', options: { batch: 2, grad_accum: 4 }, peak_reserved_bytes: 75e9, step_ms: 110, step_increase: 0.1 },
+  ];
+  const [row] = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('h100', { advice: { ...advice, changes } })] }, { hardware: new Map() });
+  const list = fixes(row);
+  // The reply's order is kept (the API ranks); the old micro-batch and checkpointing entries give way to it.
+  assert.deepEqual(list.slice(0, 3).map((f) => f.patch), changes.map((c) => c.options));
+  assert.deepEqual(list.slice(0, 3).map((f) => f.text), [
+    'chunked cross-entropy loss (70 GB reserved, step +0%)',
+    'full activation checkpointing (60 GB reserved, step +28%)',
+    'micro-batch 2 × 4 accumulation (75 GB reserved, step +10%)',
+  ]);
+  assert.ok(!list.some((f) => f.key === JSON.stringify({ checkpointing: true })));
+  // Over several accelerators: the most accelerators first, then the cheaper change.
+  const other = nofit('b200', { advice: { ...advice, changes: [changes[2], changes[1]] } });
+  const rows = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('h100', { advice: { ...advice, changes } }), other] }, { hardware: new Map() });
+  assert.deepEqual(fitSuggestions(rows).slice(0, 3).map((f) => f.patch), [{ batch: 2, grad_accum: 4 }, { checkpointing: 'full' }, { loss: 'chunked' }]);
+  const html = verdictHtml(rows, pickBest(rows), {});
+  assert.match(html, /data-apply="\{&quot;batch&quot;:2,&quot;grad_accum&quot;:4\}">Use micro-batch 2 × 4 accumulation/);
+});
+
 test('fine-tuning advice: the LoRA / QLoRA change that fits, as option values, in the page’s words', () => {
   const ft = (finetune) => nofit('rtx-4090', { advice: { over_bytes: 95e9, finetune } });
   const nameOf = (id) => ({ 'rtx-a6000': 'NVIDIA RTX A6000' })[id] ?? id;

@@ -13,10 +13,14 @@ export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
   const a = row?.advice;
   if (!a || typeof a !== 'object' || row.fits) return [];
   const out = [];
-  const add = (text, patch, fitsOn = row.name) => out.push({ text, patch, key: JSON.stringify(patch), fitsOn });
+  const add = (text, patch, fitsOn = row.name, cost = null) => out.push({ text, patch, key: JSON.stringify(patch), fitsOn, cost });
+  // The ranked changes (the cheapest, by the step-time increase, first), each applied as its option values.
+  const ranked = Array.isArray(a.changes) ? a.changes.filter((c) => c?.options && typeof c.options === 'object') : null;
+  for (const c of ranked ?? []) add(changeText(c), c.options, row.name, c.step_increase);
   const mb = a.micro_batch;
-  if (mb?.batch != null) add(`micro-batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation (the same samples per step)`, { batch: mb.batch, grad_accum: mb.grad_accum });
-  const ck = a.checkpointing;
+  // The ranked list covers the micro-batch and checkpointing changes by the same model.
+  if (!ranked && mb?.batch != null) add(`micro-batch ${F.integer(mb.batch)} with ${F.integer(mb.grad_accum)}× gradient accumulation (the same samples per step)`, { batch: mb.batch, grad_accum: mb.grad_accum });
+  const ck = ranked ? null : a.checkpointing;
   if (ck?.fits) add('activation checkpointing', { checkpointing: true });
   else if (ck?.micro_batch?.batch != null)
     add(`activation checkpointing with micro-batch ${F.integer(ck.micro_batch.batch)} × ${F.integer(ck.micro_batch.grad_accum)} accumulation`, { checkpointing: true, batch: ck.micro_batch.batch, grad_accum: ck.micro_batch.grad_accum });
@@ -47,6 +51,28 @@ export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
   return out;
 }
 
+const CHECKPOINTING_WORDS = {
+  'attention-core': 'attention-core recomputation (Megatron selective)',
+  'op-selective': 'per-op selective checkpointing',
+  full: 'full activation checkpointing',
+  offload: 'activations offloaded to host memory',
+};
+
+/** A ranked change in the page's words, with its reserved peak and what it costs in step time. */
+export function changeText(c) {
+  const o = c.options;
+  const parts = [];
+  if (o.loss === 'chunked') parts.push('chunked cross-entropy loss');
+  if (o.checkpointing != null) parts.push(CHECKPOINTING_WORDS[o.checkpointing] ?? `${o.checkpointing} checkpointing`);
+  if (o.batch != null) parts.push(`micro-batch ${F.integer(o.batch)}${o.grad_accum != null ? ` × ${F.integer(o.grad_accum)} accumulation` : ''}`);
+  if (o.zero != null) parts.push(`ZeRO ${o.zero}`);
+  const layout = ['dp', 'tp', 'pp', 'cp'].filter((k) => o[k] != null).map((k) => `${k} ${o[k]}`);
+  if (layout.length) parts.push(layout.join(' · '));
+  const cost = isNum(c.step_increase) ? `, step ${c.step_increase >= 0 ? '+' : '−'}${Math.abs(Math.round(c.step_increase * 100))}%` : '';
+  const peak = isNum(c.peak_reserved_bytes) ? `${F.gb(c.peak_reserved_bytes)} reserved` : '';
+  return `${parts.join(' and ')}${peak || cost ? ` (${peak}${cost})` : ''}`;
+}
+
 /**
  * What would make these rows fit, each change once, with the accelerators it makes fit (the most first):
  * [{text, patch, names}].
@@ -57,9 +83,13 @@ export function fitSuggestions(rows, options = {}) {
     for (const f of fixes(r, options)) {
       if (!byKey.has(f.key)) byKey.set(f.key, { ...f, names: [] });
       const entry = byKey.get(f.key);
+      if (isNum(f.cost) && (!isNum(entry.cost) || f.cost < entry.cost)) entry.cost = f.cost;
       if (!entry.names.includes(f.fitsOn)) entry.names.push(f.fitsOn);
     }
-  return [...byKey.values()].sort((x, y) => y.names.length - x.names.length);
+  // The most accelerators first; among equals, the cheaper ranked change (its step-time increase), then the rest.
+  const cost = (f) => (isNum(f.cost) ? f.cost : Infinity);
+  const cheaper = (x, y) => (cost(x) === cost(y) ? 0 : cost(x) < cost(y) ? -1 : 1);
+  return [...byKey.values()].sort((x, y) => y.names.length - x.names.length || cheaper(x, y));
 }
 
 /** Buttons that apply changes (data-apply holds the patch as JSON; the results panel applies it). */

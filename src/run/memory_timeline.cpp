@@ -64,9 +64,9 @@ std::vector<Group> forward_groups(const std::vector<KeptStretch>& stretches) {
     return out;
 }
 
-std::string micro_batches_label(const char* what, double n) {
-    char buf[80];
-    std::snprintf(buf, sizeof buf, "%s: %.3g micro-batch%s held", what, n, n == 1.0 ? "" : "es");
+std::string micro_batches_label(double n) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g micro-batch%s held", n, n == 1.0 ? "" : "es");
     return buf;
 }
 
@@ -120,7 +120,7 @@ MemoryTimeline memory_timeline(const MemoryUse& use, const ForwardProfile& profi
     add("start", "before the forward pass", 0.0, 0.0, 0.0, 0.0, 0.0);
     for (std::size_t i = 1; i <= pipeline_points; ++i) {
         double held = earlier * double(i) / double(pipeline_points);
-        pass_point("warmup", micro_batches_label("warm-up", held), live(held * kept));
+        pass_point("warmup", micro_batches_label(held), live(held * kept));
     }
     double done = 0;
     for (const auto& g : groups) {
@@ -141,7 +141,7 @@ MemoryTimeline memory_timeline(const MemoryUse& use, const ForwardProfile& profi
     }
     for (std::size_t i = 1; i <= pipeline_points; ++i) {
         double held = earlier * double(pipeline_points - i) / double(pipeline_points);
-        pass_point("cooldown", micro_batches_label("cool-down", held), live(held * kept));
+        pass_point("cooldown", micro_batches_label(held), live(held * kept));
     }
     add("optimizer", "optimizer step", 0.0, 0.0, use.optimizer_scratch, 0.0, use.optimizer_scratch);
 

@@ -52,14 +52,14 @@ const phaseLabel = (p) => `${PHASES[p.phase] ?? p.phase}: ${p.label}`;
  * The chart for a reply's `memory` ({timeline, capacity_bytes, peak_bytes_per_device, ...}); '' without a timeline.
  * `width` and `height` set the viewBox (the SVG scales to its box).
  */
-export function timelineSvg(memory, { width = 640, height = 240, id = 'mt' } = {}) {
+export function timelineSvg(memory, { width = 480, height = 220, id = 'mt' } = {}) {
   const { points, peak } = stackTimeline(memory?.timeline);
   if (!points.length) return '';
   const capacity = memory.capacity_bytes ?? 0;
   const peakBytes = points[peak].total;
   const ticks = niceTicks(Math.max(peakBytes, capacity) / 1e9);
   const top = ticks[ticks.length - 1] * 1e9;
-  const m = { left: 44, right: 8, top: 22, bottom: 30 };
+  const m = { left: 36, right: 6, top: 24, bottom: 24 };
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
   const y = (bytes) => +(m.top + h - (bytes / top) * h).toFixed(1);
@@ -78,9 +78,16 @@ export function timelineSvg(memory, { width = 640, height = 240, id = 'mt' } = {
       return `<g class="mt-point${i === peak ? ' mt-peak-point' : ''}"><title>${esc(phaseLabel(p))}: ${esc(F.gb(p.total))}</title>${segs}</g>`;
     })
     .join('');
-  // Phase names under the first column of each phase.
+  // Phase names under the first column of each phase of several points; the last phase's (the optimizer's, one
+  // point) ends at the right edge.
   const phaseMarks = points
-    .map((p, i) => (i === 0 || points[i - 1].phase !== p.phase ? `<text class="mt-phase" x="${x(i)}" y="${height - m.bottom + 13}">${esc(PHASES[p.phase] ?? p.phase)}</text>` : ''))
+    .map((p, i) => {
+      if (i > 0 && points[i - 1].phase === p.phase) return '';
+      const last = i === points.length - 1;
+      if (!last && points[i + 1]?.phase !== p.phase) return '';
+      const at = last ? `x="${width - m.right}" text-anchor="end"` : `x="${x(i)}"`;
+      return `<text class="mt-phase" ${at} y="${height - m.bottom + 14}">${esc(PHASES[p.phase] ?? p.phase)}</text>`;
+    })
     .join('');
   const capacityLine =
     capacity > 0

@@ -106,6 +106,34 @@ TEST(ParallelStep, EachScheduleHoldsItsMicroBatchesOnItsFullestStage) {
     EXPECT_GT(gpipe.memory.activations, one_f_one_b.memory.activations);
 }
 
+TEST(ParallelStep, TheMemoryTimelinesLargestPointIsTheFullestStagesPeak) {
+    // GPT-2 on 4 devices: a 1F1B pipeline (the first stage holds 4 micro-batches: 3 arrive in the warm-up),
+    // DualPipe (the mirror stage's parameters too), and FSDP (ZeRO-3's gathered units among the buffers).
+    Fixture f(4);
+    ParallelLayout pipeline, dualpipe, fsdp;
+    pipeline.pp = 4, pipeline.grad_accum = 8, pipeline.recompute = Recompute::full;
+    dualpipe = pipeline;
+    dualpipe.schedule = PipelineSchedule::dualpipe;
+    fsdp.dp = 4, fsdp.zero = 3;
+    for (const ParallelLayout& l : {pipeline, dualpipe, fsdp}) {
+        SCOPED_TRACE(to_string(l.schedule) + std::string(" zero ") + std::to_string(l.zero));
+        ParallelMemory m = parallel_memory(l, f.models, f.context);
+        MemoryTimeline t = parallel_memory_timeline(l, f.models, f.context, m.memory, m.fullest_stage);
+        double allocated = 0, reserved = 0, device = 0;
+        std::size_t warmup = 0;
+        for (const auto& p : t.points) {
+            allocated = std::max(allocated, p.allocated), reserved = std::max(reserved, p.reserved);
+            device = std::max(device, p.device);
+            warmup += p.phase == "warmup";
+        }
+        EXPECT_EQ(allocated, m.memory.peak_allocated);
+        EXPECT_EQ(reserved, m.memory.peak_reserved);
+        EXPECT_EQ(device, m.memory.peak);
+        EXPECT_EQ(warmup, l.pp > 1 ? 3u : 0u);
+        if (l.zero == 3) EXPECT_GE(t.points[1].parts.buffers, m.memory.gathered);  // the units, from the first forward point
+    }
+}
+
 TEST(ParallelStep, EachKindAccountsItsCollectivesAndTheTotalIsTheirSum) {
     Fixture f(4);
     ParallelLayout l;

@@ -320,12 +320,15 @@ TEST(Pipeline, DualPipeHoldsItsMirrorStagesParameters) {
     EXPECT_EQ(dualpipe_mirror_stage(5, 8), 2);
     MemoryUse own, mirror;
     own.weights = 10, own.gradients = 10, own.optimizer_states = 40, own.activations = 30, own.peak = 90;
+    own.peak_allocated = 80, own.peak_reserved = 85;
     mirror.weights = 5, mirror.gradients = 5, mirror.optimizer_states = 20, mirror.activations = 99;
     MemoryUse both = with_mirror_parameters(own, mirror);
     EXPECT_DOUBLE_EQ(both.weights, 15.0);
     EXPECT_DOUBLE_EQ(both.optimizer_states, 60.0);
     EXPECT_DOUBLE_EQ(both.activations, 30.0);  // activations: micro_batches_in_flight's
     EXPECT_DOUBLE_EQ(both.peak, 120.0);
+    EXPECT_DOUBLE_EQ(both.peak_allocated, 110.0);  // the mirror's states are tensors on the device: in all three
+    EXPECT_DOUBLE_EQ(both.peak_reserved, 115.0);
     mirror.optimizer_paged = true;  // paged states live in host memory
     EXPECT_DOUBLE_EQ(with_mirror_parameters(own, mirror).peak, 100.0);
 }

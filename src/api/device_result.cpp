@@ -76,13 +76,16 @@ json device_result(const RequestContext& request, const HardwareSpec& hw) {
     json run_result = nullptr;
     if (request.run) run_result = run_json(estimate_run(*request.run, t, hw, s.price_per_hour), t);
     std::int64_t tokens = request.model.tokens_per_sample;
+    json memory = memory_json(mem, memory_advice(request, mem, hw, t, predictor));
+    // With the breakdown, what the memory holds over the step (the page asks for it for one accelerator only).
+    if (s.breakdown) memory["timeline"] = timeline_json(memory_timeline(mem, request.memory_profile(), request.memory.reserve));
     return {{"hardware", hw.id},
             {"name", hw.name},
             {"step", step_json(t, s.input_samples_per_s > 0, s.breakdown)},
             {"throughput",
              {{"samples_per_s", samples_per_s},
               {"tokens_per_s", tokens ? json(samples_per_s * double(tokens)) : json(nullptr)}}},
-            {"memory", memory_json(mem, memory_advice(request, mem, hw, t, predictor))},
+            {"memory", std::move(memory)},
             {"run", run_result},
             {"uncertainty", uncertainty_json(*request.predictor, t, hw)},
             {"matmul_peak_used", peak_used},

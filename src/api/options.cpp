@@ -341,7 +341,8 @@ std::vector<OptionDef> build_table() {
             .echoed().on_page("training", "loss").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "
-                  "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers")
+                  "micro-batch): in the table the 12 longest per accelerator, in JSON step.layers; and the "
+                  "memory over one step (forward, backward, optimizer; the peak marked), in JSON memory.timeline")
             .echoed().on_page("results"),
         Row("samples", T::count, kRun).flag("samples", "N").label("Samples per epoch", "samples").up_to(1e18)
             .defaults(nullptr, "none: no run")

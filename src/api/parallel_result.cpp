@@ -238,6 +238,10 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     }
     std::string peak_used;
     hw.matmul_flops(s.precision, &peak_used);
+    json memory = memory_json(best.memory, advice);
+    // With the breakdown, the fullest stage's memory over the step.
+    if (s.breakdown)
+        memory["timeline"] = timeline_json(parallel_memory_timeline(best.layout, models, c, best.memory, best.fullest_stage));
     return {{"hardware", hw.id},
             {"name", hw.name},
             {"plan", p},
@@ -249,7 +253,7 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
               {"mfu", mfu},
               {"mfu_convention", "model FLOPs (forward + backward, no recompute, attention unmasked as Megatron-LM "
                                  "and MosaicML count it) / (devices x dense matrix peak)"}}},
-            {"memory", memory_json(best.memory, advice)},
+            {"memory", std::move(memory)},
             {"run", run_result},
             // The kernels' range (the slowest stage's families); the collective model's own error is not in it.
             {"uncertainty", uncertainty_json(predictor, t, hw)},

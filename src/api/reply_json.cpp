@@ -151,6 +151,29 @@ std::string change_flags(const SettingsChange& c) {
     return flags;
 }
 
+json timeline_json(const MemoryTimeline& t) {
+    json points = json::array();
+    for (const auto& p : t.points) {
+        const TimelineParts& x = p.parts;
+        points.push_back({{"phase", p.phase},
+                          {"label", p.label},
+                          {"allocated_bytes", p.allocated},
+                          {"reserved_bytes", p.reserved},
+                          {"device_bytes", p.device},
+                          {"parts",
+                           {{"weights", x.weights},
+                            {"gradients", x.gradients},
+                            {"optimizer_states", x.optimizer_states},
+                            {"activations", x.activations},
+                            {"buffers", x.buffers},
+                            {"logits", x.logits},
+                            {"workspace", x.workspace},
+                            {"allocator", x.allocator},
+                            {"outside", x.outside}}}});
+    }
+    return {{"peak_point", t.peak_point}, {"points", std::move(points)}};
+}
+
 json advice_json(const MemoryAdvice& a) {
     json ckpt = nullptr;
     if (a.checkpointing)

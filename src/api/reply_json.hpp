@@ -10,6 +10,7 @@
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
 #include "run/memory_advice.hpp"
+#include "run/memory_timeline.hpp"
 #include "run/run_estimate.hpp"
 #include "run/step.hpp"
 
@@ -27,6 +28,9 @@ nlohmann::json change_options(const SettingsChange& change);
 std::string change_flags(const SettingsChange& change);
 // {flags, options, peak_reserved_bytes, step_ms, step_increase}
 nlohmann::json change_json(const MemoryChange& change);
+// `memory.timeline`: {"peak_point", "points": [{"phase", "label", "allocated_bytes", "reserved_bytes",
+// "device_bytes", "parts": {...}}]} (README); replies with `breakdown` carry it.
+nlohmann::json timeline_json(const MemoryTimeline& t);
 nlohmann::json run_json(const RunEstimate& e, const StepTime& t);
 // The range a learned prediction carries (docs/accuracy.md explains it); null for the roofline.
 nlohmann::json uncertainty_json(const KernelPredictor& predictor, const StepTime& t, const HardwareSpec& hw);

@@ -14,6 +14,7 @@
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
 #include "run/memory_advice.hpp"
+#include "run/memory_timeline.hpp"
 #include "run/run_length.hpp"
 #include "run/step.hpp"
 
@@ -30,6 +31,9 @@ struct RequestContext {
     std::int64_t global_batch = 1;
     std::optional<RunSteps> run;
     bool has_checkpoint_blocks = false;
+
+    // One micro-batch's forward pass as the memory timeline walks it (the request's features and checkpointing).
+    ForwardProfile memory_profile() const { return forward_profile(features, memory.precision, memory.checkpoint_kind()); }
 
     // The peak at another micro-batch or checkpointing setting (for memory advice): the model rebuilt at that
     // batch, the accumulation adjusted to keep the global batch. Cached: every result asks the same questions.

@@ -1,6 +1,7 @@
 #include "cli/table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -76,6 +77,34 @@ void print_layer_breakdown(std::ostream& out, const json& result) {
     if (layers.size() > kShown)
         rows.push_back({"(" + std::to_string(layers.size() - kShown) + " more layers)", "", "", "", "",
                         fmt("%.1f%%", 100 * rest / step)});
+    print_rows(out, rows);
+}
+
+// What one accelerator's memory holds over the step (`memory.timeline`, with --breakdown): a line per point, its
+// three totals and a bar of the device's total on a scale up to the larger of the peak and the capacity ('|'
+// where the capacity is), the peak marked.
+void print_memory_timeline(std::ostream& out, const json& result) {
+    constexpr int kBar = 40;
+    const json& mem = result["memory"];
+    const json& points = mem["timeline"]["points"];
+    const size_t peak = mem["timeline"]["peak_point"].get<size_t>();
+    const double capacity = mem["capacity_bytes"].get<double>();
+    const double scale = std::max(mem["peak_bytes_per_device"].get<double>(), capacity);
+    out << "\nMemory over one step on " << result["hardware"].get<std::string>() << " (GB; capacity "
+        << fmt("%.1f", capacity / 1e9) << "):\n";
+    std::vector<std::vector<std::string>> rows = {{"phase: point", "allocated", "reserved", "device", ""}};
+    for (size_t i = 0; i < points.size(); ++i) {
+        const json& p = points[i];
+        double device = p["device_bytes"].get<double>();
+        int filled = scale > 0 ? int(std::lround(kBar * device / scale)) : 0;
+        int at_capacity = scale > 0 && capacity > 0 ? int(std::lround(kBar * capacity / scale)) : -1;
+        std::string bar;
+        for (int c = 0; c < std::max(filled, at_capacity + 1); ++c) bar += c == at_capacity ? '|' : c < filled ? '#' : ' ';
+        if (i == peak) bar += " <- peak";
+        rows.push_back({terminal_safe(p["phase"].get<std::string>() + ": " + p["label"].get<std::string>()),
+                        fmt("%.2f", p["allocated_bytes"].get<double>() / 1e9),
+                        fmt("%.2f", p["reserved_bytes"].get<double>() / 1e9), fmt("%.2f", device / 1e9), bar});
+    }
     print_rows(out, rows);
 }
 
@@ -219,6 +248,15 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     }
     for (const auto& r : doc["results"])
         if (r.contains("step") && r["step"].contains("layers") && r["step"]["layers"].is_array()) print_layer_breakdown(out, r);
+    // One device's memory is the same on every accelerator but for the capacity: its timeline once, unless the
+    // accelerators' plans hold different memory (a cluster's).
+    const json* shown = nullptr;
+    for (const auto& r : doc["results"]) {
+        if (!r.contains("memory") || !r["memory"].contains("timeline")) continue;
+        if (shown && (*shown)["memory"]["timeline"] == r["memory"]["timeline"]) continue;
+        print_memory_timeline(out, r);
+        shown = &r;
+    }
 }
 
 void print_features_table(std::ostream& out, const json& doc) {

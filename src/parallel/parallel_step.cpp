@@ -286,4 +286,12 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
 
 double ms_per_sample(const ParallelStep& step) { return step.total_ms() / double(step.layout.global_batch()); }
 
+MemoryTimeline parallel_memory_timeline(const ParallelLayout& l, StageModels& models, const ParallelContext& c,
+                                        const MemoryUse& memory, std::int64_t fullest_stage) {
+    const ModelFeatures& stage = *models.stages(l).at(size_t(fullest_stage));
+    StepOptions o = stage_options(l, c);
+    ForwardProfile profile = forward_profile(stage, o.precision, o.checkpoint_kind(), micro_batches_in_flight(fullest_stage, l));
+    return memory_timeline(memory, profile, c.reserve);
+}
+
 }  // namespace prenet

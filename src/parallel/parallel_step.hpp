@@ -18,6 +18,7 @@
 #include "parallel/pipeline.hpp"
 #include "predict/predictor.hpp"
 #include "run/memory.hpp"
+#include "run/memory_timeline.hpp"
 #include "run/step.hpp"
 
 namespace prenet {
@@ -114,6 +115,11 @@ struct ParallelMemory {
     std::int64_t fullest_stage = 0;
 };
 ParallelMemory parallel_memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+
+// The fullest stage's memory over one step (run/memory_timeline.hpp): `memory` is that stage's (ParallelStep's or
+// ParallelMemory's), with its micro-batches in flight as the pipeline schedule holds them.
+MemoryTimeline parallel_memory_timeline(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,
+                                        const MemoryUse& memory, std::int64_t fullest_stage);
 
 // `memory`: the layout's parallel_memory when the caller has it already (the plan search computes it first).
 ParallelStep predict_parallel_step(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,

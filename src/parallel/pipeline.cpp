@@ -166,7 +166,11 @@ MemoryUse with_mirror_parameters(MemoryUse own, const MemoryUse& mirror) {
     own.weights += mirror.weights;
     own.gradients += mirror.gradients;
     own.optimizer_states += mirror.optimizer_states;
-    own.peak += mirror.weights + mirror.gradients + (mirror.optimizer_paged ? 0.0 : mirror.optimizer_states);
+    // The mirror's model states are persistent tensors like the stage's own: all three peaks hold them.
+    double states = model_state_bytes(mirror);
+    own.peak_allocated += states;
+    own.peak_reserved += states;
+    own.peak += states;
     return own;
 }
 

@@ -95,6 +95,42 @@ void add_ends(ActivationMemory& m, const ModelFeatures& features) {
 
 }  // namespace
 
+namespace {
+
+// What a layer outside checkpoint units keeps (every layer under none and attention_core).
+double layer_kept_bytes(const LayerFeatures& lf, Precision precision, CheckpointKind kind) {
+    return kind == CheckpointKind::attention_core ? attention_core_saved_bytes(lf, precision)
+                                                  : lf.cost.saved_activation_bytes;
+}
+
+bool keeps_block_inputs(CheckpointKind kind) {
+    return kind == CheckpointKind::full || kind == CheckpointKind::op_level || kind == CheckpointKind::offload;
+}
+
+struct BlockKept {
+    double inside = 0;  // the block copy's activations without checkpointing
+    double kept = 0;    // what it keeps under the kind
+};
+
+// One checkpointed block copy, layers [first, last), under full, op_level or offload.
+BlockKept block_kept(const ModelFeatures& features, size_t first, size_t last, Precision precision, CheckpointKind kind) {
+    BlockKept b;
+    const LayerFeatures& head = features.layers[first];
+    if (kind != CheckpointKind::offload)
+        b.kept = double(elements(head.layer.input)) * (head.input_fp32 ? 4.0 : activation_bytes(precision));
+    for (size_t i = first; i < last; ++i) {
+        b.inside += features.layers[i].cost.saved_activation_bytes;
+        if (kind == CheckpointKind::op_level)
+            for (const Kernel& k : features.layers[i].cost.kernels)
+                if (keeps_output(k)) b.kept += output_bytes(k, precision);
+    }
+    // Keeping a block's matmul outputs never keeps more than the block without checkpointing.
+    b.kept = std::min(b.kept, b.inside);
+    return b;
+}
+
+}  // namespace
+
 ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, CheckpointKind kind) {
     ActivationMemory m;
     add_ends(m, features);
@@ -103,30 +139,43 @@ ActivationMemory activation_memory(const ModelFeatures& features, Precision prec
         return m;
     }
     if (kind == CheckpointKind::attention_core) {
-        for (const auto& lf : features.layers) m.saved += double(lf.repeat) * attention_core_saved_bytes(lf, precision);
+        for (const auto& lf : features.layers) m.saved += double(lf.repeat) * layer_kept_bytes(lf, precision, kind);
         return m;
     }
     for (const auto& lf : features.layers)
-        if (!is_checkpointed(lf)) m.saved += double(lf.repeat) * lf.cost.saved_activation_bytes;
+        if (!is_checkpointed(lf)) m.saved += double(lf.repeat) * layer_kept_bytes(lf, precision, kind);
     for_each_block(features, [&](size_t first, size_t last) {
         const LayerFeatures& head = features.layers[first];
-        double inside = 0, kept = 0;
-        if (kind != CheckpointKind::offload)
-            kept = double(elements(head.layer.input)) * (head.input_fp32 ? 4.0 : activation_bytes(precision));
-        for (size_t i = first; i < last; ++i) {
-            inside += features.layers[i].cost.saved_activation_bytes;
-            if (kind == CheckpointKind::op_level)
-                for (const Kernel& k : features.layers[i].cost.kernels)
-                    if (keeps_output(k)) kept += output_bytes(k, precision);
-        }
-        // Keeping a block's matmul outputs never keeps more than the block without checkpointing.
-        kept = std::min(kept, inside);
-        m.block_inputs += double(head.repeat) * kept;
-        m.recompute_block = std::max(m.recompute_block, inside);
+        BlockKept b = block_kept(features, first, last, precision, kind);
+        m.block_inputs += double(head.repeat) * b.kept;
+        m.recompute_block = std::max(m.recompute_block, b.inside);
         m.checkpointed_blocks += head.repeat;
     });
     m.saved += m.block_inputs + m.recompute_block;
     return m;
+}
+
+std::vector<KeptStretch> kept_activations(const ModelFeatures& features, Precision precision, CheckpointKind kind) {
+    std::vector<KeptStretch> out;
+    const auto& ls = features.layers;
+    for (size_t i = 0; i < ls.size();) {
+        if (ls[i].block.empty()) {
+            if (out.empty() || !out.back().name.empty()) out.push_back({});
+            out.back().kept_per_copy += double(ls[i].repeat) * layer_kept_bytes(ls[i], precision, kind);
+            ++i;
+            continue;
+        }
+        // One block copy's layers share its index (and its repeat count).
+        size_t j = i + 1;
+        while (j < ls.size() && ls[j].block_index == ls[i].block_index) ++j;
+        KeptStretch block{ls[i].block, 0, ls[i].repeat};
+        if (keeps_block_inputs(kind) && is_checkpointed(ls[i])) block.kept_per_copy = block_kept(features, i, j, precision, kind).kept;
+        else
+            for (size_t k = i; k < j; ++k) block.kept_per_copy += layer_kept_bytes(ls[k], precision, kind);
+        out.push_back(block);
+        i = j;
+    }
+    return out;
 }
 
 }  // namespace prenet

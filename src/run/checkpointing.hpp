@@ -5,6 +5,8 @@
 // gradient_checkpointing / Megatron's --recompute-granularity full wrap them. Layers outside named blocks
 // (embeddings, heads, losses) keep their activations as usual under every kind.
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "ops/features.hpp"
 
@@ -46,6 +48,16 @@ struct ActivationMemory {
 
 // Saved activations of one micro-batch (the features' batch) under `kind`.
 ActivationMemory activation_memory(const ModelFeatures& features, Precision precision, CheckpointKind kind);
+
+// What one micro-batch's forward pass keeps for the backward, stretch by stretch in the order it runs (the memory
+// timeline walks it, run/memory_timeline.hpp): each named block's copies, and the layers outside blocks between
+// them (merged). The same rules as activation_memory, which the once-alive recompute block adds to.
+struct KeptStretch {
+    std::string name;        // the block's name, or "" for layers outside named blocks
+    double kept_per_copy = 0;
+    std::int64_t copies = 1;
+};
+std::vector<KeptStretch> kept_activations(const ModelFeatures& features, Precision precision, CheckpointKind kind);
 
 // Whether the backward pass runs `kernel` (a forward kernel of `layer`) again under `kind`.
 bool is_recomputed(const LayerFeatures& layer, const Kernel& kernel, CheckpointKind kind);

@@ -111,7 +111,8 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
         }
     }
     m.dequantization = features.largest_dequantized_bytes;
-    m.layer_temporary = std::max(2.0 * largest_output, m.loss_temporary) + m.dequantization;
+    m.layer_output = 2.0 * largest_output;
+    m.layer_temporary = std::max(m.layer_output, m.loss_temporary) + m.dequantization;
     if (o.grad_accum > 1) m.layer_temporary += largest_layer_params * trained.gradient_bytes;
     m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, trained, o.optimizer_impl);
     m.weight_copies = recipe.mixed && !recipe.half_model ? features.half_weight_copy_bytes : 0.0;
@@ -121,22 +122,39 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     return m;
 }
 
-void settle_peak(MemoryUse& m, const FrameworkReserve& reserve) {
+double model_state_bytes(const MemoryUse& m) {
     // Paged states need no device memory: unified memory moves them to the host under pressure, and the update
     // pages each tensor's states back in as it reaches it.
-    double fixed = m.weights + m.gradients + (m.optimizer_paged ? 0.0 : m.optimizer_states);
-    double forward_backward = m.activations + m.weight_copies + m.layer_temporary;
-    double tensors = fixed + std::max(forward_backward, m.optimizer_scratch);
-    m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
-    m.temporary = tensors - fixed - m.activations;
+    return m.weights + m.gradients + (m.optimizer_paged ? 0.0 : m.optimizer_states);
+}
+
+double forward_backward_bytes(const MemoryUse& m) { return m.activations + m.weight_copies + m.layer_temporary; }
+
+DeviceMemory device_memory(double model_states, double transient, const MemoryUse& m, const FrameworkReserve& reserve) {
+    DeviceMemory d;
+    double tensors = model_states + transient;
     // PyTorch's own measures: allocated (tensors and the workspaces it allocates), reserved (the segments the
     // caching allocator holds), and the device's, beside the allocator.
-    m.peak_allocated = tensors + reserve.library_workspace_bytes;
+    d.allocated = tensors + reserve.library_workspace_bytes;
     // Fragmentation comes from the transient tensors (allocated and freed in varying sizes every step); the
     // model states are allocated once and lose only their rounding.
-    m.peak_reserved = m.peak_allocated + reserve.fragmentation * (tensors - fixed) +
-                      double(m.rounded_tensors) * reserve.rounding_bytes_per_tensor;
-    m.peak = m.peak_reserved + reserve.cuda_context_bytes + m.nccl_buffers;
+    d.reserved = d.allocated + reserve.fragmentation * (tensors - model_states) +
+                 double(m.rounded_tensors) * reserve.rounding_bytes_per_tensor;
+    d.device = d.reserved + reserve.cuda_context_bytes + m.nccl_buffers;
+    return d;
+}
+
+void settle_peak(MemoryUse& m, const FrameworkReserve& reserve) {
+    double fixed = model_state_bytes(m);
+    double forward_backward = forward_backward_bytes(m);
+    double transient = std::max(forward_backward, m.optimizer_scratch);
+    double tensors = fixed + transient;
+    m.peak_phase = m.optimizer_scratch > forward_backward ? "optimizer" : "forward_backward";
+    m.temporary = tensors - fixed - m.activations;
+    DeviceMemory peak = device_memory(fixed, transient, m, reserve);
+    m.peak_allocated = peak.allocated;
+    m.peak_reserved = peak.reserved;
+    m.peak = peak.device;
     m.framework_reserve = m.peak - tensors;
 }
 

@@ -99,6 +99,8 @@ struct MemoryUse {
     // What the peak adds beyond weights, gradients, states and activations (transient buffers).
     double temporary = 0;
     double layer_temporary = 0;    // the forward/backward phase's transient buffers
+    double layer_output = 0;       // of layer_temporary: the largest layer's output and its gradient (the loss's
+                                   // logits count apart, in loss_temporary; the larger of the two counts)
     double loss_temporary = 0;     // of layer_temporary: the loss's logits and their gradient (LossMode)
     double gathered = 0;           // of layer_temporary: ZeRO-3's unsharded weights and gradients of the units
     double communication_buffers = 0;  // of layer_temporary: DDP's gradient buckets in flight
@@ -120,6 +122,20 @@ struct MemoryUse {
     // weights + gradients + optimizer states + activations + temporary + framework reserve == peak, where
     // temporary includes the weight copies when the forward/backward phase sets the peak.
 };
+
+// PyTorch's three measures of the device's memory while `model_states` (allocated once) and `transient` tensors
+// are live: allocated (tensors + workspaces), reserved (+ fragmentation of the transient tensors and the rounding
+// of the persistent ones) and the device's (+ CUDA context and NCCL buffers). settle_peak takes the peak from
+// it, the memory timeline (run/memory_timeline.hpp) every point.
+struct DeviceMemory {
+    double allocated = 0, reserved = 0, device = 0;
+};
+DeviceMemory device_memory(double model_states, double transient, const MemoryUse& use, const FrameworkReserve& reserve);
+// What the device holds through the whole step: weights, gradients and (unless paged) optimizer states.
+double model_state_bytes(const MemoryUse& use);
+// The forward/backward phase's tensors beyond the model states at its peak (the start of the backward pass):
+// saved activations, autocast's weight copies and the layer transients.
+double forward_backward_bytes(const MemoryUse& use);
 
 // The peak does not depend on the accelerator: computed once for a model and its training settings, it is
 // compared with each accelerator's capacity (capacity is left 0 here; with_capacity sets it).

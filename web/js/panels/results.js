@@ -6,7 +6,7 @@ import { noHardware } from '../errors.js';
 import { esc } from '../format.js';
 import { isCluster, layoutPatch } from '../cluster.js';
 import { assumptionsHtml } from '../results/assumptions.js';
-import { breakdownHtml, layersHtml } from '../results/breakdown.js';
+import { breakdownHtml, layersHtml, timelineHtml } from '../results/breakdown.js';
 import { buildRows, refusedRows } from '../results/rows.js';
 import { applyStyles, renderTable, sortRows, COLUMNS } from '../results/table.js';
 import { pickBest, verdictHtml } from '../results/verdict.js';
@@ -108,16 +108,24 @@ function renderBreakdown(rows, selected, ctx) {
   if (selected) loadLayers(selected, ctx);
 }
 
-// Per-layer times for the selected accelerator only: one more request of the same settings for that
-// accelerator with `breakdown`, so the table's request stays small. A newer selection or result wins.
+// Per-layer times and memory over the step for the selected accelerator only: one more request of the same
+// settings for that accelerator with `breakdown`, so the table's request stays small. A newer selection or
+// result wins.
 let layersJob = 0;
 const layersCache = new Map();
 async function loadLayers(selected, ctx) {
   const base = ctx.last.request;
   if (!base) return;
+  const show = (id, html) => {
+    const el = document.getElementById(id);
+    if (el) {
+      el.innerHTML = html;
+      applyStyles(el);
+    }
+  };
   if (isCluster(base, ctx.table)) {
-    const el = document.getElementById('layer-breakdown');
-    if (el) el.innerHTML = '<p class="hint">Per-layer times are for runs on one device; on a cluster, the plan above splits the step.</p>';
+    show('layer-breakdown', '<p class="hint">Per-layer times are for runs on one device; on a cluster, the plan above splits the step.</p>');
+    show('memory-timeline', '<p class="hint">On a cluster, the CLI draws the fullest stage\'s memory over the step: <code>prenet predict … --breakdown</code>.</p>');
     return;
   }
   const custom = (base.custom_hardware ?? []).find((sheet) => sheet.id === selected);
@@ -126,22 +134,23 @@ async function loadLayers(selected, ctx) {
   else delete request.custom_hardware;
   const key = JSON.stringify(request);
   const job = ++layersJob;
-  const target = () => (job === layersJob ? document.getElementById('layer-breakdown') : null);
+  const current = () => job === layersJob;
   if (!layersCache.has(key)) {
     const { doc, error } = await ctx.client.call(request);
     if (error) {
-      const el = target();
-      if (el) el.innerHTML = `<p class="hint">Per-layer times unavailable: ${esc(error.message)}</p>`;
+      if (current()) {
+        show('layer-breakdown', `<p class="hint">Per-layer times unavailable: ${esc(error.message)}</p>`);
+        show('memory-timeline', `<p class="hint">Memory over the step unavailable: ${esc(error.message)}</p>`);
+      }
       return;
     }
     if (layersCache.size > 20) layersCache.clear();
-    layersCache.set(key, doc.results?.[0]?.step);
+    layersCache.set(key, doc.results?.[0]);
   }
-  const el = target();
-  if (el) {
-    el.innerHTML = layersHtml(layersCache.get(key));
-    applyStyles(el);
-  }
+  if (!current()) return;
+  const result = layersCache.get(key);
+  show('layer-breakdown', layersHtml(result?.step));
+  show('memory-timeline', timelineHtml(result?.memory));
 }
 
 /** Loads the chart library (after the first result, so it never delays it) and draws the current rows. */

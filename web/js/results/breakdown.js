@@ -3,6 +3,7 @@
 import { planText } from '../cluster.js';
 import * as F from '../format.js';
 import { fixes, suggestionButtons } from './fixes.js';
+import { timelineSvg } from './memory-timeline.js';
 
 const { esc, isNum } = F;
 
@@ -58,6 +59,11 @@ export function layersHtml(step, shown = 10) {
   return `${barsHtml(entries, step.total_ms)}<p class="hint">Forward and backward of each layer over every repeat and micro-batch; the optimizer (${F.ms(step.optimizer_ms)}) and gradient accumulation are no layer's.</p>`;
 }
 
+/** The memory timeline of a `breakdown` reply's `memory` (the chart and its legend), or a hint without one. */
+export function timelineHtml(memory) {
+  return timelineSvg(memory) || '<p class="hint">No memory timeline in this reply.</p>';
+}
+
 export function breakdownHtml(row, options = {}) {
   if (!row) return '<p class="hint">No accelerator selected.</p>';
   const r = row.result;
@@ -77,6 +83,7 @@ export function breakdownHtml(row, options = {}) {
   if (step.input_bound) notes.push('the input pipeline limits this step');
   if (isNum(step.kernels)) notes.push(`${F.integer(step.kernels)} kernel launches`);
   const memNotes = [];
+  if (isNum(mem.peak_reserved_bytes) && isNum(mem.peak_allocated_bytes)) memNotes.push(`reserved peak ${F.gb(mem.peak_reserved_bytes)}, allocated ${F.gb(mem.peak_allocated_bytes)}`);
   if (mem.peak_phase) memNotes.push(`peak during the ${esc(String(mem.peak_phase).replace(/_/g, '/'))} phase`);
   if (mem.checkpointed_blocks > 0) memNotes.push(`${F.integer(mem.checkpointed_blocks)} checkpointed blocks`);
   return `
@@ -94,6 +101,8 @@ export function breakdownHtml(row, options = {}) {
       <h3>Memory${row.devices > 1 ? ' per device' : ''}: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
       ${stackHtml(memParts, memTotal || 1, F.gb, `Memory split: ${memParts.map((p) => `${p.label} ${F.gb(p.value)}`).join(', ')}`)}
       ${memNotes.length ? `<p class="hint">${memNotes.join('; ')}.</p>` : ''}
+      <h3>Memory over one step</h3>
+      <div id="memory-timeline" aria-live="polite">${mem.timeline ? timelineHtml(mem) : '<p class="hint">Following the step…</p>'}</div>
       ${adviceHtml}
       ${row.run ? `<h3>Training run</h3><ul class="legend run">
         ${isNum(row.run.steps) ? `<li><span></span><span>Steps</span><span>${F.integer(row.run.steps)}</span><span></span></li>` : ''}

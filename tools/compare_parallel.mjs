@@ -3,11 +3,12 @@
 // three measured sets and writes docs/parallel-accuracy.md:
 //   - NeuSight's GPT-2 Large 4-GPU iterations (data/neusight/e2e.csv, layouts dp4 / tp4 / pp4_1; no optimizer),
 //   - llm-foundry's MPT FSDP runs on A100 (data/published/llm_foundry_mpt_a100.csv; tokens/s per GPU, MFU),
+//   - data-parallel runs on 2-8 GPUs (data/published/data_parallel.csv and NeuSight's dp4; samples/s),
 //   - published whole pre-training runs (data/published/large_runs.csv; GPU-hours, tokens/s per GPU, TFLOP/s).
 // and, for the framework overhead (models/overhead.json, fitted on these by tools/fit_overhead.mjs), every allowed
 // whole run with and without it, per source and per framework, with the fit's leave-one-source-out errors.
 // The kernel models are fitted on none of them. Node 20, no dependencies.
-// Usage: node tools/compare_parallel.mjs [--prenet PATH] [--out FILE] [--only neusight|foundry|large|overhead]
+// Usage: node tools/compare_parallel.mjs [--prenet PATH] [--out FILE] [--only neusight|foundry|dp|large|overhead]
 // Until prenet knows --gpus the tool stops with a message instead of printing numbers it did not get.
 import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -101,6 +102,21 @@ export function neusightArgs(r) {
     '--cp', '1', '--zero', '0', '--batch', String(l.micro), '--global-batch', String(batch),
     ...(l.pp > 1 ? ['--schedule', '1f1b'] : []),
     '--seq', r.seq, '--precision', 'fp32', '--attention', 'eager', '--optimizer', 'sgd', '--json'];
+}
+
+// A published data-parallel run on 2-8 GPUs of one host (data/published/data_parallel.csv): `batch` per GPU,
+// `samples_per_s` over all GPUs. TensorFlow's f16 convolutions run channels-last (as the single-GPU rows of the
+// same posts, tools/compare_published.mjs).
+export function dataParallelArgs(r) {
+  const gpus = Number(r.gpus);
+  const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--gpus', r.gpus, '--gpus-per-node', r.gpus,
+    '--dp', r.gpus, '--tp', '1', '--pp', '1', '--zero', '0', '--batch', r.batch,
+    '--global-batch', String(Number(r.batch) * gpus), '--precision', r.precision, '--optimizer', r.optimizer,
+    '--attention', 'eager'];
+  if (r.image) a.push('--image', r.image);
+  if (r.framework.startsWith('TensorFlow') || /\bNHWC\b/.test(r.framework)) a.push('--channels-last');
+  a.push('--json');
+  return a;
 }
 
 // A published run: its layout where published (empty fields are left to prenet's plan search), its tokens as
@@ -288,6 +304,36 @@ function main() {
       `median |difference| ${fmt(median(mfuDiff))} points, ${mfuDiff.filter((d) => d <= 5).length} of ${mfuDiff.length} within 5 points: ${median(mfuDiff) <= 5 ? 'met' : 'missed'}. ` +
       `prenet's own \`throughput.mfu\` against the published column (unlike conventions): median ${fmt(median(ownMfuDiff))} points.`, '');
     summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x; MFU (llm-foundry's formula on prenet's tokens/s) median ${fmt(median(mfuDiff))} points apart (n = ${errs.length}/${rows.length}; targets <= 10 %, none > 1.5x, MFU within 5 points)`);
+  }
+
+  if (!only || only === 'dp') {
+    // Issue #24's target "data-parallel CNN/transformer runs on 2-8 GPUs: median within 12 %": the allowed rows are
+    // server-gear's tf_cnn_benchmarks ResNet-50 on 2-8 RTX 3090 / 2-4 RTX 4090 and NeuSight's GPT-2 Large dp4.
+    const rows = parseCsv(readFileSync(resolve(root, 'data/published/data_parallel.csv'), 'utf8'));
+    const neusight = parseCsv(readFileSync(resolve(root, 'data/neusight/e2e.csv'), 'utf8')).filter((r) => r.layout === 'dp4');
+    lines.push('## Data-parallel runs on 2-8 GPUs', '',
+      'Measured: `samples_per_s` of `data/published/data_parallel.csv` (server-gear.com\'s tf_cnn_benchmarks ResNet-50 v1, FP16, synthetic data, batch per GPU; 2, 4, 8 x RTX 3090 and 2, 4 x RTX 4090; sources in `data/published/README.md`) and NeuSight\'s GPT-2 Large dp4 iteration (`total_ms` of `data/neusight/e2e.csv`). Predicted: `throughput.samples_per_s` (`step.total_ms - step.optimizer_ms` for NeuSight, which times no optimizer). No kernel timing of either GeForce part is in the fit. Target (issue #24): median APE <= 12 %.', '',
+      '| model | hardware | gpus | batch per GPU | measured | predicted | APE % | data-parallel ms (exposed / total) | command |', '|---|---|---:|---:|---:|---:|---:|---|---|');
+    const errs = []; const factors = [];
+    const add = (r, a, measured, predicted, unit, comm) => {
+      const e = ape(predicted, measured); errs.push(e); factors.push(offBy(predicted, measured));
+      lines.push(`| ${r.model} | ${r.hardware ?? r.device} | ${r.gpus ?? 4} | ${r.batch_per_gpu ?? r.batch} | ${measured} ${unit} | ${fmt(predicted, 1)} | ${fmt(e)} | ${comm} | \`${cmd(a)}\` |`);
+    };
+    const dpMs = (res0) => { const c = res0.step?.communication?.['data parallel']; return c ? `${fmt(c.exposed_ms)} / ${fmt(c.total_ms)}` : 'n/a'; };
+    for (const r of rows) {
+      const a = dataParallelArgs(r); const res = run(prenet, a);
+      if (failed(res)) { lines.push(`| ${r.model} | ${r.hardware} | ${r.gpus} | ${r.batch} | ${r.samples_per_s} img/s | error: ${res.error ?? 'no result'} | | | \`${cmd(a)}\` |`); continue; }
+      add(r, a, Number(r.samples_per_s), res.results[0].throughput.samples_per_s, 'img/s', dpMs(res.results[0]));
+    }
+    for (const r of neusight) {
+      const a = neusightArgs(r); const res = run(prenet, a);
+      if (failed(res)) continue;
+      const s = res.results[0].step;
+      add({ ...r, batch_per_gpu: Number(r.batch) / 4 }, a, Number(r.total_ms), s.total_ms - (s.optimizer_ms ?? 0), 'ms', dpMs(res.results[0]));
+    }
+    const n = rows.length + neusight.length; const m = median(errs); const over = factors.filter((f) => f > 1.5).length;
+    lines.push('', `Median APE ${fmt(m)} % over ${errs.length} of ${n} runs (target <= 12 %: ${m <= 12 ? 'met' : 'missed'}); worst off by ${fmt(Math.max(...factors), 2)}x; ${over} off by more than 1.5x.`, '');
+    summary.push(`data-parallel 2-8 GPUs: median APE ${fmt(m)} %, worst ${fmt(Math.max(...factors), 2)}x (n = ${errs.length}/${n}; target <= 12 %)`);
   }
 
   if (!only || only === 'large') {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../../tools/compare_published.mjs';
-import { foundryArgs, foundryMfuPercent, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
+import { dataParallelArgs, foundryArgs, foundryMfuPercent, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const csv = (path) => parseCsv(readFileSync(resolve(root, path), 'utf8'));
@@ -117,4 +117,22 @@ test("llm-foundry's MFU formula: 6 x params + 12 x layers x d_model x seq per to
   assert.ok(Math.abs(got - 46.946) < 0.01, String(got));
   assert.ok(Math.abs(got - Number(row.mfu)) < 0.05);
   assert.throws(() => foundryMfuPercent({ ...r, gpu: 'h100_80gb' }, seven, 1), /no llm-foundry peak/);
+});
+
+test('data-parallel rows: one host of `gpus` replicas, batch per GPU, channels-last TensorFlow', () => {
+  const rows = csv('data/published/data_parallel.csv');
+  assert.equal(rows.length, 20);
+  const r = rows.find((x) => x.hardware === 'rtx-3090' && x.gpus === '8' && x.batch === '64');
+  assert.equal(r.samples_per_s, '4039.44');
+  const a = dataParallelArgs(r);
+  assert.equal(value(a, '--gpus'), '8');
+  assert.equal(value(a, '--gpus-per-node'), '8');
+  assert.equal(value(a, '--dp'), '8');
+  assert.equal(value(a, '--zero'), '0');
+  assert.equal(value(a, '--batch'), '64');
+  assert.equal(value(a, '--global-batch'), '512');
+  assert.equal(value(a, '--image'), '224');
+  assert.equal(value(a, '--channels-last'), '');
+  assert.equal(a.at(-1), '--json');
+  assert.equal(value(dataParallelArgs({ ...r, framework: 'PyTorch' }), '--channels-last'), undefined);
 });

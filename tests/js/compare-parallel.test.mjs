@@ -37,7 +37,7 @@ test('llm-foundry rows: FSDP stage, micro and global batch, precision, checkpoin
   assert.equal(value(b, '--mixed'), 'autocast');
   assert.equal(value(b, '--hardware'), { a100_40gb: 'a100-sxm4-40gb', a100_80gb: 'a100-sxm4-80gb' }[amp.gpu]);
   assert.equal(value(foundryArgs({ ...amp, gpu: 'a100_40gb' }, 'm.json'), '--hardware'), 'a100-sxm4-40gb');
-  assert.equal(value(b, '--checkpointing'), undefined);
+  assert.equal(value(b, '--checkpointing'), 'none');  // pinned: the plan search would otherwise choose
   assert.equal(value(b, '--zero'), { FULL_SHARD: '3', SHARD_GRAD_OP: '2' }[amp.sharding]);
   assert.equal(value(foundryArgs({ ...amp, sharding: 'SHARD_GRAD_OP' }, 'm.json'), '--zero'), '2');
   // Every row translates, and its micro-batch x accumulation x GPUs is its global batch (no partial micro-batch).
@@ -133,6 +133,7 @@ test('data-parallel rows: one host of `gpus` replicas, batch per GPU, channels-l
   assert.equal(value(a, '--global-batch'), '512');
   assert.equal(value(a, '--image'), '224');
   assert.equal(value(a, '--channels-last'), '');
+  assert.equal(value(a, '--checkpointing'), 'none');
   assert.equal(a.at(-1), '--json');
   assert.equal(value(dataParallelArgs({ ...r, framework: 'PyTorch' }), '--channels-last'), undefined);
 });

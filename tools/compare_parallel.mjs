@@ -336,8 +336,8 @@ function main() {
       'These runs did not use FlashAttention-2: the benchmark\'s `submit_benchmarks.py` sets `attn_impl` from `--attn_impl`, default `triton`, ' +
       'llm-foundry\'s `flash_attn_triton.py` (Tri Dao\'s Triton FlashAttention of 2022, whose header says "Triton forward is generally faster than CUDA forward, while Triton backward is generally slower than CUDA backward. Overall Triton forward + backward is slightly slower than CUDA forward + backward", CUDA being FlashAttention 1), ' +
       'and FlashAttention-2 reports "around 2x speedup compared to FlashAttention" on A100, whose backward reached "only 25-35% of maximum throughput" against 30-50 % forward (Dao 2023, arXiv:2307.08691, abstract and section 1). ' +
-      'A slower attention kernel is the mechanism; a uniform factor on attention is not the fix: at shorter sequences the same runs are not predicted too fast (see the table), and the factor the long rows imply varies from run to run. ' +
-      'Modelling the kernel generation (`--attention` FlashAttention-1/Triton) needs backward timings of both kernels, which `data/` does not have.', '');
+      'A slower attention kernel is the mechanism; it is not the whole error, since the shorter sequences of the same runs, where attention is a small share, are mostly predicted too fast as well (see the table). ' +
+      'Modelling the kernel generation (an `--attention` choice for FlashAttention 1 / Triton) needs forward and backward timings of both kernels, which `data/` does not have; no factor is tuned on these rows.', '');
     summary.push(`llm-foundry tokens/s/GPU: median APE ${fmt(median(errs))} %, ${over} off by > 1.5x, worst ${fmt(worst?.f, 2)}x; MFU (llm-foundry's formula on prenet's tokens/s) median ${fmt(median(mfuDiff))} points apart (n = ${errs.length}/${rows.length}; targets <= 10 %, none > 1.5x, MFU within 5 points)`);
   }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "parallel-fixture.hpp"
+#include "ops/attention.hpp"
 #include "parallel/pipeline.hpp"
 
 #include <tuple>
@@ -217,6 +218,24 @@ TEST(StageModels, StagesHoldingTheSameBlocksShareTheirFeatures) {
     ASSERT_EQ(halves.size(), 2u);
     EXPECT_NE(halves[0], stages[0]);
     EXPECT_GT(halves[0]->params, stages[0]->params);
+}
+
+// MFU's numerator leaves FlashAttention's recomputed scores out. GPT-2 small with flash at 128 tokens, micro-batch
+// 1, attention counted unmasked: per layer 12 heads x 128 x 128 = 196,608 scores, a recomputed q k^T of
+// 2 x 196,608 x 64 = 25,165,824 FLOPs, 301,989,888 over the 12 layers.
+TEST(StageModels, FlopsLeaveFlashAttentionsRecomputeOut) {
+    StageModels flash([](std::int64_t batch, std::int64_t seq) {
+                          ModelInputs in;
+                          in.batch = batch, in.seq = seq, in.flash_attention = true, in.attention_given = true;
+                          return resolve_model("gpt2", in);
+                      },
+                      128, Precision::bf16, MixedRecipe::autocast);
+    Model unmasked = flash.whole(1);
+    for (auto& block : unmasked.blocks)
+        for (auto& layer : block.layers)
+            if (layer.attrs.contains("causal")) layer.attrs["causal"] = false;
+    ModelFeatures f = compute_features(unmasked, Precision::bf16);
+    EXPECT_NEAR(flash.flops(1), f.forward_flops + f.backward_flops() - 301989888.0, 1e-6 * flash.flops(1));
 }
 
 TEST(StageModels, ExpertsShardedOverTheTensorRanksAreOtherFeatures) {

@@ -2,6 +2,8 @@
 // rotary, ALiBi or T5 relative position bias) and DeepSeek's multi-head latent attention (MLA).
 #include <algorithm>
 
+#include "ops/attention.hpp"
+
 #include "core/checked.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
@@ -153,10 +155,17 @@ FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision
     g = f;
     g.phase = Phase::backward_input;
     g.op = "flash_attention_backward";
-    g.flops = 2.5 * f.flops;
+    g.flops = 2.5 * f.flops;  // flash_backward_recompute_flops takes the q k^T share back out
     g.bytes = (2.0 * bh * q * (dqk + dv) + 2.0 * bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
     out.saved_bytes = (bh * q * (dqk + dv) + bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
     return out;
+}
+
+double flash_backward_recompute_flops(const Kernel& k) {
+    if (k.op != "flash_attention_backward" || !k.attention) return 0.0;
+    // backward = 2.5 x forward = 2.5 x 2 x scores x (qk_dim + v_dim); the recomputed q k^T is 2 x scores x qk_dim.
+    double qk = double(k.attention->qk_dim), v = double(k.attention->v_dim);
+    return k.flops / 2.5 * qk / (qk + v);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "ops/attention.hpp"
 #include "ops/catalogue.hpp"
 #include "parallel/context_parallel.hpp"
 #include "parallel/data_parallel.hpp"
@@ -38,7 +39,13 @@ double StageModels::flops(std::int64_t micro_batch) {
             if (is_attention(layer.kind) && layer.attrs.contains("causal"))
                 layer.attrs["causal"] = false;
     ModelFeatures f = compute_features(counted, precision_, mixed_);
-    return flops_[micro_batch] = f.forward_flops + f.backward_flops();
+    // FlashAttention's backward recomputes the scores (ops/attention.cpp): hardware FLOPs, not model FLOPs, as
+    // activation checkpointing's recompute (never counted here): backward = 2 x forward, as the formulas have it.
+    double recompute = 0;
+    for (const auto& layer : f.layers)
+        if (layer.runs_backward)
+            for (const auto& k : layer.cost.kernels) recompute += double(layer.repeat) * flash_backward_recompute_flops(k);
+    return flops_[micro_batch] = f.forward_flops + f.backward_flops() - recompute;
 }
 
 const ModelShape& StageModels::shape() {

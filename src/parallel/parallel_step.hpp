@@ -38,8 +38,9 @@ public:
     const ModelShape& shape();
     // Bytes of one pipeline send under this layout (pipeline_message_bytes in parallel/pipeline.hpp).
     double pipeline_message_bytes(const ParallelLayout& layout);
-    // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute, attention counted whole
-    // even where causal masking skips half): MFU's numerator.
+    // Forward and backward FLOPs of one micro-batch of the unsharded model (no recompute, neither activation
+    // checkpointing's nor FlashAttention's; attention counted whole even where causal masking skips half): MFU's
+    // numerator.
     double flops(std::int64_t micro_batch);
 
 private:

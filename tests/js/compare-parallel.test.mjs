@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../../tools/compare_published.mjs';
-import { foundryArgs, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
+import { dataParallelArgs, foundryArgs, foundryMfuPercent, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const csv = (path) => parseCsv(readFileSync(resolve(root, path), 'utf8'));
@@ -37,7 +37,7 @@ test('llm-foundry rows: FSDP stage, micro and global batch, precision, checkpoin
   assert.equal(value(b, '--mixed'), 'autocast');
   assert.equal(value(b, '--hardware'), { a100_40gb: 'a100-sxm4-40gb', a100_80gb: 'a100-sxm4-80gb' }[amp.gpu]);
   assert.equal(value(foundryArgs({ ...amp, gpu: 'a100_40gb' }, 'm.json'), '--hardware'), 'a100-sxm4-40gb');
-  assert.equal(value(b, '--checkpointing'), undefined);
+  assert.equal(value(b, '--checkpointing'), 'none');  // pinned: the plan search would otherwise choose
   assert.equal(value(b, '--zero'), { FULL_SHARD: '3', SHARD_GRAD_OP: '2' }[amp.sharding]);
   assert.equal(value(foundryArgs({ ...amp, sharding: 'SHARD_GRAD_OP' }, 'm.json'), '--zero'), '2');
   // Every row translates, and its micro-batch x accumulation x GPUs is its global batch (no partial micro-batch).
@@ -102,4 +102,38 @@ test('error measures', () => {
   assert.equal(median([4, 1, 3, 2]), 2.5);
   assert.equal(percent(0.45), 45);
   assert.equal(percent(45), 45);
+});
+
+test("llm-foundry's MFU formula: 6 x params + 12 x layers x d_model x seq per token over 312 TFLOP/s", () => {
+  // 1e9 params, 24 layers of 2048 at 2048 tokens: 6e9 + 12 x 24 x 2048 x 2048 = 7,207,959,552 FLOPs per token;
+  // at 1000 tokens/s per GPU: 7.207959552e12 / 312e12 = 2.3102 %.
+  const r = { gpu: 'a100_80gb', seq: '2048', params: '1000000000' };
+  assert.ok(Math.abs(foundryMfuPercent(r, { n_layers: 24, d_model: 2048 }, 1000) - 2.31024) < 1e-4);
+  // The published 7b row at 65,536 tokens: 6 x 6,918,905,856 + 12 x 32 x 4096 x 65536 = 144,592,650,240 FLOPs per
+  // token x 1013 tokens/s / 312e12 = 46.95 %, published 46.97 (its tokens/s is rounded to an integer).
+  const row = csv('data/published/llm_foundry_mpt_a100.csv').find((x) => x.model === '7b' && x.seq === '65536');
+  const seven = JSON.parse(readFileSync(resolve(root, 'data/published/mpt/mpt-7b.json'), 'utf8'));
+  const got = foundryMfuPercent(row, seven, Number(row.tokens_per_s_per_gpu));
+  assert.ok(Math.abs(got - 46.946) < 0.01, String(got));
+  assert.ok(Math.abs(got - Number(row.mfu)) < 0.05);
+  assert.throws(() => foundryMfuPercent({ ...r, gpu: 'h100_80gb' }, seven, 1), /no llm-foundry peak/);
+});
+
+test('data-parallel rows: one host of `gpus` replicas, batch per GPU, channels-last TensorFlow', () => {
+  const rows = csv('data/published/data_parallel.csv');
+  assert.equal(rows.length, 20);
+  const r = rows.find((x) => x.hardware === 'rtx-3090' && x.gpus === '8' && x.batch === '64');
+  assert.equal(r.samples_per_s, '4039.44');
+  const a = dataParallelArgs(r);
+  assert.equal(value(a, '--gpus'), '8');
+  assert.equal(value(a, '--gpus-per-node'), '8');
+  assert.equal(value(a, '--dp'), '8');
+  assert.equal(value(a, '--zero'), '0');
+  assert.equal(value(a, '--batch'), '64');
+  assert.equal(value(a, '--global-batch'), '512');
+  assert.equal(value(a, '--image'), '224');
+  assert.equal(value(a, '--channels-last'), '');
+  assert.equal(value(a, '--checkpointing'), 'none');
+  assert.equal(a.at(-1), '--json');
+  assert.equal(value(dataParallelArgs({ ...r, framework: 'PyTorch' }), '--channels-last'), undefined);
 });

@@ -21,6 +21,8 @@ const arg = (name, fallback) => {
   return i > 0 ? process.argv[i + 1] : fallback;
 };
 const RUNS = Number(arg('runs', 5));
+// The brief's page budget: the first result within 0.8 s of a cold load (and the page under 1 MB gzip).
+const FIRST_RESULT_TARGET_MS = 800;
 const OUT = resolve(root, arg('out', 'docs/performance.md'));
 const dist = join(root, 'dist');
 const chromiumPath = process.env.PRENET_CHROMIUM ?? '/usr/bin/chromium';
@@ -257,7 +259,7 @@ page targets are for a plain 2-core machine, and these runs share theirs with ot
 | what | target | measured | |
 |---|---|---|---|
 | page size, compressed (brotli / gzip) | < 1 MB | ${kb(pageBrotli)} / ${kb(pageGzip)} | ${pass(pageGzip < 1e6)} |
-| time to first result, cold load, local server (median of ${RUNS}) | ≤ 1.0 s | ${round(firstMedian, 0)} ms | ${pass(firstMedian <= 1000)} |
+| time to first result, cold load, local server (median of ${RUNS}) | ≤ ${FIRST_RESULT_TARGET_MS / 1000} s | ${round(firstMedian, 0)} ms | ${pass(firstMedian <= FIRST_RESULT_TARGET_MS)} |
 | recompute every accelerator after an edit, through the page's whole path (typed value to table, median) | ≤ 150 ms | ${round(median(editRecompute), 0)} ms | ${pass(median(editRecompute) <= 150)} |
 | recompute every accelerator (${worker.results}) for llama2-70b in the worker (median) | < 50 ms | ${round(workerMedian, 1)} ms in the module, ${round(median(worker.roundTrip), 1)} ms round trip | ${pass(median(worker.roundTrip) < 50)} |
 | plan search: llama2-70b on 1,024 A100s, every layout open (${planWorker.layouts} layouts) | < 1 s native, < 2 s in the worker | ${round(planNative.cold_ms, 0)} ms native (first call; ${round(median(planNative.warm_ms), 0)} ms after), ${round(planWorker.ms[0], 0)} ms in the worker (first; ${round(median(planWorker.ms.slice(1)), 0)} ms after) | ${pass(planNative.cold_ms < 1000 && planWorker.ms[0] < 2000)} |
@@ -288,8 +290,9 @@ The page starts the wasm download and compilation from \`js/boot.js\`, a classic
 the widget), before its own modules load, and hands the compiled module to the worker; the page asks for the
 option table (\`options\`, which makes the form and the request) before its first \`predict\`. From "module ready" to the first result the module answers
 its first \`predict\`, which includes its one-time start-up: parsing the embedded hardware catalogue and the
-learned kernel models (\`models/kernels.json\`, ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON) on first use; under Node that start-up
-alone is ${round(wasmCold, 0)} ms of the first request, against ${round(nativeCold, 0)} ms natively.
+learned kernel models (\`models/kernels.json\`, ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON) on first use, read by
+\`core/embedded_json.hpp\`'s one-pass reader rather than nlohmann's lexer; under Node that first request, start-up
+included, takes ${round(wasmCold, 0)} ms, against ${round(nativeCold, 0)} ms natively.
 
 ## 3. Recomputing the table
 

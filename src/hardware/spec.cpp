@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/embedded.hpp"
+#include "core/embedded_json.hpp"
 #include "core/error.hpp"
 #include "hardware/link.hpp"
 #include "hardware/precision_support.hpp"
@@ -209,7 +210,7 @@ const std::vector<HardwareSpec>& hardware_catalogue() {
         std::vector<HardwareSpec> specs;
         for (const auto& f : embedded_files()) {
             if (f.path.rfind("hardware/", 0) != 0) continue;
-            specs.push_back(parse_hardware(json::parse(f.contents), f.path));
+            specs.push_back(parse_hardware(parse_embedded_json(f.contents), f.path));
         }
         std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
         return specs;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/embedded.hpp"
+#include "core/embedded_json.hpp"
 #include "core/error.hpp"
 #include "predict/kernel_features.hpp"
 #include "predict/op_rows.hpp"
@@ -182,7 +183,7 @@ std::optional<double> LearnedPredictor::relative_uncertainty(const std::map<Fami
 const json* embedded_kernel_models() {
     static const json models = [] {
         for (const auto& f : embedded_files())
-            if (f.path == "models/kernels.json") return json::parse(f.contents, nullptr, false);
+            if (f.path == "models/kernels.json") return parse_embedded_json(f.contents, false);
         return json();
     }();
     return models.is_object() ? &models : nullptr;

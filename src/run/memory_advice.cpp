@@ -113,14 +113,23 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
         return base;
     };
 
+    auto with_kind = [](CheckpointKind k) {
+        SettingsChange c;
+        c.checkpointing = k;
+        return c;
+    };
     // Single changes, in the tie-breaking order.
-    if (q.has_full_loss_logits && q.loss == LossMode::full) fits(SettingsChange{{}, LossMode::chunked});
+    if (q.has_full_loss_logits && q.loss == LossMode::full) {
+        SettingsChange chunked;
+        chunked.loss = LossMode::chunked;
+        fits(chunked);
+    }
     // Offload's host copies are not in the step model (it takes them as hidden behind compute), so by time it
     // would always rank first: it is offered only where no kind that stays on the device fits.
     bool on_device_fits = false;
     for (CheckpointKind k : kinds)
-        if (k != CheckpointKind::offload) on_device_fits = fits(SettingsChange{k}) || on_device_fits;
-        else if (!on_device_fits) fits(SettingsChange{k});
+        if (k != CheckpointKind::offload) on_device_fits = fits(with_kind(k)) || on_device_fits;
+        else if (!on_device_fits) fits(with_kind(k));
     if (auto c = smaller_batch({})) fits(*c);
     for (const auto& c : q.more) fits(c);
 

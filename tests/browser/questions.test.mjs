@@ -132,8 +132,9 @@ describe('the questions people bring', () => {
     const advice = await text(page, '#breakdown .advice');
     assert.match(advice, /Does not fit by [\d.]+ GB\. It would fit with:/);
     assert.doesNotMatch(advice, /--/);
-    const checkpointing = page.locator('#verdict [data-apply]', { hasText: /^Use activation checkpointing$/ });
-    assert.match(await checkpointing.textContent(), /Use activation checkpointing/);
+    // The ranked changes name the checkpointing kind, its reserved peak and its step-time cost.
+    const checkpointing = page.locator('#verdict [data-apply]', { hasText: /^Use full activation checkpointing \(/ });
+    assert.match(await checkpointing.textContent(), /^Use full activation checkpointing \([\d.]+ GB reserved, step \+\d+%\)$/);
     await checkpointing.click();
     await settled(page, 60_000);
     assert.equal((await reply(page)).settings.checkpointing, true);

@@ -907,7 +907,7 @@ std::string accuracy_report(const FitOptions& o, const ReportParts& p) {
 }  // namespace
 
 // Significant digits of the numbers in the shipped models (round_to_significant_digits says why).
-constexpr int kShippedSignificantDigits = 9;
+constexpr int kShippedSignificantDigits = 6;
 
 void round_to_significant_digits(nlohmann::json& value, int digits) {
     if (value.is_number_float()) {

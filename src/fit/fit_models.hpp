@@ -49,8 +49,9 @@ constexpr double kSimplerLearnerTolerance = 0.15;
 std::string keep_learner(const std::map<std::string, double>& time_weighted);
 
 // Rounds every floating-point number in `value` to `digits` significant digits. The shipped kernel models are
-// written this way (9 digits): the page embeds models/kernels.json, where digits past the 9th of 17 cost ~40 KB of
-// its 1 MB gzip budget while moving no prediction by more than ~1e-9 of itself.
+// written this way (6 digits, kShippedSignificantDigits): the page embeds models/kernels.json, where digits past the
+// 6th cost ~60 KB of its 1 MB gzip budget, while a step moves by at most 0.25% (a tree split flipping where a
+// feature lies within 5e-6 of a threshold; median 4e-7; docs/predictor.md).
 void round_to_significant_digits(nlohmann::json& value, int digits);
 
 // `models` (a kernel models document) with each family's floor_ms set to the latency floor `source` measured

@@ -94,18 +94,40 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     EXPECT_DOUBLE_EQ(z1.gradients, whole.gradients);
     EXPECT_DOUBLE_EQ(z2.gradients, whole.gradients / n);
     EXPECT_DOUBLE_EQ(z2.weights, whole.weights);
-    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered and two blocks'
-    // fp32 (autocast) gradients before their reduce-scatter (one reduced while the next is computed).
+    // ZeRO-3: every model state over n, plus two whole blocks' bf16 weights being gathered, the block the
+    // backward computes with its bf16 gradient (that of the bf16 weights it read) and the block before it, whose
+    // gradient is cast to fp32 (autocast's stored gradients) for its reduce-scatter: 2 x 2 + 2 + 4 bytes per unit
+    // parameter.
     EXPECT_DOUBLE_EQ(z3.weights, whole.weights / n);
     const double unit = largest_unit_params(f);
-    EXPECT_DOUBLE_EQ(z3.gathered, 2.0 * 2.0 * unit + 2.0 * 4.0 * unit);
+    EXPECT_DOUBLE_EQ(z3.gathered, 2.0 * 2.0 * unit + 2.0 * unit + 4.0 * unit);
     EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + z3.gathered);
+    // ZeRO-2 keeps autocast's fp32 weights: both blocks' gradients are fp32.
     EXPECT_DOUBLE_EQ(z2.gathered, 2.0 * 4.0 * unit);
     EXPECT_LT(z3.peak, z2.peak);
     EXPECT_LT(z2.peak, z1.peak);
     EXPECT_LT(z1.peak, z0.peak);
     // The activations of the micro-batches a pipeline stage holds at once.
     EXPECT_DOUBLE_EQ(shard_memory(whole, f, dp(8, 3), r, 4.0, none).activations, 4.0 * whole.activations);
+}
+
+TEST(DataParallel, AccumulationsFreshGradientIsTheUnshardedBlockUnderZero2And3) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    MemoryOptions o = testing::memory_options(Precision::bf16, "adamw");
+    o.grad_accum = 4;
+    MemoryUse whole = estimate_memory(f, o);
+    // GPT-2's largest layer is the token embedding, 50257 x 768 parameters: its fresh fp32 gradient.
+    ASSERT_DOUBLE_EQ(whole.accumulation_gradient, 50257.0 * 768.0 * 4.0);
+    FrameworkReserve none;
+    MemoryUse z1 = shard_memory(whole, f, dp(8, 1), r, 1.0, none);
+    MemoryUse z3 = shard_memory(whole, f, dp(8, 3), r, 1.0, none);
+    // ZeRO-1 keeps whole gradients: the fresh one is a tensor of its own.
+    EXPECT_DOUBLE_EQ(z1.accumulation_gradient, whole.accumulation_gradient);
+    EXPECT_DOUBLE_EQ(z1.layer_temporary, whole.layer_temporary + z1.communication_buffers);
+    // ZeRO-3: the block the backward computes is the fresh gradient, already among the unsharded ones.
+    EXPECT_DOUBLE_EQ(z3.accumulation_gradient, 0.0);
+    EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary - whole.accumulation_gradient + z3.gathered);
 }
 
 TEST(DataParallel, NcclBuffersPerProcessGroupOutsideTheAllocator) {

@@ -147,7 +147,47 @@ TEST(TrainingMemory, LossKeepsTheFp32LogitsOrOneChunk) {
     EXPECT_DOUBLE_EQ(chunked.saved, 0);
     EXPECT_DOUBLE_EQ(chunked.temporary, 256.0 * 128256 * 8);  // 263 MB
     EXPECT_EQ(parse_loss_mode("chunked"), LossMode::chunked);
-    EXPECT_THROW(parse_loss_mode("fused"), Error);
+    // Fused (flash-attn's CrossEntropyLoss): the bf16 logits saved, their bf16 gradient at the backward (2 + 2).
+    LossMemory fused = loss_memory(tokens, vocab, hidden, Precision::bf16, LossMode::fused);
+    EXPECT_DOUBLE_EQ(fused.saved, 8192.0 * 128256 * 2);  // 2.10 GB
+    EXPECT_DOUBLE_EQ(fused.temporary, 8192.0 * 128256 * 2);
+    EXPECT_EQ(parse_loss_mode("fused"), LossMode::fused);
+    EXPECT_STREQ(to_string(LossMode::fused), "fused");
+    EXPECT_THROW(parse_loss_mode("liger"), Error);
+}
+
+// Under full checkpointing the loss's backward runs before the last block is recomputed: its transients never
+// meet the recompute block's activations, which the activations already count.
+TEST(TrainingMemory, LossTransientsAndTheRecomputedBlockAreNotAliveTogether) {
+    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
+    ModelFeatures f = compute_features(model, Precision::bf16);
+    MemoryOptions o = memory_options(Precision::bf16, "adamw");
+    o.checkpointing = true;
+    MemoryUse m = estimate_memory(f, o);
+    const double logits = 4.0 * 1024 * 50257;  // 4 x 1024 tokens, vocabulary 50257
+    ASSERT_DOUBLE_EQ(m.loss_temporary, 8.0 * logits);
+    const double block = activation_memory(f, Precision::bf16, CheckpointKind::full).recompute_block;
+    ASSERT_GT(block, 0.0);
+    // At the loss's backward: the activations less the block not yet recomputed, plus the loss's transients.
+    EXPECT_DOUBLE_EQ(m.layer_temporary, std::max(m.layer_output, m.loss_temporary - block));
+    EXPECT_LT(m.layer_temporary, m.loss_temporary);
+    // Without checkpointing nothing is recomputed: the loss's transients count whole.
+    o.checkpointing = false;
+    EXPECT_DOUBLE_EQ(estimate_memory(f, o).layer_temporary, std::max(m.layer_output, m.loss_temporary));
+}
+
+TEST(TrainingMemory, FusedLossKeepsTheLogitsInTheirPrecision) {
+    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
+    ModelFeatures f = compute_features(model, Precision::bf16);
+    MemoryOptions o = memory_options(Precision::bf16, "adamw");
+    MemoryUse full = estimate_memory(f, o);
+    o.loss = LossMode::fused;
+    MemoryUse fused = estimate_memory(f, o);
+    // 4 x 1024 tokens x 50257 logits: 4 bytes fewer saved each (no fp32 log-probabilities), a bf16 gradient (2)
+    // at the backward instead of two fp32 ones (8).
+    const double logits = 4.0 * 1024 * 50257;
+    EXPECT_DOUBLE_EQ(full.activations - fused.activations, 4.0 * logits);
+    EXPECT_DOUBLE_EQ(fused.loss_temporary, 2.0 * logits);
 }
 
 TEST(TrainingMemory, ChunkedLossFreesTheLogits) {

@@ -333,11 +333,15 @@ std::vector<OptionDef> build_table() {
                   "NCHW")
             .echoed().on_page("training", "nhwc").advanced(),
         Row("loss", T::choice, kRun).flag("loss", "L").label("Cross-entropy loss")
-            .choices({"full", "chunked"}, {{"full", "full: every token's fp32 logits kept"},
-                                           {"chunked", "chunked: one chunk of logits at a time (Liger)"}})
+            .choices({"full", "chunked", "fused"},
+                     {{"full", "full: every token's fp32 logits kept"},
+                      {"chunked", "chunked: one chunk of logits at a time (Liger)"},
+                      {"fused", "fused: logits kept in their precision (flash-attn)"}})
             .defaults("full", "full")
-            .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward) or chunked "
-                  "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time); memory only")
+            .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward), chunked "
+                  "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time) or fused "
+                  "(flash-attn's CrossEntropyLoss, llm-foundry's default: no fp32 copy, the logits and their "
+                  "gradient in the model's precision); memory only")
             .echoed().on_page("training", "loss").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "

@@ -126,12 +126,21 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
         // Autocast's half-precision weight copies are the gathered blocks themselves.
         m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;
     }
+    double accumulation_gradient = u.accumulation_gradient;
     if (s > 1 && l.zero >= 2) {
-        // The unsharded gradients of the block whose reduce-scatter runs and of the block the backward computes
-        // (FSDP reduce-scatters one unit while the next computes; one at a time without overlap).
-        double units = l.zero >= f.overlap_from_zero ? 2.0 : 1.0;
-        m.gathered += std::min(n, units * unit) * grad_bytes;
+        // The unsharded gradients of the block the backward computes and, overlapped, of the block whose
+        // reduce-scatter runs (FSDP reduce-scatters one unit while the next computes; one at a time without
+        // overlap). Under ZeRO-3 the block computed has the precision of the gathered weights its matmuls read
+        // (FSDP's param_dtype: the gradient of a bf16 weight is bf16); the one reduced is cast to the stored
+        // gradients' precision (FSDP's reduce_dtype). The block computed is also the fresh gradient that
+        // accumulation adds in: counted here, not again.
+        bool overlapped = l.zero >= f.overlap_from_zero;
+        double computed = std::min(n, unit), reduced = overlapped ? std::min(n - computed, unit) : 0.0;
+        double computed_bytes = l.zero >= 3 ? r.matmul_weight_bytes() : grad_bytes;
+        m.gathered += computed * computed_bytes + reduced * grad_bytes;
+        accumulation_gradient = 0;
     }
+    m.accumulation_gradient = accumulation_gradient;
     m.communication_buffers = 0;
     if (s > 1 && l.zero < 2) {
         // Gradients are copied into a bucket before their reduction (DeepSpeed's reduce_bucket_size buffer, DDP's
@@ -143,7 +152,8 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
     }
     m.weights = model_bytes + master_bytes;
     m.activations = u.activations * in_flight;
-    m.layer_temporary = u.layer_temporary + m.gathered + m.communication_buffers;
+    m.layer_temporary = u.layer_temporary - u.accumulation_gradient + accumulation_gradient + m.gathered +
+                        m.communication_buffers;
     // One NCCL communicator per process group this device belongs to.
     int groups = (s > 1) + (l.tp > 1) + (l.pp > 1) + (l.cp > 1) + (l.ep > 1) + (l.ep > 1 && l.expert_replicas() > 1);
     m.nccl_buffers = double(groups) * reserve.nccl_bytes_per_group;

@@ -108,7 +108,7 @@ const ActivationMemory& StageCache::activations(const ModelFeatures& stage, cons
     auto key = std::make_pair(&stage, o.checkpoint_kind());
     auto it = activations_.find(key);
     if (it != activations_.end()) return it->second;
-    return activations_.emplace(key, activation_memory(stage, o.precision, o.checkpoint_kind())).first->second;
+    return activations_.emplace(key, training_activations(stage, o)).first->second;
 }
 
 namespace {
@@ -162,8 +162,7 @@ MemoryUse stage_memory(const ModelFeatures& stage, std::int64_t index, const Par
     mo.reserve = c.reserve;
     MemoryUse unsharded = c.cache ? c.cache->unsharded_memory(stage, mo) : estimate_memory(stage, mo);
     // The stage's activations at its peak (pipeline.hpp), handed to shard_memory as one micro-batch's.
-    ActivationMemory one = c.cache ? c.cache->activations(stage, mo)
-                                   : activation_memory(stage, mo.precision, mo.checkpoint_kind());
+    ActivationMemory one = c.cache ? c.cache->activations(stage, mo) : training_activations(stage, mo);
     unsharded.activations = stage_activation_bytes(one, index, l);
     PrecisionRecipe recipe = model_recipe(mo);
     return with_capacity(shard_memory(unsharded, stage, l, recipe, 1.0, c.reserve, c.step.framework), *c.hw);

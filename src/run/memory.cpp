@@ -30,12 +30,20 @@ FrameworkReserve FrameworkReserve::pytorch_default() {
     return r;
 }
 
-const char* to_string(LossMode mode) { return mode == LossMode::chunked ? "chunked" : "full"; }
+const char* to_string(LossMode mode) {
+    switch (mode) {
+        case LossMode::full: return "full";
+        case LossMode::chunked: return "chunked";
+        case LossMode::fused: return "fused";
+    }
+    return "full";
+}
 
 LossMode parse_loss_mode(const std::string& name) {
     if (name == "full") return LossMode::full;
     if (name == "chunked") return LossMode::chunked;
-    throw Error("unknown loss '" + name + "' (full, chunked)", ErrorCode::invalid_value, "loss");
+    if (name == "fused") return LossMode::fused;
+    throw Error("unknown loss '" + name + "' (full, chunked, fused)", ErrorCode::invalid_value, "loss");
 }
 
 LossMemory loss_memory(double tokens, double vocab, double hidden, Precision precision, LossMode mode) {
@@ -47,12 +55,48 @@ LossMemory loss_memory(double tokens, double vocab, double hidden, Precision pre
         m.temporary = chunk_tokens * vocab * (fp32 + fp32);
         return m;
     }
+    if (mode == LossMode::fused) {
+        m.saved = tokens * vocab * logits_bytes;
+        m.temporary = tokens * vocab * logits_bytes;
+        return m;
+    }
     // The log-probabilities (fp32) stay until the backward; so do the logits themselves, the model's output the
     // training loop holds (Hugging Face's outputs.logits, a training script's `pred`). In the backward,
     // log_softmax's gradient (fp32) is computed beside the incoming one (fp32: nll_loss's dense gradient).
     m.saved = tokens * vocab * (fp32 + logits_bytes);
     m.temporary = tokens * vocab * (fp32 + fp32);
     return m;
+}
+
+namespace {
+
+// Calls f(layer index, its loss memory) for each cross-entropy layer over logits.
+template <class F>
+void for_each_loss(const ModelFeatures& features, const TrainingSetup& o, F f) {
+    for (size_t i = 0; i < features.layers.size(); ++i) {
+        const auto& lf = features.layers[i];
+        if (!is_loss(lf) || lf.layer.input.size() < 2) continue;
+        double vocab = double(lf.layer.input.back()), tokens = double(elements(lf.layer.input)) / vocab;
+        double hidden = i > 0 ? double(features.layers[i - 1].layer.input.back()) : vocab;
+        f(i, loss_memory(tokens, vocab, hidden, o.precision, o.loss));
+    }
+}
+
+}  // namespace
+
+ActivationMemory training_activations(const ModelFeatures& features, const TrainingSetup& o) {
+    ActivationMemory act = activation_memory(features, o.precision, o.checkpoint_kind());
+    for_each_loss(features, o, [&](size_t index, const LossMemory& loss) {
+        const LayerFeatures& lf = features.layers[index];
+        double replaced = double(lf.repeat) * (loss.saved - lf.cost.saved_activation_bytes);
+        act.saved += replaced;
+        // A loss outside blocks is in one of the ends: after the blocks (a language model's head) or before them.
+        if (!lf.block.empty()) return;
+        bool after_blocks = std::any_of(features.layers.begin(), features.layers.begin() + std::ptrdiff_t(index),
+                                        [](const LayerFeatures& l) { return !l.block.empty(); });
+        (after_blocks ? act.trailing : act.leading) += replaced;
+    });
+    return act;
 }
 
 PrecisionRecipe model_recipe(const TrainingSetup& setup) {
@@ -82,7 +126,7 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     m.gradients = n * trained.gradient_bytes;
     m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
 
-    ActivationMemory act = activation_memory(features, o.precision, o.checkpoint_kind());
+    ActivationMemory act = training_activations(features, o);
     m.activations = act.saved;
     m.checkpointed_blocks = act.checkpointed_blocks;
 
@@ -102,18 +146,18 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
         largest_layer_params = std::max(largest_layer_params, double(lf.trainable_params));
         if (double(lf.trainable_params) * trained.weight_bytes > kSmallAllocation)
             m.rounded_tensors += std::int64_t(double(lf.repeat) * tensors_per_param);
-        if (is_loss(lf) && lf.layer.input.size() >= 2) {
-            double vocab = double(lf.layer.input.back()), tokens = double(elements(lf.layer.input)) / vocab;
-            double hidden = i > 0 ? double(features.layers[i - 1].layer.input.back()) : vocab;
-            LossMemory loss = loss_memory(tokens, vocab, hidden, o.precision, o.loss);
-            m.activations += double(lf.repeat) * (loss.saved - lf.cost.saved_activation_bytes);
-            m.loss_temporary = std::max(m.loss_temporary, loss.temporary);
-        }
     }
+    for_each_loss(features, o, [&](size_t, const LossMemory& loss) {
+        m.loss_temporary = std::max(m.loss_temporary, loss.temporary);
+    });
     m.dequantization = features.largest_dequantized_bytes;
     m.layer_output = 2.0 * largest_output;
-    m.layer_temporary = std::max(m.layer_output, m.loss_temporary) + m.dequantization;
-    if (o.grad_accum > 1) m.layer_temporary += largest_layer_params * trained.gradient_bytes;
+    // The loss's transients live during its backward, which runs before any checkpointed block is recomputed:
+    // the recompute block (counted in the activations) is not yet alive beside them.
+    double loss_beyond_activations = std::max(0.0, m.loss_temporary - act.recompute_block);
+    m.layer_temporary = std::max(m.layer_output, loss_beyond_activations) + m.dequantization;
+    if (o.grad_accum > 1) m.accumulation_gradient = largest_layer_params * trained.gradient_bytes;
+    m.layer_temporary += m.accumulation_gradient;
     m.optimizer_scratch = optimizer_scratch_bytes(*o.optimizer, features, trained, o.optimizer_impl);
     m.weight_copies = recipe.mixed && !recipe.half_model ? features.half_weight_copy_bytes : 0.0;
 

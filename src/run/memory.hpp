@@ -43,7 +43,7 @@ struct FrameworkReserve {
     static FrameworkReserve pytorch_default();
 };
 
-enum class LossMode { full, chunked };
+enum class LossMode { full, chunked, fused };
 const char* to_string(LossMode mode);
 LossMode parse_loss_mode(const std::string& name);  // throws Error (field "loss")
 
@@ -104,6 +104,9 @@ struct MemoryUse {
     double loss_temporary = 0;     // of layer_temporary: the loss's logits and their gradient (LossMode)
     double gathered = 0;           // of layer_temporary: ZeRO-3's unsharded weights and gradients of the units
     double communication_buffers = 0;  // of layer_temporary: DDP's gradient buckets in flight
+    // Of layer_temporary: with gradient accumulation, the largest layer's freshly computed weight gradient before
+    // it is added to the accumulated one. Under ZeRO-2/3 it is one of the unsharded gradients `gathered` counts.
+    double accumulation_gradient = 0;
     double optimizer_scratch = 0;  // the optimizer phase's transient buffers
     std::int64_t rounded_tensors = 0;  // persistent tensors over 1 MiB (weights, gradients, states per layer)
     double nccl_buffers = 0;       // NCCL's buffers, outside the allocator (the layout's process groups)
@@ -151,11 +154,19 @@ MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw,
 // and transient at its peak. full: the fp32 log-probabilities are saved (4 bytes); at the backward their fp32
 // gradient and its half-precision cast for the head's backward (4 + 2 bytes; fp32 training: 4 + 4). chunked: none
 // saved; one chunk of ceil(tokens / ceil(vocab / hidden)) tokens (Liger-Kernel's chunk size: a chunk's logits about
-// the size of the hidden states) holds its fp32 logits and their gradient (4 + 4 bytes per element).
+// the size of the hidden states) holds its fp32 logits and their gradient (4 + 4 bytes per element). fused (flash-attn's
+// CrossEntropyLoss, llm-foundry's default loss_fn fused_crossentropy): the logits in their own precision are saved
+// (the model's output, held anyway; the kernel keeps only one fp32 log-sum-exp per token beside them, negligible),
+// and the backward writes their gradient in that precision (activation_bytes each: 2 + 2 bytes under bf16).
 struct LossMemory {
     double saved = 0, temporary = 0;
 };
 LossMemory loss_memory(double tokens, double vocab, double hidden, Precision precision, LossMode mode);
+
+// The saved activations of one micro-batch under the setup's checkpointing (activation_memory), with each loss's
+// logits as loss_memory keeps them in place of what the loss op saves: what estimate_memory and a pipeline stage's
+// activations (parallel/pipeline.hpp) both count.
+ActivationMemory training_activations(const ModelFeatures& features, const TrainingSetup& setup);
 
 // Tensors only (no framework reserve), fused optimizer, no checkpointing or accumulation.
 MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw, Precision precision,

@@ -139,10 +139,11 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
                                      std::round(o.optimizer->state_bytes_per_param / 4.0);
     for (size_t i = 0; i < features.layers.size(); ++i) {
         const auto& lf = features.layers[i];
-        // The loss's own transients are loss_memory's; a chunked loss also fuses the head into it, so the head's
-        // whole logits are never written.
-        bool fused_head = o.loss == LossMode::chunked && i + 1 < features.layers.size() && is_loss(features.layers[i + 1]);
-        if (!fused_head && !is_loss(lf)) largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
+        // The loss's own transients are loss_memory's, and so are the output and output gradient of the layer
+        // that feeds it (the head): its output is the logits loss_memory keeps, its gradient the logits' gradient
+        // loss_memory's transient holds (a chunked loss fuses the head in and never writes the whole logits).
+        bool feeds_loss = i + 1 < features.layers.size() && is_loss(features.layers[i + 1]);
+        if (!feeds_loss && !is_loss(lf)) largest_output = std::max(largest_output, lf.cost.forward_bytes_written);
         largest_layer_params = std::max(largest_layer_params, double(lf.trainable_params));
         if (double(lf.trainable_params) * trained.weight_bytes > kSmallAllocation)
             m.rounded_tensors += std::int64_t(double(lf.repeat) * tensors_per_param);

@@ -47,8 +47,10 @@ export function foundryArgs(r, model) {
     '--network', FOUNDRY_NETWORK, '--dp', String(gpus), '--tp', '1', '--pp', '1', '--cp', '1',
     '--zero', String(SHARDING_ZERO[r.sharding]), '--batch', r.micro_batch, '--global-batch', r.global_batch,
     '--seq', r.seq, ...foundryPrecision(r.precision, r.mp_mode),
-    // triton and flash attention are both fused kernels; decoupled AdamW is AdamW's work.
-    '--attention', 'flash', '--optimizer', 'adamw'];
+    // triton and flash attention are both fused kernels; decoupled AdamW is AdamW's work. The loss is llm-foundry's
+    // default loss_fn, fused_crossentropy (flash-attn's CrossEntropyLoss; llmfoundry/models/mpt/modeling_mpt.py);
+    // it changes memory only.
+    '--attention', 'flash', '--optimizer', 'adamw', '--loss', 'fused'];
   // The run's activation checkpointing, pinned either way: left open, the plan search turns it on wherever prenet's
   // memory estimate says the run does not fit, and times a run that never recomputed as if it did.
   a.push('--checkpointing', r.checkpointing === 'True' ? 'full' : 'none');

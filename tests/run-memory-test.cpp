@@ -24,6 +24,9 @@ using prenet::testing::memory_options;
 using prenet::testing::model_states;
 using prenet::testing::params_only;
 
+// GPT-2 at 4 x 1024 tokens in bf16: 4 x 1024 x 50257 logits.
+ModelFeatures gpt2_4x1024() { return compute_features(prenet::testing::zoo_model("gpt2", 4, 1024), Precision::bf16); }
+constexpr double kGpt2Logits = 4.0 * 1024 * 50257;
 
 }  // namespace
 
@@ -159,57 +162,58 @@ TEST(TrainingMemory, LossKeepsTheFp32LogitsOrOneChunk) {
 // Under full checkpointing the loss's backward runs before the last block is recomputed: its transients never
 // meet the recompute block's activations, which the activations already count.
 TEST(TrainingMemory, LossTransientsAndTheRecomputedBlockAreNotAliveTogether) {
-    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
-    ModelFeatures f = compute_features(model, Precision::bf16);
+    // GPT-2 at 4 x 128 tokens: the loss's transient (4 x 128 x 50257 logits x 8 B = 206 MB) outweighs any layer's.
+    ModelFeatures f = compute_features(prenet::testing::zoo_model("gpt2", 4, 128), Precision::bf16);
     MemoryOptions o = memory_options(Precision::bf16, "adamw");
     o.checkpointing = true;
     MemoryUse m = estimate_memory(f, o);
-    const double logits = 4.0 * 1024 * 50257;  // 4 x 1024 tokens, vocabulary 50257
-    ASSERT_DOUBLE_EQ(m.loss_temporary, 8.0 * logits);
+    ASSERT_DOUBLE_EQ(m.loss_temporary, 8.0 * 4 * 128 * 50257);
     const double block = activation_memory(f, Precision::bf16, CheckpointKind::full).recompute_block;
     ASSERT_GT(block, 0.0);
+    ASSERT_GT(m.loss_temporary - block, m.layer_output);
     // At the loss's backward: the activations less the block not yet recomputed, plus the loss's transients.
-    EXPECT_DOUBLE_EQ(m.layer_temporary, std::max(m.layer_output, m.loss_temporary - block));
-    EXPECT_LT(m.layer_temporary, m.loss_temporary);
+    EXPECT_DOUBLE_EQ(m.layer_temporary, m.loss_temporary - block);
     // Without checkpointing nothing is recomputed: the loss's transients count whole.
     o.checkpointing = false;
-    EXPECT_DOUBLE_EQ(estimate_memory(f, o).layer_temporary, std::max(m.layer_output, m.loss_temporary));
+    EXPECT_DOUBLE_EQ(estimate_memory(f, o).layer_temporary, m.loss_temporary);
 }
 
 TEST(TrainingMemory, FusedLossKeepsTheLogitsInTheirPrecision) {
-    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
-    ModelFeatures f = compute_features(model, Precision::bf16);
+    ModelFeatures f = gpt2_4x1024();
     MemoryOptions o = memory_options(Precision::bf16, "adamw");
     MemoryUse full = estimate_memory(f, o);
     o.loss = LossMode::fused;
     MemoryUse fused = estimate_memory(f, o);
     // 4 x 1024 tokens x 50257 logits: 4 bytes fewer saved each (no fp32 log-probabilities), a bf16 gradient (2)
     // at the backward instead of two fp32 ones (8).
-    const double logits = 4.0 * 1024 * 50257;
+    const double logits = kGpt2Logits;
     EXPECT_DOUBLE_EQ(full.activations - fused.activations, 4.0 * logits);
     EXPECT_DOUBLE_EQ(fused.loss_temporary, 2.0 * logits);
 }
 
 TEST(TrainingMemory, ChunkedLossFreesTheLogits) {
-    Model model = prenet::testing::zoo_model("gpt2", 4, 1024);
-    ModelFeatures f = compute_features(model, Precision::bf16);
+    ModelFeatures f = gpt2_4x1024();
     MemoryOptions o = memory_options(Precision::bf16, "adamw");
     MemoryUse full = estimate_memory(f, o);
     o.loss = LossMode::chunked;
     MemoryUse chunked = estimate_memory(f, o);
     // GPT-2: 4 x 1024 tokens, vocabulary 50257, hidden 768: the full loss saves 6 bytes per logit more.
-    const double logits = 4.0 * 1024 * 50257;
+    const double logits = kGpt2Logits;
     EXPECT_DOUBLE_EQ(full.activations - chunked.activations, 6.0 * logits);
     EXPECT_DOUBLE_EQ(full.loss_temporary, 8.0 * logits);
     EXPECT_DOUBLE_EQ(chunked.loss_temporary, std::ceil(4096.0 / std::ceil(50257.0 / 768)) * 50257 * 8);
     EXPECT_LT(chunked.peak, full.peak);
     // Nor does the chunked loss write the head's whole logits: its transients are the largest other layer's
-    // output and gradient (here eager attention's scores), or the loss's chunk.
+    // output and gradient (here the MLP's), or the loss's chunk.
     double others = 0;
     for (const auto& lf : f.layers)
         if (lf.layer.kind != "cross_entropy" && lf.layer.name != "lm_head")
             others = std::max(others, lf.cost.forward_bytes_written);
     EXPECT_DOUBLE_EQ(chunked.layer_temporary, std::max(2.0 * others, chunked.loss_temporary));
+    // Under every loss the head's output and gradient are the logits the loss counts, not a layer transient: the
+    // full loss's largest layer output is the same (the MLP's 233 MB written, not the head's 4096 x 50257 x 2 B =
+    // 412 MB of logits).
+    EXPECT_DOUBLE_EQ(full.layer_output, 2.0 * others);
 }
 
 TEST(TrainingMemory, ForeachScratchCanSetThePeak) {

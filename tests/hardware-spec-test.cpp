@@ -118,6 +118,15 @@ TEST(HardwareCatalogue, HasEveryRequiredId) {
     for (const auto& id : kRequiredIds) EXPECT_EQ(find_hardware(id).id, id);
 }
 
+TEST(HardwareCatalogue, InlineEccKeepsASixteenthOfGddr) {
+    // nvidia-smi shows 15360MiB on a 16 GB T4 (ECC on) and 81920MiB on an 80 GB A100 (HBM).
+    EXPECT_TRUE(find_hardware("t4").inline_ecc);
+    EXPECT_DOUBLE_EQ(find_hardware("t4").memory_bytes(), 15360.0 * (1 << 20));
+    EXPECT_FALSE(find_hardware("a100-sxm4-80gb").inline_ecc);
+    EXPECT_DOUBLE_EQ(find_hardware("a100-sxm4-80gb").memory_bytes(), 81920.0 * (1 << 20));
+    EXPECT_FALSE(find_hardware("rtx-4090").inline_ecc);
+}
+
 TEST(HardwareCatalogue, SortedUniqueAndSane) {
     const auto& cat = hardware_catalogue();
     ASSERT_GE(cat.size(), kRequiredIds.size());
@@ -126,7 +135,8 @@ TEST(HardwareCatalogue, SortedUniqueAndSane) {
         EXPECT_FALSE(h.name.empty()) << h.id;
         EXPECT_GT(h.memory_gb, 0) << h.id;
         EXPECT_GT(h.bandwidth_gbps, 0) << h.id;
-        EXPECT_DOUBLE_EQ(h.memory_bytes(), h.memory_gb * 1e9) << h.id;
+        // Binary GB, less the 1/16 that inline ECC keeps (HardwareSpec::memory_bytes).
+        EXPECT_DOUBLE_EQ(h.memory_bytes(), h.memory_gb * 1073741824.0 * (h.inline_ecc ? 15.0 / 16.0 : 1.0)) << h.id;
         EXPECT_DOUBLE_EQ(h.bandwidth_bytes_per_s(), h.bandwidth_gbps * 1e9) << h.id;
         EXPECT_GT(h.vector_flops(), 0) << h.id;
         for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {
@@ -456,4 +466,15 @@ TEST(HardwareSheets, SchemaDeclaresEveryComputeAndPowerField) {
             EXPECT_TRUE(power.contains(it.key())) << s.stem << ": power." << it.key();
         EXPECT_FALSE(s.doc["power"].contains("limit_w")) << s.stem << ": a catalogue sheet carries no host limit";
     }
+}
+
+TEST(HardwareSheets, InlineEccIsAYesOrNo) {
+    json sheet = minimal_sheet();
+    EXPECT_FALSE(parse_hardware(sheet, "user sheet").inline_ecc);  // absent: no inline ECC
+    sheet["memory"]["inline_ecc"] = true;
+    HardwareSpec h = parse_hardware(sheet, "user sheet");
+    EXPECT_TRUE(h.inline_ecc);
+    EXPECT_DOUBLE_EQ(h.memory_bytes(), 24.0 * (1 << 30) * 15 / 16);
+    sheet["memory"]["inline_ecc"] = "yes";
+    EXPECT_TRUE(mentions(parse_error(sheet), "'inline_ecc' must be true or false"));
 }

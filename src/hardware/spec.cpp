@@ -48,6 +48,16 @@ double require_positive(const json& parent, const char* key, const std::string& 
 
 double or_zero(double x) { return std::isnan(x) ? 0.0 : x; }
 
+// A yes/no fact on a sheet: {"value": true|false, "source": key} or a plain boolean; absent or null is false.
+bool sheet_flag(const json& parent, const char* key, const std::string& origin) {
+    auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return false;
+    const json& v = it->is_object() ? it->value("value", json()) : *it;
+    if (v.is_null()) return false;
+    if (!v.is_boolean()) throw Error(origin + ": field '" + key + "' must be true or false, got " + v.dump());
+    return v.get<bool>();
+}
+
 // A count of devices: a whole number >= 1, or absent/null (0).
 std::int64_t whole_count(const json& parent, const char* key, const std::string& origin) {
     double x = sheet_number(parent, key, origin, 1e9);
@@ -108,6 +118,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     const json& memory = section(sheet, "memory", origin, true);
     h.memory_gb = require_positive(memory, "capacity_gb", origin, 1e-6, 1e6);
     h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, 1e-3, kPlausibleGBps);
+    h.inline_ecc = sheet_flag(memory, "inline_ecc", origin);
     const json& compute = section(sheet, "compute", origin, false);
     h.compute_units = or_zero(sheet_number(compute, "compute_units", origin, 1e7));
     h.cores_per_unit = or_zero(sheet_number(compute, "cores_per_unit", origin, 1e6));
@@ -196,7 +207,13 @@ double HardwareSpec::vector_flops() const {
     return it != peak_tflops.end() ? it->second * 1e12 : emulated_fp32_flops(nullptr);
 }
 double HardwareSpec::bandwidth_bytes_per_s() const { return bandwidth_gbps * 1e9; }
-double HardwareSpec::memory_bytes() const { return memory_gb * 1e9; }
+// Vendors' memory "GB" are binary: DRAM dies come in power-of-two densities, so an "80GB" A100 holds 80 GiB
+// (nvidia-smi: "81920MiB" total on an A800-SXM4-80GB, github.com/dexmal/dexbotic/issues/41) and a "40GB" one
+// 40 GiB, of which CUDA reports 42,298,834,944 bytes (deviceQuery on an A100-SXM4-40GB,
+// github.com/bottlerocket-os/bottlerocket/pull/3873): 1e9-byte gigabytes would understate them by 7%.
+// GDDR parts that ship with ECC on store its check bits inline, in 1/16 of the memory: a 16 GB T4 shows
+// 15360MiB (nvidia-smi) and TensorFlow 14.75 GiB (github.com/NVIDIA/DALI/issues/1813); HBM keeps them apart.
+double HardwareSpec::memory_bytes() const { return memory_gb * 1073741824.0 * (inline_ecc ? 15.0 / 16.0 : 1.0); }
 
 double HardwareSpec::price_per_hour() const {
     double best = 0;

@@ -28,6 +28,7 @@ struct HardwareSpec {
     // fp64_matrix, where a datasheet gives them (AMD CDNA's MFMA), the matrix-unit rates.
     std::map<std::string, double> peak_tflops;
     double memory_gb = 0, bandwidth_gbps = 0, l2_cache_mb = 0;
+    bool inline_ecc = false;  // ECC check bits stored in the memory itself (GDDR with ECC on): 1/16 of it
     double compute_units = 0, cores_per_unit = 0, base_clock_mhz = 0, boost_clock_mhz = 0;  // 0 = not published
     // The clock the matrix-unit peaks are quoted at, where the vendor's arithmetic shows it differs from the boost
     // clock (H100 SXM: 1,830 MHz against 1,980), and a published sustained clock under matrix load; 0 = not

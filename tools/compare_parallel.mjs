@@ -27,12 +27,15 @@ export const FOUNDRY_NETWORK = 'roce-1600g';
 // FSDP sharding strategies as ZeRO stages (issue #17: FULL_SHARD = --zero 3, SHARD_GRAD_OP = --zero 2).
 export const SHARDING_ZERO = { FULL_SHARD: 3, SHARD_GRAD_OP: 2, NO_SHARD: 0 };
 
-// llm-foundry's precision and FSDP mixed-precision mode -> prenet's --precision and --mixed.
-// amp_bf16 (mp DEFAULT): autocast over fp32 weights, gradients reduced in fp32 -> bf16 autocast.
-// bf16 (mp PURE): parameters, gradients and buffers in bf16 beside FSDP's fp32 sharded master -> bf16 half.
+// llm-foundry's precision and FSDP mixed-precision mode -> prenet's --precision and --mixed. Composer's
+// get_mixed_precision (composer/trainer/mosaic_fsdp_utils.py) gives FSDP param_dtype = bf16 under both DEFAULT and
+// PURE: the blocks are gathered and computed in bf16 beside FSDP's fp32 sharded master, and MPT's
+// low_precision_layernorm keeps the norms in bf16 under autocast too. That is prenet's half recipe, not autocast's
+// fp32 weights with casts, fp32 norms and an fp32 residual stream. DEFAULT reduces the gradients in fp32
+// (reduce_dtype = float32), PURE in bf16.
 export function foundryPrecision(precision, mpMode) {
-  if (precision === 'amp_bf16') return ['--precision', 'bf16', '--mixed', 'autocast'];
-  if (precision === 'bf16' && mpMode === 'PURE') return ['--precision', 'bf16', '--mixed', 'half'];
+  if ((precision === 'amp_bf16' && mpMode === 'DEFAULT') || (precision === 'bf16' && mpMode === 'PURE'))
+    return ['--precision', 'bf16', '--mixed', 'half'];
   throw new Error(`no prenet precision for llm-foundry precision '${precision}' with mixed precision '${mpMode}'`);
 }
 
@@ -46,7 +49,7 @@ export function foundryArgs(r, model) {
   const a = ['predict', '--model', model, '--hardware', hw, '--gpus', String(gpus), '--gpus-per-node', '8',
     '--network', FOUNDRY_NETWORK, '--dp', String(gpus), '--tp', '1', '--pp', '1', '--cp', '1',
     '--zero', String(SHARDING_ZERO[r.sharding]), '--batch', r.micro_batch, '--global-batch', r.global_batch,
-    '--seq', r.seq, ...foundryPrecision(r.precision, r.mp_mode),
+    '--seq', r.seq, ...foundryPrecision(r.precision, r.mp_mode), '--framework', 'fsdp',
     // triton and flash attention are both fused kernels; decoupled AdamW is AdamW's work. The loss is llm-foundry's
     // default loss_fn, fused_crossentropy (flash-attn's CrossEntropyLoss; llmfoundry/models/mpt/modeling_mpt.py);
     // it changes memory only.

@@ -244,7 +244,7 @@ describe('predict', () => {
     const r = doc.results[0];
     assertClose(r.throughput.samples_per_s, doc.settings.batch / (r.step.total_ms / 1e3), 1e-9, 'samples_per_s');
     assertClose(r.throughput.tokens_per_s, r.throughput.samples_per_s * doc.settings.seq, 1e-9, 'tokens_per_s');
-    assertClose(r.memory.capacity_bytes, 80e9, 1e-9, 'A100 80GB capacity');
+    assertClose(r.memory.capacity_bytes, 80 * 2 ** 30, 1e-9, 'A100 80GB capacity (binary GB: 81920 MiB)');
   });
 
   test('settings report the defaults that were assumed', () => {
@@ -302,7 +302,7 @@ describe('predict', () => {
     assert.equal(doc.results.length, 1);
     const r = doc.results[0];
     assert.equal(r.hardware, 'my-test-accel');
-    assertClose(r.memory.capacity_bytes, 24e9, 1e-9, 'custom capacity');
+    assertClose(r.memory.capacity_bytes, 24 * 2 ** 30, 1e-9, 'custom capacity (binary GB)');
   });
 
   test('a comma list may mix catalogue ids and spec files', () => {

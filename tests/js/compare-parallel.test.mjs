@@ -34,7 +34,10 @@ test('llm-foundry rows: FSDP stage, micro and global batch, precision, checkpoin
   assert.equal(a.at(-1), '--json');
   const amp = rows.find((r) => r.precision === 'amp_bf16' && r.checkpointing === 'False');
   const b = foundryArgs(amp, 'm.json');
-  assert.equal(value(b, '--mixed'), 'autocast');
+  // Composer's FSDP mixed precision gathers and computes in bf16 under DEFAULT too (param_dtype = bf16).
+  assert.equal(value(b, '--mixed'), 'half');
+  assert.equal(value(b, '--framework'), 'fsdp');
+  assert.throws(() => foundryArgs({ ...amp, mp_mode: 'FULL' }, 'm.json'), /no prenet precision/);
   assert.equal(value(b, '--hardware'), { a100_40gb: 'a100-sxm4-40gb', a100_80gb: 'a100-sxm4-80gb' }[amp.gpu]);
   assert.equal(value(foundryArgs({ ...amp, gpu: 'a100_40gb' }, 'm.json'), '--hardware'), 'a100-sxm4-40gb');
   assert.equal(value(b, '--checkpointing'), 'none');  // pinned: the plan search would otherwise choose

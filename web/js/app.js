@@ -12,6 +12,7 @@ import * as results from './panels/results.js';
 import * as share from './panels/share.js';
 import * as training from './panels/training.js';
 import * as S from './state.js';
+import { keepFocus } from './focus.js';
 
 const client = createClient(); // picks up the worker js/boot.js started
 const $ = (id) => document.getElementById(id);
@@ -77,7 +78,9 @@ function update(patch = {}, { compute = 'debounced', changed = [] } = {}) {
   else if (keys.includes('@invalid') && compute === false) compute = 'debounced';
   if (compute === 'now') scheduleCompute.now();
   else if (compute === 'debounced' && (Object.keys(patch).length || keys.includes('@invalid'))) scheduleCompute();
-  for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
+  keepFocus(() => {
+    for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
+  });
 }
 
 const renderAll = () => update({}, { compute: false, changed: [...new Set(PANELS.flatMap((p) => p.reads))] });

@@ -228,6 +228,7 @@ window.addEventListener('hashchange', async () => {
   if (!table) return;
   const notes = [];
   const next = await S.fromHash(location.hash, table, notes);
+  if (S.keepKnown(next, meta, notes)) writeHash();
   showLinkNotes(notes);
   if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
   state = next;
@@ -256,7 +257,11 @@ async function start() {
   }
   for (const panel of PANELS) panel.bind(ctx);
   renderAll();
-  scheduleCompute.now(); // the default prediction, queued ahead of the catalogue requests below
+  // The default prediction, queued ahead of the catalogue requests below; a link that names a model or
+  // accelerators waits for the catalogues, so that one unknown id is left out with a note (S.keepKnown)
+  // instead of failing the whole request.
+  const namesIds = (state.source === 'zoo' && state.model !== S.fresh(table).model) || state.hw?.length > 0;
+  if (!namesIds) scheduleCompute.now();
   const [zoo, catalogue] = await Promise.all([client.call({ command: 'zoo' }), client.call({ command: 'hardware' })]);
   const error = zoo.error ?? catalogue.error;
   if (error) return startFailed(error);
@@ -264,7 +269,12 @@ async function start() {
   meta.zooById = new Map(meta.zoo.map((m) => [m.id, m]));
   meta.hardware = catalogue.doc.hardware ?? [];
   meta.hardwareById = new Map(meta.hardware.map((h) => [h.id, h]));
-  update({}, { compute: false, changed: ['@meta'] });
+  if (S.keepKnown(state, meta, notes)) {
+    showLinkNotes(notes);
+    writeHash();
+  }
+  renderAll();
+  if (namesIds) scheduleCompute.now();
 }
 
 // A hook for the tests and benchmarks (tests/browser, bench/): the worker client and the current results.

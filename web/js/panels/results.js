@@ -99,7 +99,7 @@ export function render(state, ctx) {
   }
 }
 
-const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost') });
+const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost'), note: $('chart-note') });
 
 function renderBreakdown(rows, selected, ctx) {
   ctx.$('sel').innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');

@@ -56,4 +56,11 @@ describe('share links', () => {
     assert.match(await note(page), /accelerators the page does not know \(zzz, yyy\): every accelerator is shown instead/);
     assert.ok((await rowIds(page)).length > 40);
   });
+
+  test('a link with nothing to compute: the error says why, and the charts point to it instead of standing empty', async () => {
+    const page = await harness().page('index.html#hw=none');
+    await page.waitForFunction(() => !document.getElementById('error').hidden);
+    assert.match(await page.textContent('#error'), /No accelerator selected/);
+    for (const id of ['#chart', '#chart-cost']) assert.equal((await page.textContent(id)).trim(), 'No results to chart: see the message above the table.');
+  });
 });

@@ -73,6 +73,8 @@ export function render(state, ctx) {
       $('results-table').innerHTML = '';
       $('verdict').innerHTML = '';
     }
+    // Nothing computed yet (a link's first request failed): the charts say why they are empty.
+    if (!last.predict) for (const id of ['chart', 'chart-cost']) $(id).innerHTML = '<p class="chart-empty">No results to chart: see the message above the table.</p>';
     return;
   }
   showError(null, ctx);

@@ -269,11 +269,12 @@ async function start() {
   meta.zooById = new Map(meta.zoo.map((m) => [m.id, m]));
   meta.hardware = catalogue.doc.hardware ?? [];
   meta.hardwareById = new Map(meta.hardware.map((h) => [h.id, h]));
-  if (S.keepKnown(state, meta, notes)) {
+  const corrected = S.keepKnown(state, meta, notes);
+  if (corrected) {
     showLinkNotes(notes);
     writeHash();
   }
-  renderAll();
+  update({}, { compute: false, changed: corrected ? ['@meta', 'model', 'hw'] : ['@meta'] });
   if (namesIds) scheduleCompute.now();
 }
 

@@ -304,3 +304,33 @@ test('what a link carries but the page cannot use is said in notes, in the page\
   await S.fromHash(`#src=layers&doc=${await S.pack(LAYERS)}&custom=${await S.pack([SHEET])}`, table, notes);
   assert.deepEqual(notes, []);
 });
+
+test('a link\'s values the page refuses and ids the catalogues lack are each said in a note; the rest are kept', async () => {
+  let notes = [];
+  const s = await S.fromHash('#batch=abc&seq=512&precision=fp7&hw=zzz,h100-sxm5-80gb,<x>', table, notes);
+  assert.equal(s.batch, null);
+  assert.equal(s.precision, null);
+  assert.equal(s.seq, 512);
+  assert.equal(notes.length, 2, notes.join(' | '));
+  assert.match(notes[0], /Batch size \(batch=abc\) must be a number; Precision \(precision=fp7\) must be one of /);
+  assert.match(notes[1], /does not know \(<x>\): left out, the others are shown/);
+  // Once the catalogues are known: zzz goes, the H100 stays; a model the zoo lacks becomes the default.
+  assert.deepEqual(s.hw, ['zzz', 'h100-sxm5-80gb']);
+  const meta = { zooById: new Map([['gpt2', {}], ['bert-base', {}]]), hardwareById: new Map([['h100-sxm5-80gb', {}], ['t4', {}]]) };
+  notes = [];
+  assert.equal(S.keepKnown(s, meta, notes), true);
+  assert.deepEqual(s.hw, ['h100-sxm5-80gb']);
+  assert.deepEqual(notes, ['The link names an accelerator the page does not know (zzz): left out, the others are shown.']);
+  notes = [];
+  const only = await S.fromHash('#model=nosuch&hw=zzz', table, notes);
+  assert.equal(S.keepKnown(only, meta, notes), true);
+  assert.equal(only.model, 'gpt2');
+  assert.equal(only.hw, null);
+  assert.match(notes.join(' '), /model nosuch is not a built-in model: the page shows its default, gpt2, instead/);
+  assert.match(notes.join(' '), /\(zzz\): every accelerator is shown instead/);
+  // Known ids: nothing changes, nothing is said.
+  notes = [];
+  const good = await S.fromHash('#model=bert-base&hw=t4', table, notes);
+  assert.equal(S.keepKnown(good, meta, notes), false);
+  assert.deepEqual([good.model, good.hw, notes], ['bert-base', ['t4'], []]);
+});

@@ -12,6 +12,7 @@ import * as results from './panels/results.js';
 import * as share from './panels/share.js';
 import * as training from './panels/training.js';
 import * as S from './state.js';
+import { keepFocus } from './focus.js';
 
 const client = createClient(); // picks up the worker js/boot.js started
 const $ = (id) => document.getElementById(id);
@@ -77,7 +78,9 @@ function update(patch = {}, { compute = 'debounced', changed = [] } = {}) {
   else if (keys.includes('@invalid') && compute === false) compute = 'debounced';
   if (compute === 'now') scheduleCompute.now();
   else if (compute === 'debounced' && (Object.keys(patch).length || keys.includes('@invalid'))) scheduleCompute();
-  for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
+  keepFocus(() => {
+    for (const panel of PANELS) if (panel.reads.includes('*') || keys.some((k) => panel.reads.includes(k))) panel.render(state, ctx);
+  });
 }
 
 const renderAll = () => update({}, { compute: false, changed: [...new Set(PANELS.flatMap((p) => p.reads))] });
@@ -225,6 +228,7 @@ window.addEventListener('hashchange', async () => {
   if (!table) return;
   const notes = [];
   const next = await S.fromHash(location.hash, table, notes);
+  if (S.keepKnown(next, meta, notes)) writeHash();
   showLinkNotes(notes);
   if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
   state = next;
@@ -253,7 +257,11 @@ async function start() {
   }
   for (const panel of PANELS) panel.bind(ctx);
   renderAll();
-  scheduleCompute.now(); // the default prediction, queued ahead of the catalogue requests below
+  // The default prediction, queued ahead of the catalogue requests below; a link that names a model or
+  // accelerators waits for the catalogues, so that one unknown id is left out with a note (S.keepKnown)
+  // instead of failing the whole request.
+  const namesIds = (state.source === 'zoo' && state.model !== S.fresh(table).model) || state.hw?.length > 0;
+  if (!namesIds) scheduleCompute.now();
   const [zoo, catalogue] = await Promise.all([client.call({ command: 'zoo' }), client.call({ command: 'hardware' })]);
   const error = zoo.error ?? catalogue.error;
   if (error) return startFailed(error);
@@ -261,7 +269,13 @@ async function start() {
   meta.zooById = new Map(meta.zoo.map((m) => [m.id, m]));
   meta.hardware = catalogue.doc.hardware ?? [];
   meta.hardwareById = new Map(meta.hardware.map((h) => [h.id, h]));
-  update({}, { compute: false, changed: ['@meta'] });
+  const corrected = S.keepKnown(state, meta, notes);
+  if (corrected) {
+    showLinkNotes(notes);
+    writeHash();
+  }
+  update({}, { compute: false, changed: corrected ? ['@meta', 'model', 'hw'] : ['@meta'] });
+  if (namesIds) scheduleCompute.now();
 }
 
 // A hook for the tests and benchmarks (tests/browser, bench/): the worker client and the current results.

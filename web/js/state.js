@@ -261,6 +261,36 @@ export async function toHash(state, table) {
   return text ? `#${text}` : '';
 }
 
+// A stranger's text quoted in a note: shortened (the note is one line above the results).
+const linkText = (v) => (String(v).length > 40 ? `${String(v).slice(0, 39)}…` : String(v));
+
+const unknownAccelerators = (ids, othersLeft) =>
+  `The link names ${ids.length === 1 ? 'an accelerator' : 'accelerators'} the page does not know (${ids.map(linkText).join(', ')}): ${othersLeft ? 'left out, the others are shown' : 'every accelerator is shown instead'}.`;
+
+/**
+ * What a link names that is not in the catalogues (the `zoo` and `hardware` replies, known only once they have
+ * loaded): a zoo model the page does not have becomes the default model, and accelerators it does not have are
+ * left out (every accelerator where none is left), each said in `notes`. Changes `state` in place; returns
+ * whether it changed anything.
+ */
+export function keepKnown(state, { zooById, hardwareById }, notes) {
+  let changed = false;
+  if (state.source === 'zoo' && zooById.size && !zooById.has(state.model)) {
+    const fallback = PAGE_STATE.model;
+    notes.push(`The link's model ${linkText(state.model)} is not a built-in model: the page shows its default, ${fallback}, instead (“Model” lists the built-in ones).`);
+    state.model = fallback;
+    changed = true;
+  }
+  const unknown = hardwareById.size ? (state.hw ?? []).filter((id) => !hardwareById.has(id)) : [];
+  if (unknown.length) {
+    const known = state.hw.filter((id) => hardwareById.has(id));
+    notes.push(unknownAccelerators(unknown, known.length > 0));
+    state.hw = known.length ? known : null;
+    changed = true;
+  }
+  return changed;
+}
+
 /** Accelerator ids from a comma-separated list (a link's `hw`, the widget's `hardware`): well-formed ones, deduplicated, at most LIMITS.ids. */
 export function hardwareIds(text) {
   return [...new Set(String(text ?? '').split(',').filter(validId))].slice(0, LIMITS.ids);
@@ -304,16 +334,26 @@ export async function fromHash(hash, table, notes = []) {
     }
     s.docName = cleanName(p.get('name')) ?? '';
   }
+  const refused = [];
   for (const row of table.fields) {
     if (!row.url || !p.has(row.url)) continue;
-    const { value } = parseValue(row, p.get(row.url));
+    const { value, error } = parseValue(row, p.get(row.url));
     if (value !== undefined) s[row.name] = value;
+    else refused.push(`${row.label} (${row.url}=${linkText(p.get(row.url))}) must be ${error}`);
   }
+  if (refused.length) notes.push(`The link's values the page cannot use are left at their defaults: ${refused.join('; ')}.`);
   const budget = p.get('budget');
   if (budget === 'tokens' || budget === 'samples') s.budget = budget;
   // Links from before `budget`: samples without tokens meant the samples budget.
   else if (!p.has('budget') && s.tokens == null && (s.samples != null || s.epochs != null)) s.budget = 'samples';
-  if (p.has('hw')) s.hw = p.get('hw') === 'none' ? [] : hardwareIds(p.get('hw'));
+  if (p.has('hw')) {
+    s.hw = p.get('hw') === 'none' ? [] : hardwareIds(p.get('hw'));
+    const malformed = p.get('hw') === 'none' ? [] : p.get('hw').split(',').filter((id) => id && !validId(id));
+    if (malformed.length) {
+      notes.push(unknownAccelerators(malformed, s.hw.length > 0));
+      if (!s.hw.length) s.hw = null;
+    }
+  }
   if (p.has('custom')) {
     try {
       const custom = await unpack(p.get('custom'), table.limits);

@@ -38,6 +38,16 @@ function fillFilters({ $, meta }) {
   $('hw-since').innerHTML = `<option value="">any year</option>${years.map((y) => `<option value="${y}">${y}</option>`).join('')}`;
 }
 
+// A price field's text: the page's edit, else the catalogue price (blank where none is on file).
+function priceField(state, h) {
+  const edited = Object.hasOwn(state.prices, h.id);
+  return {
+    value: edited ? state.prices[h.id] : h.price_per_hour > 0 ? h.price_per_hour : '',
+    edited,
+    title: edited ? 'edited; clear to restore the catalogue price' : 'lowest cloud price on file, USD per hour',
+  };
+}
+
 export function render(state, ctx) {
   const { $, meta } = ctx;
   if (!meta.hardware.length) return;
@@ -47,13 +57,12 @@ export function render(state, ctx) {
   $('hw-list').innerHTML =
     shown
       .map((h) => {
-        const edited = Object.hasOwn(state.prices, h.id);
-        const price = edited ? state.prices[h.id] : h.price_per_hour > 0 ? h.price_per_hour : '';
+        const { value, edited, title } = priceField(state, h);
         return `<div class="hw-item">
         <label><input type="checkbox" data-hw="${esc(h.id)}" ${selected(h.id) ? 'checked' : ''} />
         <span class="hw-name">${esc(h.name)}</span>
         <span class="hw-meta">${esc(h.vendor)} · ${esc(h.architecture)} · ${F.num(h.memory_gb)} GB · ${esc(String(h.launch_date).slice(0, 4))}</span></label>
-        <span class="price"><label class="visually-hidden" for="price-${esc(h.id)}">Price of ${esc(h.name)} in US dollars per hour</label>$<input type="number" min="0" step="0.01" id="price-${esc(h.id)}" data-price="${esc(h.id)}" value="${price}" placeholder="?" class="${edited ? 'edited' : ''}" title="${edited ? 'edited; clear to restore the catalogue price' : 'lowest cloud price on file, USD per hour'}" />/h</span>
+        <span class="price"><label class="visually-hidden" for="price-${esc(h.id)}">Price of ${esc(h.name)} in US dollars per hour</label>$<input type="number" min="0" step="0.01" id="price-${esc(h.id)}" data-price="${esc(h.id)}" value="${value}" placeholder="?" class="${edited ? 'edited' : ''}" title="${title}" />/h</span>
       </div>`;
       })
       .join('') || '<p class="zoo-empty">No accelerator matches these filters.</p>';
@@ -89,8 +98,15 @@ export function bind(ctx) {
     e.target.classList.toggle('edited', Object.hasOwn(prices, id));
     ctx.update({ prices }, { compute: false });
   });
+  // A cleared price shows the catalogue's again once the field is left. Only that field changes: rebuilding
+  // the list here would destroy the element focus is moving to (Tab would fall back to the page's top).
   $('hw-list').addEventListener('focusout', (e) => {
-    if (e.target.dataset.price && !Object.hasOwn(ctx.state.prices, e.target.dataset.price)) render(ctx.state, ctx);
+    const h = meta.hardwareById.get(e.target.dataset.price);
+    if (!h || Object.hasOwn(ctx.state.prices, h.id)) return;
+    const { value, title } = priceField(ctx.state, h);
+    e.target.value = value;
+    e.target.title = title;
+    e.target.removeAttribute('aria-invalid');
   });
   const shownIds = () => visibleHardware(ctx).map((h) => h.id);
   $('hw-select-shown').addEventListener('click', () => setSelection([...current(), ...shownIds()]));

@@ -73,6 +73,8 @@ export function render(state, ctx) {
       $('results-table').innerHTML = '';
       $('verdict').innerHTML = '';
     }
+    // Nothing computed yet (a link's first request failed): the charts say why they are empty.
+    if (!last.predict) for (const id of ['chart', 'chart-cost']) $(id).innerHTML = '<p class="chart-empty">No results to chart: see the message above the table.</p>';
     return;
   }
   showError(null, ctx);
@@ -99,7 +101,7 @@ export function render(state, ctx) {
   }
 }
 
-const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost') });
+const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost'), note: $('chart-note') });
 
 function renderBreakdown(rows, selected, ctx) {
   ctx.$('sel').innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');

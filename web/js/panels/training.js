@@ -84,9 +84,12 @@ export function render(state, ctx) {
       else el.value = state[row.name] ?? '';
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
     }
+    // The page's own refusal of the text, else the API's of the value (a batch too large for the model).
+    const api = last.predictError?.field === row.name ? last.predictError.message : '';
     const message = $(`${row.name}-error`);
-    if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
-    if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
+    if (message && message.textContent !== (invalid?.message ?? api)) message.textContent = invalid?.message ?? api;
+    if (row.type === 'count' || row.type === 'number')
+      el.placeholder = String(S.searched(state, row, table) ? row.cluster_default_text : (S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? ''));
     // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
     // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);

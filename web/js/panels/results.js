@@ -61,12 +61,15 @@ export function render(state, ctx) {
   if (error) {
     const nothing = noHardware(error);
     const model = error.field === 'model' && last.predict;
+    // Results of earlier inputs stay, dimmed as the stale ones of a value the page refused itself.
+    const kept = !nothing && Boolean(last.predict);
+    if (kept) document.querySelector('.results-card').classList.add('stale');
     showError(
       nothing
         ? 'No accelerator selected: tick at least one in “Accelerators”, or describe your own.'
         : model
           ? `The model has an error (see “Model”); these results are for the last valid model. ${error.message}`
-          : error.message,
+          : `${error.message}${kept ? '. Not updated: the results below are for the last valid input; fix it to recompute.' : ''}`,
       ctx,
     );
     if (nothing) {

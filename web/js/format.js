@@ -35,6 +35,8 @@ export function count(x) {
 }
 
 export const integer = (x) => (isNum(x) ? int.format(x) : '—');
+/** A count with its noun, singular for one: "1 sequence", "8 devices" (`many`: the plural, default noun + s). */
+export const plural = (x, noun, many = `${noun}s`) => `${integer(x)} ${x === 1 ? noun : many}`;
 export const num = (x, digits = 3) => (isNum(x) ? nf(digits).format(x) : '—');
 export const flops = (x) => si(x, 'FLOP');
 export const gb = (bytes) => (isNum(bytes) ? `${nf(3).format(bytes / 1e9)} GB` : '—');

@@ -60,6 +60,11 @@ describe('cluster questions, the words that describe the run, inputs too large f
     assert.match(assumptions, /global batch of 1 sequence of 1,024 tokens \(1,024 tokens\)/);
     assert.doesNotMatch(assumptions, /\b1 (devices|sequences)\b/);
     assert.doesNotMatch(assumptions, /--|docs\/|precision source/, 'no CLI flags or repository paths');
+    // The fields' tooltips (the option table's help) name fields, not flags, and no repository paths.
+    const tips = await page.locator('#train-form [title], #cluster-form [title]').evaluateAll((els) => els.map((el) => el.title));
+    assert.ok(tips.length > 10);
+    for (const tip of tips) assert.doesNotMatch(tip, /--[a-z]|\((docs|models)\//, tip);
+    assert.match(await page.getAttribute('#batch', 'title'), /a step is “Gradient accumulation” micro-batches/);
     await page.click('[data-pick="gb300"]');
     assert.match(await text(page, '#breakdown'), /Plan on 1 device\b/);
     // The vendor and the name are two words, to a screen reader and in copied text.

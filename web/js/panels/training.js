@@ -15,10 +15,10 @@ export const reads = ['*'];
 
 let built = null; // the table the form was built for
 
-function field(row) {
+function fieldHtml(row, labels) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
-  const help = row.help ? ` title="${esc(row.help)}"` : '';
+  const help = row.help ? ` title="${esc(F.pageWords(row.help, labels))}"` : '';
   const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error"${help}`;
   const message = `<span class="field-error" id="${id}-error" aria-live="polite"></span>`;
   if (row.type === 'flag')
@@ -47,6 +47,9 @@ export const fieldMessage = (row, error) => `${row.label} must be ${error}`;
 
 function build(table, { $ }) {
   built = table;
+  // The help texts name other options by their flags: the page names the fields (“Gradient accumulation”).
+  const labels = new Map(table.rows.filter((r) => r.flag && r.label).map((r) => [r.flag, r.label]));
+  const field = (row) => fieldHtml(row, labels);
   const rows = table.training;
   const main = rows.filter((r) => !r.advanced && !BUDGET.has(r.name));
   const budget = rows.filter((r) => BUDGET.has(r.name));

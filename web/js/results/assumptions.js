@@ -19,9 +19,8 @@ const COVERED = new Set([
   'price_source', 'input_samples_per_s', 'overhead', 'memory_reserve', 'energy_model', 'mixed',
   'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network', 'precision_source',
 ]);
-// The API's words name the CLI's flags and the repository's docs; the page names its fields instead.
+// Where the precision came from, when not from the field (the API names the CLI flag).
 const PRECISION_SOURCES = { 'config.json torch_dtype': "the config's torch_dtype" };
-const withoutDocs = (text) => String(text).replace(/\s*\(docs\/[\w./-]+\)/g, '');
 
 /** The page's defaults for an uploaded language model (state.preset 'llm'): each named, with its field. */
 export const LLM_DEFAULTS = Object.freeze({ batch: 1, attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
@@ -97,7 +96,7 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
   const reserve = s.memory_reserve;
   if (reserve && typeof reserve === 'object')
-    parts.push(`Memory includes a CUDA context of ${F.gb(reserve.cuda_context_bytes)}, ${F.gb(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gb(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(withoutDocs(reserve.assumption))})` : ''}.`);
+    parts.push(`Memory includes a CUDA context of ${F.gb(reserve.cuda_context_bytes)}, ${F.gb(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gb(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(F.pageWords(reserve.assumption))})` : ''}.`);
   const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
   if (extra.length)
     parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);

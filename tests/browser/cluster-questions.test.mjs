@@ -107,6 +107,7 @@ describe('cluster questions, the words that describe the run, inputs too large f
       const error = await text(page, '#error');
       assert.doesNotMatch(error, /The model has an error/);
       assert.match(error, /Not updated: the results below are for the last valid input/);
+      if (field === 'batch') assert.match(error, /last valid input \(Batch size 8\)/, 'the value the kept results are for');
       assert.equal(await page.locator('[data-option=model].invalid').count(), 0, 'the model panel is not marked');
       assert.doesNotMatch(await text(page, '#model-summary'), /too large|elements|position table/);
       assert.equal(await page.locator('.results-card.stale').count(), 1, 'the earlier results are dimmed');

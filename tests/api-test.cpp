@@ -145,6 +145,37 @@ TEST(ApiContract, ErrorsNameTheirField) {
     EXPECT_EQ(json::parse(handle_request_text("{"))["error"]["code"], "bad_request");
 }
 
+// A model that builds at one sample and its own length but not at the request's is too large at that input:
+// the error is the batch's or the sequence length's (the page marks that field), not the model's.
+TEST(ApiContract, AnInputTooLargeForTheModelIsThatInputsError) {
+    json reply = predict({{"model", "gpt2"}, {"batch", 1e9}});
+    expect_error(reply, "invalid_value", "batch");
+    EXPECT_NE(reply["error"]["message"].get<std::string>().find("'batch' 1000000000 is too large for this model"),
+              std::string::npos);
+    expect_error(predict({{"model", "gpt2"}, {"seq", 1e7}}), "invalid_value", "seq");
+    expect_error(handle_request({{"command", "features"}, {"model", "gpt2"}, {"seq", 1e7}}), "invalid_value", "seq");
+    // The model's own fault stays the model's, whatever the batch.
+    json doc = json::parse(R"({"name": "x", "input": {"shape": [8]}, "layers": [{"type": "linear", "out_features": 0}]})");
+    expect_error(predict({{"model", doc}, {"batch", 4}}), "invalid_model", "model");
+}
+
+// Attention's kernel is reported for models with attention only: a GRU or a CNN has none to run.
+TEST(ApiContract, AttentionIsReportedOnlyForModelsWithIt) {
+    EXPECT_EQ(predict({{"model", "gpt2"}})["settings"]["attention"], "flash");
+    EXPECT_TRUE(predict({{"model", "lstm-lm"}})["settings"]["attention"].is_null());
+    EXPECT_TRUE(predict({{"model", "resnet18"}})["settings"]["attention"].is_null());
+}
+
+// On a cluster question the micro-batch is searched unless given: the options reply says so, for the page.
+TEST(ApiContract, TheMicroBatchIsSearchedOnAClusterQuestion) {
+    const OptionDef* batch = find_option("batch");
+    ASSERT_NE(batch, nullptr);
+    EXPECT_FALSE(batch->cluster_default_text.empty());
+    json rows = handle_request({{"command", "options"}})["options"];
+    for (const auto& row : rows)
+        EXPECT_EQ(row["cluster_default_text"].is_string(), row["name"] == "batch") << row["name"];
+}
+
 TEST(ApiContract, ALayersJsonErrorSaysWhichLayerAndAttribute) {
     json doc = json::parse(R"({"name": "x", "input": {"shape": [8]}, "layers": [{"type": "linear", "out_features": 4},
         {"type": "repeat", "count": 2, "layers": [{"type": "linear", "name": "fc", "out_features": 0}]}]})");

@@ -149,6 +149,11 @@ public:
         d_.default_text = std::move(text);
         return *this;
     }
+    // On a cluster question, left blank, the plan search chooses it (`text` says so).
+    Row& searched_on_cluster(std::string text) {
+        d_.cluster_default_text = std::move(text);
+        return *this;
+    }
     Row& help(std::string help) {
         d_.help = std::move(help);
         return *this;
@@ -217,7 +222,8 @@ std::vector<OptionDef> build_table() {
                   "hardware command answers them as it reads them, a check of a sheet before it is kept")
             .on_page("hardware"),
         Row("batch", T::count, kModel).flag("batch", "N").label("Batch size", "samples per micro-batch").up_to(k2e40)
-            .defaults(1, "1").help("samples per micro-batch; a step is --grad-accum micro-batches").echoed()
+            .defaults(1, "1").searched_on_cluster("searched with the layout")
+            .help("samples per micro-batch; a step is --grad-accum micro-batches").echoed()
             .on_page("training", "batch"),
         Row("seq", T::count, kModel).flag("seq", "L").label("Sequence length", "tokens").up_to(k2e40)
             .defaults(nullptr, "the model's").help("tokens per sample (language models)").echoed()
@@ -573,6 +579,7 @@ json options_json() {
                         {"switch_values", row.switch_values.empty() ? json(nullptr) : json(row.switch_values)},
                         {"default", row.default_value},
                         {"default_text", row.default_text},
+                        {"cluster_default_text", or_null(row.cluster_default_text)},
                         {"help", row.help},
                         {"commands", commands},
                         {"api", row.api},

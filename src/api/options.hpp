@@ -85,6 +85,10 @@ struct OptionDef {
     std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder
+    // Non-empty: on a cluster question a blank value is not the default but the plan search's choice (the
+    // micro-batch: LayoutRequest::micro_batch unset), said in these words; the page then sends no value of its
+    // own (the options reply's `cluster_default_text`).
+    std::string cluster_default_text;
     std::string help;
     unsigned commands = 0;  // CommandBit
     bool api = true;        // a request key of handle_request

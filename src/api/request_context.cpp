@@ -12,8 +12,42 @@ namespace prenet {
 
 using nlohmann::json;
 
+namespace {
+// Whether the model builds with `inputs` (an error path's second try, so its cost is of no concern).
+bool builds(const json& model_argument, const ModelInputs& inputs) {
+    try {
+        resolve_model(model_argument, inputs);
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+}  // namespace
+
 Model build_model(const json& model_argument, const ModelInputs& inputs) {
-    return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
+    try {
+        return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
+    } catch (const Error& e) {
+        if (e.field() != "model") throw;
+        // A model that builds at the model's own sequence length or image size, or at one sample, but not at the
+        // request's is too large at that input (a tensor over the limit, a sequence past the position table):
+        // the error is that field's, so the CLI names the option and the page marks its field, not the model.
+        auto too_large = [&](const char* field, std::int64_t value, ModelInputs smaller) {
+            if (!builds(model_argument, smaller)) return;
+            throw Error("'" + std::string(field) + "' " + std::to_string(value) + " is too large for this model: " +
+                            e.what(),
+                        ErrorCode::invalid_value, field);
+        };
+        auto with = [&](std::int64_t ModelInputs::*input, std::int64_t value) {
+            ModelInputs other = inputs;
+            other.*input = value;
+            return other;
+        };
+        if (inputs.seq) too_large("seq", inputs.seq, with(&ModelInputs::seq, 0));
+        if (inputs.image) too_large("image", inputs.image, with(&ModelInputs::image, 0));
+        if (inputs.batch > 1) too_large("batch", inputs.batch, with(&ModelInputs::batch, 1));
+        throw;
+    }
 }
 
 ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed, const FineTune& finetune) {

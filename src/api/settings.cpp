@@ -171,13 +171,17 @@ void resolve_budget(Settings& s, const Model& model) {
 
 namespace {
 // The attention kernel the model runs: the requested one, unless the config or a layer named its own (an
-// attention layer's `flash`); "mixed" when its attention layers differ.
-std::string attention_run(const Model& m, bool requested_flash) {
-    bool flash = false, eager = false;
+// attention layer's `flash`); "mixed" when its attention layers differ; null when the model has no attention
+// (a CNN, a GRU: nothing the option changes, so nothing to report).
+json attention_run(const Model& m, bool requested_flash) {
+    bool flash = false, eager = false, any = false;
     for (const auto& block : m.blocks)
         for (const auto& layer : block.layers)
-            if (is_attention(layer.kind))
+            if (is_attention(layer.kind)) {
+                any = true;
                 (layer.attrs.value("flash", false) ? flash : eager) = true;
+            }
+    if (!any) return nullptr;
     if (flash && eager) return "mixed";
     if (flash || eager) return flash ? "flash" : "eager";
     return requested_flash ? "flash" : "eager";

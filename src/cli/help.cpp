@@ -53,7 +53,9 @@ std::string command_usage(const std::string& command) {
         std::string left = "  --" + row.flag + (row.metavar.empty() ? "" : " " + row.metavar);
         std::string help = row.help;
         if (!row.default_text.empty() && row.default_text != "required" && !row.is_switch())
-            help += " (default: " + row.default_text + ")";
+            help += " (default: " + row.default_text +
+                    (row.cluster_default_text.empty() ? "" : "; on a cluster question " + row.cluster_default_text) +
+                    ")";
         if (row.default_text == "required") help += " (required)";
         if (left.size() + 1 > kFlagColumn) {
             out << left << "\n" << std::string(kFlagColumn, ' ');

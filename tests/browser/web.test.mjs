@@ -463,17 +463,18 @@ describe('web calculator', () => {
     assert.equal(await page.locator('#tokens').getAttribute('aria-invalid'), null);
     assert.equal(await page.locator('#error').isHidden(), true);
     assert.equal((await reply(page)).settings.samples, 1281167);
-    // A sequence longer than GPT-2's position table: field "model", the model panel is marked, the last
-    // results stay on the page.
+    // A sequence longer than GPT-2's position table: the model builds at its own length, so the error is the
+    // sequence length's (field "seq"), that field is marked, and the last results stay on the page.
     await page.check('input[name=zoo][value="gpt2"]');
     await settled(page);
     await page.fill('#seq', '100000');
-    await page.waitForSelector('[data-option=model].invalid');
-    assert.match(await page.locator('#error').textContent(), /these results are for the last valid model.*1024/);
+    await page.waitForSelector('#seq[aria-invalid=true]');
+    assert.match(await page.locator('#error').textContent(), /'seq' 100000 is too large for this model.*1024.*the results below are for the last valid input/);
+    assert.equal(await page.locator('[data-option=model].invalid').count(), 0);
     assert.ok((await rows(page).count()) > 0);
     await page.fill('#seq', '512');
     await settled(page);
-    assert.equal(await page.locator('[data-option=model].invalid').count(), 0);
+    assert.notEqual(await page.locator('#seq').getAttribute('aria-invalid'), 'true');
   });
 
   test('CSV and JSON exports', async () => {

@@ -140,6 +140,29 @@ test('parseValue: what a field or a URL may hold, by row', () => {
   assert.deepEqual(S.parseValue(row('checkpointing'), '0'), { value: null });
 });
 
+test('a cluster question leaves a blank micro-batch to the plan search (the row\'s cluster_default_text); a typed one is sent', () => {
+  const s = { ...S.fresh(table), checkpointing: 'selective' }; // selective checkpointing: a cluster question (its cluster_question)
+  assert.equal('batch' in S.predictRequest(s, table), false);
+  assert.equal(S.effective(s, row('batch'), table), null);
+  assert.equal(S.searched(s, row('batch'), table), true);
+  assert.doesNotMatch(S.commandLine(s, table), /--batch/);
+  assert.equal(S.predictRequest({ ...s, batch: 4 }, table).batch, 4);
+  // One device: the page's own batch.
+  assert.equal(S.predictRequest(S.fresh(table), table).batch, 8);
+  assert.equal(S.searched(S.fresh(table), row('batch'), table), false);
+});
+
+test('the command line leaves out the budget the reply says the API did not use', () => {
+  const s = S.fresh(table);
+  assert.match(S.commandLine(s, table), /--tokens 1000000000 --samples 1281167 --epochs 1/);
+  const llm = S.commandLine(s, table, { tokens: 1e9 });
+  assert.doesNotMatch(llm, /--samples|--epochs/);
+  assert.match(llm, /--tokens 1000000000/);
+  const cnn = S.commandLine(s, table, { samples: 1281167, epochs: 1 });
+  assert.doesNotMatch(cnn, /--tokens/);
+  assert.match(cnn, /--samples 1281167 --epochs 1/);
+});
+
 test('the predict request: model, accelerators, every set row, the page defaults, both budgets', () => {
   const s = S.fresh(table);
   assert.deepEqual(S.predictRequest(s, table), {

@@ -35,6 +35,19 @@ export function count(x) {
 }
 
 export const integer = (x) => (isNum(x) ? int.format(x) : '—');
+/**
+ * The API's words for the page: they name the CLI's flags (--grad-accum) and the repository's files
+ * ((docs/training-model.md), (models/overhead.json)); the page names its fields (“Gradient accumulation”,
+ * `labels`: flag -> field label, from the option table) and leaves the paths out.
+ */
+export function pageWords(text, labels = new Map()) {
+  return String(text ?? '')
+    .replace(/\s*\((?:docs|models|data)\/[\w./-]+\)/g, '')
+    .replace(/--[a-z][\w-]*/g, (flag) => (labels.has(flag) ? `“${labels.get(flag)}”` : flag));
+}
+
+/** A count with its noun, singular for one: "1 sequence", "8 devices" (`many`: the plural, default noun + s). */
+export const plural = (x, noun, many = `${noun}s`) => `${integer(x)} ${x === 1 ? noun : many}`;
 export const num = (x, digits = 3) => (isNum(x) ? nf(digits).format(x) : '—');
 export const flops = (x) => si(x, 'FLOP');
 export const gb = (bytes) => (isNum(bytes) ? `${nf(3).format(bytes / 1e9)} GB` : '—');

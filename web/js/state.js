@@ -3,6 +3,7 @@
 // they are the rows of the API's option table ({"command": "options"}: name, flag, type, range, choices,
 // default, url key), so a new option reaches the form, the URL, the request and the command line by itself.
 // Pure: no DOM at import time, so Node's tests import it.
+import { isCluster } from './cluster.js';
 import { fromBase64, readJson, toBase64, utf8 } from './documents.js';
 
 /** Where the page's defaults differ from the API's (the API: batch 1, fp32, a budget by model kind). */
@@ -47,8 +48,22 @@ export function fresh(table) {
   return s;
 }
 
-/** The value a row has for the page when the state leaves it blank: the page's default, else the API's. */
-export const effective = (state, row) => state[row.name] ?? PAGE_DEFAULTS[row.name] ?? row.default ?? null;
+/**
+ * Whether a blank row is the plan search's on this state: a cluster question (the option table's
+ * `cluster_question` rules) and a row the API searches there (its `cluster_default_text`: the micro-batch).
+ * The page then has no default of its own for it, so a zoo model's single-device batch never pins a cluster's.
+ */
+export const searched = (state, row, table) => Boolean(row.cluster_default_text && table && isCluster(state, table));
+
+/** The page's own default for a blank row (PAGE_DEFAULTS), none where the plan search chooses it. */
+export const pageDefault = (state, row, table) => (searched(state, row, table) ? null : (PAGE_DEFAULTS[row.name] ?? null));
+
+/**
+ * The value a row has for the page when the state leaves it blank: the page's default, else the API's; null
+ * where the plan search chooses it (`table` given).
+ */
+export const effective = (state, row, table = null) =>
+  state[row.name] ?? (searched(state, row, table) ? null : (PAGE_DEFAULTS[row.name] ?? row.default ?? null));
 
 /**
  * Reads one value for a row from text (a form field, a URL): {value} when the row's type, range and
@@ -102,14 +117,15 @@ export function applies(state, row, table) {
 export const conditional = (row) => row.applies_with != null || row.choice_with != null;
 
 // The training rows a command takes, with their values: the state's, or the page's default (sent
-// explicitly, so the command line shows it); blank rows without a page default are left to the API.
+// explicitly, so the command line shows it); blank rows without a page default are left to the API (and so
+// is the micro-batch of a cluster question: the plan search chooses it).
 function trainingOptions(state, table, command) {
   const r = {};
   for (const row of table.fields) {
     if (!row.commands?.includes(command) || !applies(state, row, table)) continue;
     if (state.budget === 'tokens' && (row.name === 'samples' || row.name === 'epochs')) continue;
     if (state.budget === 'samples' && row.name === 'tokens') continue;
-    const v = state[row.name] ?? PAGE_DEFAULTS[row.name];
+    const v = state[row.name] ?? pageDefault(state, row, table);
     if (v != null) r[row.name] = v;
   }
   return r;
@@ -147,11 +163,14 @@ export function modelFile(state) {
  * `prenet predict ... --json` for the state: one flag (the row's `flag`) for every key of the request that
  * has one. The model and custom sheets are files the page offers to save; the sheets go in --hardware.
  */
-export function commandLine(state, table) {
+export function commandLine(state, table, used = null) {
   const args = ['prenet', 'predict'];
+  // The page sends both budgets and the API uses the one that fits the model; once a reply says which
+  // (`used`: {tokens} or {samples, epochs}, results/rows.js's budgetOf), the other would only mislead.
+  const unused = new Set(used?.tokens != null ? ['samples', 'epochs'] : used?.samples != null ? ['tokens'] : []);
   for (const [key, value] of Object.entries(predictRequest(state, table))) {
     const flag = table.byName.get(key)?.flag;
-    if (!flag) continue;
+    if (!flag || unused.has(key)) continue;
     if (key === 'model') args.push(flag, modelFile(state) ?? state.model);
     else if (key === 'hardware') args.push(flag, [...(state.hw ?? ['all']), ...state.custom.map(sheetFile)].join(','));
     else if (value === true) args.push(flag);

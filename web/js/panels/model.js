@@ -52,7 +52,8 @@ export function documentKind(doc) {
   if (isOnnxDoc(doc)) return { short: 'ONNX model', long: 'an ONNX model' };
   if (doc?.model_type) return { short: `Hugging Face config, ${doc.model_type}`, long: `a Hugging Face config (${doc.model_type})` };
   const keras = kerasModel(doc);
-  if (keras) return { short: `Keras ${keras.class_name}`, long: `a Keras ${keras.class_name} model` };
+  // Keras's functional class is called Model: "a Keras Model" (not "a Keras Model model").
+  if (keras) return { short: `Keras ${keras.class_name}`, long: keras.class_name === 'Model' ? 'a Keras Model' : `a Keras ${keras.class_name} model` };
   return { short: 'layers JSON', long: 'a layers JSON document' };
 }
 
@@ -148,7 +149,8 @@ export function render(state, ctx) {
   }
   if (state.source === 'layers' && editor && state.doc && state.doc !== editorDoc) editor.setDoc((editorDoc = state.doc));
   const box = $('model-summary');
-  const error = last.featuresError;
+  // An error of another field (a batch too large for the model) is marked at that field, not here.
+  const error = last.featuresError && (last.featuresError.field ?? 'model') === 'model' ? last.featuresError : null;
   if (error) {
     box.innerHTML = `<p class="model-error" role="alert">${esc(error.message)}</p>`;
     // The layer editor marks the layer and attribute a model error names (its path and attr).
@@ -161,7 +163,11 @@ export function render(state, ctx) {
   const perSample = (f.forward_flops + f.backward_flops) / batch;
   const stat = (label, value, title = '') => `<div class="stat" ${title ? `title="${esc(title)}"` : ''}><span class="label">${label}</span><span class="value">${value}</span></div>`;
   box.innerHTML = [
-    stat('Parameters', F.count(f.params), `${F.integer(f.params)} trainable parameters`),
+    stat('Parameters', F.count(f.params), `${F.integer(f.params)} parameters, ${F.integer(f.trainable_params ?? f.params)} of them trainable`),
+    // Fine-tuning trains a part (LoRA: the adapters), the number PEFT's print_trainable_parameters shows first.
+    F.isNum(f.trainable_params) && f.trainable_params !== f.params
+      ? stat('Trainable', F.count(f.trainable_params), `${F.integer(f.trainable_params)} trainable parameters (${F.num((f.trainable_params / f.params) * 100)}% of ${F.integer(f.params)})`)
+      : '',
     stat('Training FLOPs / sample', F.si(perSample), 'forward + backward, FLOPs = 2 × multiply-accumulates'),
     stat('Forward FLOPs / sample', F.si(f.forward_flops / batch)),
     f.settings?.seq != null ? stat('Tokens / sample', F.integer(f.settings.seq)) : f.settings?.image != null ? stat('Image', `${f.settings.image} px`) : '',

@@ -61,12 +61,19 @@ export function render(state, ctx) {
   if (error) {
     const nothing = noHardware(error);
     const model = error.field === 'model' && last.predict;
+    // Results of earlier inputs stay, dimmed as the stale ones of a value the page refused itself.
+    const kept = !nothing && Boolean(last.predict);
+    if (kept) document.querySelector('.results-card').classList.add('stale');
+    // Which value the kept results are for (typing 1e9 passes 1 on the way): "(Batch size 1)".
+    const row = ctx.table?.byName.get(error.field);
+    const was = last.request?.[error.field];
+    const keptFor = row?.page && was != null && typeof was !== 'object' ? ` (${row.label} ${was})` : '';
     showError(
       nothing
         ? 'No accelerator selected: tick at least one in “Accelerators”, or describe your own.'
         : model
           ? `The model has an error (see “Model”); these results are for the last valid model. ${error.message}`
-          : error.message,
+          : `${error.message}${kept ? `. Not updated: the results below are for the last valid input${keptFor}; fix it to recompute.` : ''}`,
       ctx,
     );
     if (nothing) {

@@ -1,6 +1,7 @@
 // "Share and reuse": the link (the URL hash holds the whole state), CSV and JSON exports, the equivalent
 // `prenet predict ... --json` command line with buttons to save the files it names, and the widget link.
 import { neutralised, toCsv } from '../results/export.js';
+import { budgetOf } from '../results/rows.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
 import { fromBase64, isOnnxDoc } from '../documents.js';
@@ -25,9 +26,9 @@ async function copyText(text) {
   }
 }
 
-export function render(state, { $, table }) {
+export function render(state, { $, table, last }) {
   if (!table) return;
-  $('cli').textContent = S.commandLine(state, table);
+  $('cli').textContent = S.commandLine(state, table, budgetOf(last?.predict));
   const files = [];
   if (state.source !== 'zoo' && state.doc) files.push(`<button type="button" class="small" data-save-model>${F.esc(S.modelFile(state))}</button>`);
   for (const [i, c] of state.custom.entries()) files.push(`<button type="button" class="small" data-save-sheet="${i}">${F.esc(S.sheetFile(c))}</button>`);
@@ -41,7 +42,10 @@ export function render(state, { $, table }) {
   const w = new URLSearchParams();
   if (state.source === 'zoo') w.set('model', state.model);
   if (state.hw) w.set('hardware', state.hw.slice(0, 8).join(','));
-  for (const key of ['batch', 'precision']) if (table.byName.has(key)) w.set(key, S.effective(state, table.byName.get(key)));
+  for (const key of ['batch', 'precision']) {
+    const value = table.byName.has(key) ? S.effective(state, table.byName.get(key), table) : null;
+    if (value != null) w.set(key, value);
+  }
   $('widget-link').href = `widget.html?${w}`;
 }
 

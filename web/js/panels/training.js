@@ -15,10 +15,10 @@ export const reads = ['*'];
 
 let built = null; // the table the form was built for
 
-function field(row) {
+function fieldHtml(row, labels) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
-  const help = row.help ? ` title="${esc(row.help)}"` : '';
+  const help = row.help ? ` title="${esc(F.pageWords(row.help, labels))}"` : '';
   const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error"${help}`;
   const message = `<span class="field-error" id="${id}-error" aria-live="polite"></span>`;
   if (row.type === 'flag')
@@ -47,6 +47,9 @@ export const fieldMessage = (row, error) => `${row.label} must be ${error}`;
 
 function build(table, { $ }) {
   built = table;
+  // The help texts name other options by their flags: the page names the fields (“Gradient accumulation”).
+  const labels = new Map(table.rows.filter((r) => r.flag && r.label).map((r) => [r.flag, r.label]));
+  const field = (row) => fieldHtml(row, labels);
   const rows = table.training;
   const main = rows.filter((r) => !r.advanced && !BUDGET.has(r.name));
   const budget = rows.filter((r) => BUDGET.has(r.name));
@@ -84,9 +87,12 @@ export function render(state, ctx) {
       else el.value = state[row.name] ?? '';
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
     }
+    // The page's own refusal of the text, else the API's of the value (a batch too large for the model).
+    const api = last.predictError?.field === row.name ? last.predictError.message : '';
     const message = $(`${row.name}-error`);
-    if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
-    if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
+    if (message && message.textContent !== (invalid?.message ?? api)) message.textContent = invalid?.message ?? api;
+    if (row.type === 'count' || row.type === 'number')
+      el.placeholder = String(S.searched(state, row, table) ? row.cluster_default_text : (S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? ''));
     // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
     // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);

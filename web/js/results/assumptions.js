@@ -17,8 +17,10 @@ const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
   'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
   'price_source', 'input_samples_per_s', 'overhead', 'memory_reserve', 'energy_model', 'mixed',
-  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network',
+  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network', 'precision_source',
 ]);
+// Where the precision came from, when not from the field (the API names the CLI flag).
+const PRECISION_SOURCES = { 'config.json torch_dtype': "the config's torch_dtype" };
 
 /** The page's defaults for an uploaded language model (state.preset 'llm'): each named, with its field. */
 export const LLM_DEFAULTS = Object.freeze({ batch: 1, attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
@@ -43,24 +45,36 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   const s = reply.settings ?? {};
   const m = reply.model ?? {};
   const parts = [];
-  const batch = F.integer(s.batch);
-  let what;
-  if (s.seq != null) what = `a batch of ${batch} sequences of ${F.integer(s.seq)} tokens (${F.integer(s.batch * s.seq)} tokens)`;
-  else if (s.image != null) what = `a batch of ${batch} images of ${F.integer(s.image)} × ${F.integer(s.image)} pixels`;
-  else what = `a batch of ${batch} samples`;
   const devices = s.devices ?? 1;
-  const accum = s.grad_accum > 1 ? `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.integer(s.global_batch ?? s.batch * s.grad_accum)} samples per optimizer step)` : '';
-  const impl = s.optimizer_impl_used ?? s.optimizer_impl;
   const plans = rows.filter((r) => r.plan);
+  // What one optimizer step holds. On a cluster each plan sets its global batch (the searched micro-batch x
+  // accumulation x data-parallel replicas); the settings' batch is then only the request's micro-batch.
+  const globals = new Set(plans.map((r) => r.plan.global_batch));
+  const unit = s.seq != null ? 'sequence' : s.image != null ? 'image' : 'sample';
+  const shape = s.seq != null ? ` of ${F.plural(s.seq, 'token')}` : s.image != null ? ` of ${F.integer(s.image)} × ${F.integer(s.image)} pixels` : '';
+  let what;
+  let accum = '';
+  if (plans.length && globals.size === 1) {
+    const g = plans[0].plan.global_batch;
+    what = `a global batch of ${F.plural(g, unit)}${shape}${s.seq != null ? ` (${F.plural(g * s.seq, 'token')})` : ''} per optimizer step, split into micro-batches by each accelerator's plan`;
+  } else if (plans.length) what = `the global batch each accelerator's plan sets (under its name)`;
+  else {
+    what = `a batch of ${F.plural(s.batch, unit)}${shape}${s.seq != null ? ` (${F.plural(s.batch * s.seq, 'token')})` : ''}`;
+    if (s.grad_accum > 1) accum = `, accumulating gradients over ${F.integer(s.grad_accum)} such micro-batches (${F.plural(s.global_batch ?? s.batch * s.grad_accum, unit)} per optimizer step)`;
+  }
+  const impl = s.optimizer_impl_used ?? s.optimizer_impl;
+  // Fine-tuning trains a part of the model (LoRA's adapters: a few million of billions), the count PEFT prints.
+  const trainable = isNum(m.trainable_params) && m.trainable_params !== m.params ? `, of which ${F.count(m.trainable_params)} trainable` : '';
+  const source = PRECISION_SOURCES[s.precision_source] ? ` (${PRECISION_SOURCES[s.precision_source]})` : '';
   let where;
   if (devices === 1 && !plans.length) where = `on one accelerator (no parallelism; ${change('gpus', 'ask for more')})`;
   else {
     const searched = plans.some((r) => r.plan.searched);
-    const nodes = s.gpus_per_node ? `, nodes of ${F.integer(s.gpus_per_node)}` : ', nodes as on each accelerator\'s spec sheet';
-    where = `on <strong>${change('gpus', `${F.integer(devices)} devices`)}</strong> of each accelerator${nodes}, ${searched ? 'each with the fastest layout that fits (its plan is under its name)' : 'with the layout given'}`;
+    const nodes = s.gpus_per_node ? `, nodes of ${F.plural(s.gpus_per_node, 'device')}` : ', nodes as on each accelerator\'s spec sheet';
+    where = `on <strong>${change('gpus', F.plural(devices, 'device'))}</strong> of each accelerator${nodes}, ${searched ? 'each with the fastest layout that fits (its plan is under its name)' : 'with the layout given'}`;
   }
   parts.push(
-    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters) on ${what}${accum}, in ${esc(precisionWords(s, table))}, with the ${esc(choiceLabel(table, 'optimizer', s.optimizer))} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, ${where}.`,
+    `Each step trains <strong>${esc(m.name ?? 'the model')}</strong> (${F.count(m.params)} parameters${trainable}) on ${what}${accum}, in ${esc(precisionWords(s, table))}${source}, with the ${esc(choiceLabel(table, 'optimizer', s.optimizer))} optimizer${impl ? ` (${esc(impl)} kernels)` : ''}, ${where}.`,
   );
   if (state?.preset === 'llm') {
     const named = [];
@@ -82,7 +96,7 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
   const reserve = s.memory_reserve;
   if (reserve && typeof reserve === 'object')
-    parts.push(`Memory includes a CUDA context of ${F.gb(reserve.cuda_context_bytes)}, ${F.gb(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gb(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(reserve.assumption)})` : ''}.`);
+    parts.push(`Memory includes a CUDA context of ${F.gb(reserve.cuda_context_bytes)}, ${F.gb(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gb(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(F.pageWords(reserve.assumption))})` : ''}.`);
   const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
   if (extra.length)
     parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);

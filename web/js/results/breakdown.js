@@ -123,10 +123,10 @@ function planHtml(row) {
   const comm = Object.entries(step.communication ?? {}).filter(([, c]) => c.total_ms > 0);
   const link = (l) => (l ? `${esc(l.name ?? l.kind)}${isNum(l.gbps_per_device) ? `, ${F.num(l.gbps_per_device)} GB/s per device` : isNum(l.gbps_per_node) ? `, ${F.num(l.gbps_per_node)} GB/s per node` : ''}` : '—');
   const alternatives = (p.alternatives ?? []).slice(0, 3);
-  return `<h3>Plan on ${F.integer(p.gpus)} devices${p.searched ? ' (searched: the fastest that fits)' : ''}</h3>
+  return `<h3>Plan on ${F.plural(p.gpus, 'device')}${p.searched ? ' (searched: the fastest that fits)' : ''}</h3>
     <p class="plan-line">${esc(planText(p))}</p>
     <ul class="legend run">
-      ${li('Nodes', `${F.integer(p.nodes)} × ${F.integer(p.gpus_per_node)} devices`)}
+      ${li('Nodes', `${F.integer(p.nodes)} × ${F.plural(p.gpus_per_node, 'device')}`)}
       ${li('Within a node', link(p.scale_up))}
       ${p.nodes > 1 ? li('Between nodes', link(p.scale_out)) : ''}
       ${comm.map(([kind, c]) => li(`${esc(kind[0].toUpperCase() + kind.slice(1))} communication`, `${F.ms(c.exposed_ms)} exposed of ${F.ms(c.total_ms)}`)).join('')}

@@ -93,7 +93,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
         ? `<span class="plan"><span class="plan-text">${r.devices} × · ${esc(planText(r.plan))}</span>${r.plan.searched ? ` <button type="button" class="small link" data-pin-layout="${esc(r.id)}" title="Fix this layout in the cluster fields (then it is no longer searched)">Pin this layout</button>` : ''}</span>`
         : '';
       return `<tr class="${classes}" data-id="${esc(r.id)}">
-        <th scope="row"><span class="vendor">${esc(r.vendor)}</span><button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}${plan}</th>
+        <th scope="row"><span class="vendor">${esc(r.vendor)}</span> <button type="button" class="hw-pick" data-pick="${esc(r.id)}" aria-pressed="${r.id === selected}" title="${esc(r.name)}">${esc(r.vendor === 'custom' ? r.name : shortName(r.name))}</button>${badges}${plan}</th>
         ${columns.slice(1).map((c) => cells[c.key](r)).join('')}
       </tr>`;
     })

@@ -19,8 +19,9 @@ function field(row) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
   const help = row.help ? ` title="${esc(row.help)}"` : '';
-  const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error"${help}`;
-  const message = `<span class="field-error" id="${id}-error" aria-live="polite"></span>`;
+  const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error ${id}-default"${help}`;
+  // A default too long for a placeholder is written under the field instead (render decides).
+  const message = `<small class="field-default" id="${id}-default" hidden></small><span class="field-error" id="${id}-error" aria-live="polite"></span>`;
   if (row.type === 'flag')
     return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span>${message}</label>`;
   let control;
@@ -40,6 +41,18 @@ function field(row) {
     control = `<input type="number" ${data} ${attrs} />`;
   }
   return `<label class="field" for="${id}" id="${id}-field"><span>${esc(row.label)}${unit}</span>${control}${message}</label>`;
+}
+
+// Placeholders longer than this run out of a field of the side panel (about 300 px at 1280 px, 14 px text).
+const PLACEHOLDER_CHARS = 30;
+
+/** A blank field's default: its placeholder, or, when that would be cut off, a line under the field. */
+function showDefault(el, line, text) {
+  const long = text.length > PLACEHOLDER_CHARS;
+  el.placeholder = long ? 'default (below)' : text;
+  if (!line) return;
+  line.hidden = !long;
+  if (line.textContent !== (long ? `Blank: ${text}` : '')) line.textContent = long ? `Blank: ${text}` : '';
 }
 
 /** A field's message: "Batch size must be at least 1". */
@@ -86,7 +99,7 @@ export function render(state, ctx) {
     }
     const message = $(`${row.name}-error`);
     if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
-    if (row.type === 'count' || row.type === 'number') el.placeholder = String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? '');
+    if (row.type === 'count' || row.type === 'number') showDefault(el, $(`${row.name}-default`), String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? ''));
     // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
     // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);

@@ -125,3 +125,30 @@ describe('the widget by script tag on another page', () => {
     assert.ok(margin.left >= 12 && margin.right >= 12, `embed.html's text has margins: ${JSON.stringify(margin)}`);
   });
 });
+
+describe('compare', () => {
+  test('no no-op change, Δ labels on phone cards, and two pins compared with each other', async () => {
+    const page = await harness().page('index.html#model=gpt2&hw=t4,a10', { viewport: { width: 390, height: 844 } });
+    await settled(page, 60_000);
+    await page.click('#pin');
+    // The model's own sequence typed in: the same run, so no difference to list.
+    await page.fill('#seq', '1024');
+    await page.locator('#seq').dispatchEvent('change');
+    await page.waitForFunction(() => location.hash.includes('seq=1024'));
+    await settled(page, 60_000);
+    await page.waitForSelector('#compare-card:not([hidden]) #compare table tbody tr');
+    await page.waitForFunction(() => /nothing differs yet/.test(document.querySelector('#compare h3')?.textContent ?? ''), null, { timeout: 20_000 });
+    // A second pin, then a real change: pin 1 against now, and pin 1 against pin 2.
+    await page.click('#pin');
+    await page.fill('#batch', '16');
+    await page.locator('#batch').dispatchEvent('change');
+    await settled(page, 60_000);
+    await page.waitForFunction(() => [...document.querySelectorAll('#compare h3')].some((h) => /Pinned 2 → now: Batch size 8 → 16/.test(h.textContent)), null, { timeout: 20_000 });
+    const headings = await page.locator('#compare h3').allTextContents();
+    assert.ok(headings.some((t) => /^Pinned 1 → pinned 2/.test(t)), `pins compared with each other: ${headings.join(' | ')}`);
+    assert.ok(!headings.some((t) => /Sequence length/.test(t)), `no no-op change: ${headings.join(' | ')}`);
+    // Phone cards: the difference columns are labelled as differences.
+    const labels = await page.locator('#compare tbody tr').first().locator('td').evaluateAll((cells) => cells.map((td) => getComputedStyle(td, '::before').content.replace(/^"|"$/g, '')));
+    assert.deepEqual(labels.slice(-2), ['Δ time', 'Δ cost']);
+  });
+});

@@ -47,8 +47,21 @@ export function fresh(table) {
   return s;
 }
 
+/**
+ * The page's default for a row the state leaves blank: the option table's `default_with` while its condition
+ * holds (a fine-tune's micro-batch is the API's 1, not the page's pre-training 8), else the page's own.
+ */
+export function pageDefault(state, row, table) {
+  const d = row.default_with;
+  const holds = d?.when && table && Object.entries(d.when).every(([name, values]) => {
+    const other = table.byName.get(name);
+    return other && values.includes(effective(state, other, table));
+  });
+  return holds ? d.value : PAGE_DEFAULTS[row.name];
+}
+
 /** The value a row has for the page when the state leaves it blank: the page's default, else the API's. */
-export const effective = (state, row) => state[row.name] ?? PAGE_DEFAULTS[row.name] ?? row.default ?? null;
+export const effective = (state, row, table) => state[row.name] ?? pageDefault(state, row, table) ?? row.default ?? null;
 
 /**
  * Reads one value for a row from text (a form field, a URL): {value} when the row's type, range and
@@ -93,7 +106,7 @@ export function applies(state, row, table) {
   for (const conditions of [row.applies_with, row.choice_with])
     for (const [name, values] of Object.entries(conditions ?? {})) {
       const other = table.byName.get(name);
-      if (other && !values.includes(effective(state, other))) return false;
+      if (other && !values.includes(effective(state, other, table))) return false;
     }
   return true;
 }
@@ -109,7 +122,7 @@ function trainingOptions(state, table, command) {
     if (!row.commands?.includes(command) || !applies(state, row, table)) continue;
     if (state.budget === 'tokens' && (row.name === 'samples' || row.name === 'epochs')) continue;
     if (state.budget === 'samples' && row.name === 'tokens') continue;
-    const v = state[row.name] ?? PAGE_DEFAULTS[row.name];
+    const v = state[row.name] ?? pageDefault(state, row, table);
     if (v != null) r[row.name] = v;
   }
   return r;

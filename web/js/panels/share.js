@@ -41,7 +41,7 @@ export function render(state, { $, table }) {
   const w = new URLSearchParams();
   if (state.source === 'zoo') w.set('model', state.model);
   if (state.hw) w.set('hardware', state.hw.slice(0, 8).join(','));
-  for (const key of ['batch', 'precision']) if (table.byName.has(key)) w.set(key, S.effective(state, table.byName.get(key)));
+  for (const key of ['batch', 'precision']) if (table.byName.has(key)) w.set(key, S.effective(state, table.byName.get(key), table));
   $('widget-link').href = `widget.html?${w}`;
 }
 

@@ -88,7 +88,7 @@ export function render(state, ctx) {
   for (const row of table.fields) {
     const el = $(row.name);
     if (!el) continue;
-    const v = S.effective(state, row);
+    const v = S.effective(state, row, table);
     const invalid = ctx.invalid?.get(row.name);
     // The field being typed in keeps its text (and its own validity mark); so does one holding an invalid value.
     if (document.activeElement !== el && !invalid) {
@@ -99,7 +99,7 @@ export function render(state, ctx) {
     }
     const message = $(`${row.name}-error`);
     if (message && message.textContent !== (invalid?.message ?? '')) message.textContent = invalid?.message ?? '';
-    if (row.type === 'count' || row.type === 'number') showDefault(el, $(`${row.name}-default`), String(S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? ''));
+    if (row.type === 'count' || row.type === 'number') showDefault(el, $(`${row.name}-default`), String(S.pageDefault(state, row, table) ?? row.default_text ?? ''));
     // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
     // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);
@@ -112,7 +112,11 @@ export function render(state, ctx) {
   const image = $('image-field');
   if (seq) seq.hidden = !language;
   if (image) image.hidden = !vision || language;
-  if ($('seq')) $('seq').placeholder = String(z?.default_seq ?? settings.seq ?? $('seq').placeholder);
+  // A fine-tune's blank sequence is the API's (at most 2,048 tokens: the seq row's default_text), which the
+  // reply for these settings echoes; otherwise the model's own.
+  const ft = table.byName.get('finetune');
+  const fineTuning = ft && S.effective(state, ft, table) !== ft.default && settings.finetune === S.effective(state, ft, table);
+  if ($('seq')) $('seq').placeholder = String((fineTuning ? settings.seq : null) ?? z?.default_seq ?? settings.seq ?? $('seq').placeholder);
   if ($('image')) $('image').placeholder = String(z?.default_image ?? settings.image ?? $('image').placeholder);
   // The budget: what the page chose, else the one the API uses for this model (the reply says which).
   const kind = $('budget-kind');

@@ -108,6 +108,36 @@ TEST(MemoryAdvice, SmallestFootprintWhenNothingHoldsItAsItIs) {
     EXPECT_NE(a.summary.find("--zero 3"), std::string::npos) << a.summary;
 }
 
+// QLoRA needs bitsandbytes' NF4 kernels (hardware/precision_support.hpp: none on TPUs): advice neither offers
+// it on a TPU nor names a TPU for it, though the TPU's memory holds it.
+TEST(MemoryAdvice, QloraIsNeverAdvisedOnATpu) {
+    AdviceRequest q;
+    q.batch = 1, q.grad_accum = 1, q.peak_bytes = 40e9, q.capacity_bytes = 24e9;
+    FineTuneOption lora{"LoRA rank 16", "--finetune lora --lora-rank 16", 30e9, "lora", 16, false, false};
+    FineTuneOption qlora{"QLoRA rank 16", "--finetune qlora --lora-rank 16", 20e9, "qlora", 16, false, true};
+    q.finetune_options = {lora, qlora};
+    HardwareSpec tpu = sheet("tpu", 32, 1.0), gpu = sheet("gpu", 40, 2.0);
+    tpu.kind = "tpu";
+    // On a GPU that holds QLoRA's 20 GB: QLoRA here.
+    MemoryAdvice a = advise_memory(q, linear_peak(q.peak_bytes, 0), {tpu, gpu});
+    ASSERT_TRUE(a.finetune);
+    EXPECT_TRUE(a.finetune->fits);
+    EXPECT_EQ(a.finetune->option.mode, "qlora");
+    // On a TPU: not here; elsewhere, the smallest device that runs NF4 (the 40 GB GPU, not the 32 GB TPU).
+    q.nf4_kernels = false;
+    a = advise_memory(q, linear_peak(q.peak_bytes, 0), {tpu, gpu});
+    ASSERT_TRUE(a.finetune);
+    EXPECT_FALSE(a.finetune->fits);
+    ASSERT_TRUE(a.finetune->hardware);
+    EXPECT_EQ(a.finetune->hardware->id, "gpu");
+    EXPECT_EQ(a.summary.find("card (tpu)"), std::string::npos) << a.summary;
+    // Only TPUs to choose from: no device is named for it.
+    a = advise_memory(q, linear_peak(q.peak_bytes, 0), {tpu});
+    ASSERT_TRUE(a.finetune);
+    EXPECT_FALSE(a.finetune->fits);
+    EXPECT_FALSE(a.finetune->hardware);
+}
+
 TEST(MemoryAdvice, FsdpShardingIsProposedUpToTheAdvisedDevices) {
     AdviceRequest q;
     q.batch = 1, q.grad_accum = 1, q.capacity_bytes = 1e9;

@@ -93,7 +93,7 @@ json predict(const json& request) {
         PrecisionSupport support = precision_support(hw, asked.precision);
         const RequestContext& device_context = context_for(support);
         if (!context.settings.parallel) {
-            results.push_back(precision_fields(device_result(device_context, hw), support, hw.id));
+            results.push_back(precision_fields(device_result(device_context, hw, selection), support, hw.id));
             continue;
         }
         try {
@@ -117,7 +117,7 @@ json predict(const json& request) {
 json features(const json& request) {
     RequestOptions o(request, kFeatures);
     Settings s = read_settings(o);
-    Model model = build_model(model_argument(o), s.inputs);
+    Model model = build_request_model(model_argument(o), s);
     s.mixed = effective_mixed_recipe(s.precision, s.mixed, s.finetune.adapters());
     json out = to_json(model_features(model, s.precision, s.mixed, s.finetune));
     out["model"] = model.name;

@@ -4,6 +4,7 @@
 
 #include "api/reply_json.hpp"
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
 #include "predict/cached_predictor.hpp"
 #include "run/memory_advice.hpp"
 #include "run/run_estimate.hpp"
@@ -35,7 +36,7 @@ std::vector<MemoryChange> fitting_changes(const RequestContext& request, const M
 }
 
 json memory_advice(const RequestContext& request, const MemoryUse& mem, const HardwareSpec& hw, const StepTime& step,
-                   const KernelPredictor& predictor) {
+                   const KernelPredictor& predictor, const std::vector<HardwareSpec>& selection) {
     if (mem.fits()) return nullptr;
     AdviceRequest q;
     q.peak_bytes = mem.peak;
@@ -47,9 +48,11 @@ json memory_advice(const RequestContext& request, const MemoryUse& mem, const Ha
     // Sharding is modelled for full training only (fine-tuning with frozen parts runs on one device).
     q.model_state_bytes = request.settings.finetune.freezes() ? 0.0 : mem.weights + mem.gradients + mem.optimizer_states;
     q.finetune_options = request.finetune_options();
+    q.nf4_kernels = has_nf4_kernels(hw);
     q.changes = fitting_changes(request, mem, hw, step, predictor);
     PeakAt peak_at = [&request](std::int64_t batch, bool checkpointing) { return request.peak_at(batch, checkpointing); };
-    return advice_json(advise_memory(q, peak_at, hardware_catalogue()));
+    // Another accelerator only from those the request asked about (all of them with "all").
+    return advice_json(advise_memory(q, peak_at, selection));
 }
 
 }  // namespace
@@ -62,7 +65,7 @@ double samples_per_second(double samples, const StepTime& t, const HardwareSpec&
     return samples_per_s;
 }
 
-json device_result(const RequestContext& request, const HardwareSpec& hw) {
+json device_result(const RequestContext& request, const HardwareSpec& hw, const std::vector<HardwareSpec>& selection) {
     const Settings& s = request.settings;
     MemoryUse mem = with_capacity(request.memory_use, hw);
     // A step that does not fit is timed again with each change its advice tries, which share most of its
@@ -76,7 +79,7 @@ json device_result(const RequestContext& request, const HardwareSpec& hw) {
     json run_result = nullptr;
     if (request.run) run_result = run_json(estimate_run(*request.run, t, hw, s.price_per_hour), t);
     std::int64_t tokens = request.model.tokens_per_sample;
-    json memory = memory_json(mem, memory_advice(request, mem, hw, t, predictor));
+    json memory = memory_json(mem, memory_advice(request, mem, hw, t, predictor, selection));
     // With the breakdown, what the memory holds over the step (the page asks for it for one accelerator only).
     if (s.breakdown) memory["timeline"] = timeline_json(memory_timeline(mem, request.memory_profile(), request.memory.reserve));
     return {{"hardware", hw.id},

@@ -154,6 +154,11 @@ public:
         d_.cluster_default_text = std::move(text);
         return *this;
     }
+    Row& default_with(std::string option, std::vector<std::string> values, json value) {
+        d_.default_when[std::move(option)] = std::move(values);
+        d_.default_when_value = std::move(value);
+        return *this;
+    }
     Row& help(std::string help) {
         d_.help = std::move(help);
         return *this;
@@ -224,9 +229,11 @@ std::vector<OptionDef> build_table() {
         Row("batch", T::count, kModel).flag("batch", "N").label("Batch size", "samples per micro-batch").up_to(k2e40)
             .defaults(1, "1").searched_on_cluster("searched with the layout")
             .help("samples per micro-batch; a step is --grad-accum micro-batches").echoed()
+            .default_with("finetune", {"full", "lora", "qlora", "freeze"}, 1)
             .on_page("training", "batch"),
         Row("seq", T::count, kModel).flag("seq", "L").label("Sequence length", "tokens").up_to(k2e40)
-            .defaults(nullptr, "the model's").help("tokens per sample (language models)").echoed()
+            .defaults(nullptr, "the model's; at most " + std::to_string(finetune_default_seq) + " when fine-tuning")
+            .help("tokens per sample (language models)").echoed()
             .on_page("training", "seq"),
         Row("image", T::count, kModel).flag("image", "PX").label("Image size", "pixels").up_to(double(1 << 20))
             .defaults(nullptr, "the model's").help("image side in pixels (vision models)").echoed()
@@ -591,7 +598,10 @@ json options_json() {
                         {"cluster_question", row.cluster_question},
                         {"layout", row.layout},
                         {"applies_with", row.applies_with.empty() ? json(nullptr) : json(row.applies_with)},
-                        {"choice_with", row.choice_with.empty() ? json(nullptr) : json(row.choice_with)}});
+                        {"choice_with", row.choice_with.empty() ? json(nullptr) : json(row.choice_with)},
+                        {"default_with", row.default_when.empty() ? json(nullptr)
+                                                                  : json{{"when", row.default_when},
+                                                                         {"value", row.default_when_value}}}});
     }
     // The limits every document is read within (core/limits.hpp): the page checks a file or a link's value
     // against the same numbers before it holds the document (web/js/documents.js).

@@ -83,6 +83,11 @@ struct OptionDef {
     // options reply's `choice_with`).
     std::map<std::string, std::vector<std::string>> choice_with;
     std::map<std::string, std::string> choice_labels;  // what the page shows for a choice (default: the choice)
+    // The default while each named option has one of these values, over any default the page keeps for itself
+    // (a fine-tune's micro-batch: the API's 1, not the page's pre-training 8); the options reply's
+    // `default_with`: {"when": {option: [values]}, "value": v}. The API's own default is `default_value`.
+    std::map<std::string, std::vector<std::string>> default_when;
+    nlohmann::json default_when_value;
     nlohmann::json default_value;      // null: decided by the model or other options (default_text says how)
     std::string default_text;          // the default in words, for --help and the page's placeholder
     // Non-empty: on a cluster question a blank value is not the default but the plan search's choice (the
@@ -101,6 +106,12 @@ struct OptionDef {
     bool takes(unsigned command_bit) const { return (commands & command_bit) != 0; }
     bool is_switch() const { return type == OptionType::flag; }
 };
+
+// A fine-tune's sequence length when the request gives none and the model's own is longer (the seq row's
+// default): instruction data and the published recipes (QLoRA's Guanaco, Alpaca, PEFT's examples) run
+// 512-2048 tokens, not the model's pre-training context (a 7B LoRA at 4,096 tokens does not fit a 24 GB card;
+// at 2,048 it does).
+inline constexpr std::int64_t finetune_default_seq = 2048;
 
 const std::vector<OptionDef>& option_table();
 const OptionDef* find_option(const std::string& name);  // by request key; null if none

@@ -50,6 +50,16 @@ Model build_model(const json& model_argument, const ModelInputs& inputs) {
     }
 }
 
+Model build_request_model(const json& model_argument, Settings& s) {
+    Model m = build_model(model_argument, s.inputs);
+    if (s.finetune.mode != FineTuneMode::none && s.inputs.seq == 0 && m.domain != "vision" &&
+        m.tokens_per_sample > finetune_default_seq) {
+        s.inputs.seq = finetune_default_seq;
+        m = build_model(model_argument, s.inputs);
+    }
+    return m;
+}
+
 ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed, const FineTune& finetune) {
     return attribute_errors("model", ErrorCode::invalid_model,
                             [&] { return compute_features(model, precision, mixed, finetune); });
@@ -58,7 +68,7 @@ ModelFeatures model_features(const Model& model, Precision precision, MixedRecip
 RequestContext make_request_context(const json& model_argument, const json& kernel_models, Settings s) {
     RequestContext p;
     p.model_argument = &model_argument;
-    p.model = build_model(model_argument, s.inputs);
+    p.model = build_request_model(model_argument, s);
     if (s.inputs.image == 0 && p.model.domain == "vision") {
         // Report the image size the model was built at.
         const Shape& in = p.model.blocks.front().layers.front().input;
@@ -212,7 +222,8 @@ std::vector<FineTuneOption> RequestContext::finetune_options() const {
             std::string flags = std::string("--finetune ") + to_string(t.mode) + " --lora-rank " + std::to_string(ft.rank) +
                                 (t.checkpointing && !settings.checkpointing ? " --checkpointing" : "");
             finetune_alternatives->push_back({words, flags, estimate_memory(f, o).peak, to_string(t.mode), ft.rank,
-                                              t.checkpointing && !settings.checkpointing});
+                                              t.checkpointing && !settings.checkpointing,
+                                              ft.quantization == Quantization::nf4});
         } catch (const Error&) {
             continue;  // a rank the model's projections cannot take: no such advice
         }

@@ -68,6 +68,9 @@ RequestContext make_request_context(const nlohmann::json& model_argument, const 
 
 // The model a request names, at the settings' sizes (errors carry the field "model").
 Model build_model(const nlohmann::json& model_argument, const ModelInputs& inputs);
+// The same, with the defaults that depend on the model: a fine-tune's sequence, not given, is at most
+// finetune_default_seq (api/options.hpp); `settings.inputs.seq` then says so.
+Model build_request_model(const nlohmann::json& model_argument, Settings& settings);
 // Its features at a precision; a cost that no limit on a single value caught (a product past 2^63 or the
 // tensor limit) is the model's error too.
 ModelFeatures model_features(const Model& model, Precision precision, MixedRecipe mixed,

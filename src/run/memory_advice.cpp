@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/limits.hpp"
+#include "hardware/precision_support.hpp"
 #include "run/grad_accumulation.hpp"
 
 namespace prenet {
@@ -168,7 +169,7 @@ std::string change_text(const MemoryChange& c) {
     return c.flags + ": fits at " + gb(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
 }
 
-MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const std::vector<HardwareSpec>& catalogue) {
+MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const std::vector<HardwareSpec>& candidates) {
     MemoryAdvice a;
     a.over_bytes = std::max(0.0, q.peak_bytes - q.capacity_bytes);
     a.micro_batch = largest_fitting_micro_batch(q.batch, q.grad_accum, q.checkpointing, q.capacity_bytes, peak_at);
@@ -179,10 +180,10 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         if (!c.fits) c.micro_batch = largest_fitting_micro_batch(q.batch, q.grad_accum, true, q.capacity_bytes, peak_at);
         a.checkpointing = c;
     }
-    auto smallest_holding = [&](double peak) {
+    auto smallest_holding = [&](double peak, bool needs_nf4 = false) {
         const HardwareSpec* best = nullptr;
-        for (const auto& hw : catalogue) {
-            if (hw.memory_bytes() < peak) continue;
+        for (const auto& hw : candidates) {
+            if (hw.memory_bytes() < peak || (needs_nf4 && !has_nf4_kernels(hw))) continue;
             bool better = !best || hw.memory_bytes() < best->memory_bytes() ||
                           (hw.memory_bytes() == best->memory_bytes() && hw.price_per_hour() > 0 &&
                            (best->price_per_hour() <= 0 || hw.price_per_hour() < best->price_per_hour()));
@@ -209,13 +210,13 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
         FineTuneAdvice f;
         f.option = q.finetune_options.back();
         for (const auto& option : q.finetune_options)
-            if (option.peak_bytes <= q.capacity_bytes) {
+            if (option.peak_bytes <= q.capacity_bytes && (q.nf4_kernels || !option.nf4_base)) {
                 f.option = option;
                 f.fits = true;
                 break;
             }
         if (!f.fits)
-            if (const HardwareSpec* hw = smallest_holding(f.option.peak_bytes)) f.hardware = *hw;
+            if (const HardwareSpec* hw = smallest_holding(f.option.peak_bytes, f.option.nf4_base)) f.hardware = *hw;
         a.finetune = f;
     }
 

@@ -115,6 +115,7 @@ struct FineTuneOption {
     std::string mode;
     std::int64_t rank = 0;
     bool checkpointing = false;
+    bool nf4_base = false;  // QLoRA: runs only where bitsandbytes has NF4 kernels (has_nf4_kernels)
 };
 
 struct FineTuneAdvice {
@@ -133,7 +134,8 @@ struct MemoryAdvice {
     // Devices of this accelerator over which FSDP (ZeRO 3) sharding of the model states (weights, gradients,
     // optimizer states) would leave room for the rest: a first estimate, which `--gpus N` then predicts.
     std::optional<std::int64_t> fsdp_devices;
-    // Fine-tuning: the first of the request's options that fits here, else where the lightest one fits.
+    // Fine-tuning: the first of the request's options that fits here, else where the lightest one fits; an
+    // option on an NF4 base (QLoRA) only on devices with NF4 kernels.
     std::optional<FineTuneAdvice> finetune;
     // Every change that fits by the same model, the cheapest (smallest step-time increase) first.
     std::vector<MemoryChange> changes;
@@ -147,11 +149,14 @@ struct AdviceRequest {
     bool has_checkpoint_blocks = false;
     double model_state_bytes = 0;  // weights + gradients + optimizer states, what ZeRO 3 shards (0: not offered)
     std::vector<FineTuneOption> finetune_options;  // lightest change first
+    bool nf4_kernels = true;                       // this device runs an NF4 base (has_nf4_kernels)
     std::vector<MemoryChange> changes;             // ranked_changes' answer: the summary names the first
 };
 
+// `candidates`: the accelerators another device may be named from (the request's selection: advice never
+// names one the user did not ask about).
 MemoryAdvice advise_memory(const AdviceRequest& request, const PeakAt& peak_at,
-                           const std::vector<HardwareSpec>& catalogue);
+                           const std::vector<HardwareSpec>& candidates);
 
 // The largest micro-batch below `batch` that divides the global batch (batch x grad_accum) and whose peak
 // fits `capacity`; nullopt when even a micro-batch of 1 does not fit. Exposed for tests.

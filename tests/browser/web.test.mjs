@@ -483,7 +483,7 @@ describe('web calculator', () => {
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
     const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
     assert.equal(lines.length, 3);
-    assert.match(lines[0], /^hardware,name,model,batch,seq,image,precision,optimizer,step_ms/);
+    assert.match(lines[0], /^hardware,name,model,micro_batch,grad_accum,global_batch,devices,plan,seq,image,precision,optimizer,/);
     const [json] = await Promise.all([page.waitForEvent('download'), page.click('#download-json')]);
     const doc = JSON.parse(readFileSync(await json.path(), 'utf8'));
     assert.equal(doc.reply.results.length, 2);

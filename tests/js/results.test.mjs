@@ -112,3 +112,29 @@ test('the results table escapes names and carries no style attribute (the CSP bl
   assert.doesNotMatch(table.innerHTML, /style=/);
   assert.match(table.innerHTML, /data-width="\d+(\.\d+)?%"/);
 });
+
+test('the CSV says what each row ran on: devices, plan, the micro-batch it runs, MFU and fine-tuning', () => {
+  const plan = { gpus: 8, dp: 8, tp: 1, pp: 1, cp: 1, zero: 3, micro_batch: 2, grad_accum: 4, global_batch: 64, checkpointing: 'none' };
+  const reply = {
+    settings: { batch: 8, grad_accum: 1, global_batch: null, devices: 8, finetune: 'lora', lora_rank: 16, precision: 'bf16' },
+    model: { name: 'llama2-7b', params: 6.7e9, trainable_params: 8e6 },
+    results: [{ ...result('a', 100), plan, throughput: { samples_per_s: 80, mfu: 0.42 } }],
+  };
+  const [header, line] = toCsv(buildRows(reply, { hardware }), reply).trim().split('\n');
+  const cells = Object.fromEntries(header.split(',').map((k, i) => [k, line.split(',')[i]]));
+  assert.ok(!header.split(',').includes('batch'), 'no unlabelled batch column');
+  assert.equal(cells.micro_batch, '2', 'the plan\'s micro-batch, not the request\'s');
+  assert.equal(cells.grad_accum, '4');
+  assert.equal(cells.global_batch, '64');
+  assert.equal(cells.devices, '8');
+  assert.equal(cells.plan, 'dp 8 · tp 1 · pp 1 · ZeRO 3 (micro-batch 2 × 4)');
+  assert.equal(cells.mfu, '0.42');
+  assert.equal(cells.finetune, 'lora');
+  assert.equal(cells.lora_rank, '16');
+  assert.equal(cells.trainable_params, '8000000');
+  // One device, pre-training: its own words, no rank.
+  const single = { settings: { batch: 8, grad_accum: 1, global_batch: 8, precision: 'bf16' }, model: { name: 'gpt2', params: 1.2e8 }, results: [result('a', 10)] };
+  const [h1, l1] = toCsv(buildRows(single, { hardware }), single).trim().split('\n');
+  const c1 = Object.fromEntries(h1.split(',').map((k, i) => [k, l1.split(',')[i]]));
+  assert.deepEqual([c1.micro_batch, c1.devices, c1.plan, c1.finetune, c1.lora_rank, c1.trainable_params], ['8', '1', 'one device', 'none', '', '120000000']);
+});

@@ -192,6 +192,25 @@ test('the predict request: model, accelerators, every set row, the page defaults
   assert.equal(S.predictRequest(s, table).model, LAYERS);
 });
 
+test("a row's default_with wins over the page's own default while its condition holds (a fine-tune's micro-batch)", () => {
+  const rows = [
+    { name: 'finetune', page: 'training', type: 'choice', choices: ['none', 'full', 'lora'], default: 'none', commands: ['predict'] },
+    { name: 'batch', page: 'training', type: 'count', default: 1, default_with: { when: { finetune: ['full', 'lora'] }, value: 1 }, commands: ['predict'] },
+  ];
+  const t = S.optionTable({ options: rows });
+  const s = S.fresh(t);
+  const batch = t.byName.get('batch');
+  // Pre-training: the page's own batch (8), sent so the command line shows it.
+  assert.equal(S.effective(s, batch, t), S.PAGE_DEFAULTS.batch);
+  assert.equal(S.predictRequest(s, t).batch, S.PAGE_DEFAULTS.batch);
+  // A fine-tune: the table's value; a typed value still wins.
+  s.finetune = 'lora';
+  assert.equal(S.pageDefault(s, batch, t), 1);
+  assert.equal(S.predictRequest(s, t).batch, 1);
+  s.batch = 4;
+  assert.equal(S.predictRequest(s, t).batch, 4);
+});
+
 test("whether a row applies is the option table's: every condition of its applies_with and choice_with", () => {
   const rows = [
     { name: 'finetune', page: 'training', type: 'choice', choices: ['none', 'lora', 'qlora'], default: 'none' },

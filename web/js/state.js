@@ -49,21 +49,34 @@ export function fresh(table) {
 }
 
 /**
+/**
  * Whether a blank row is the plan search's on this state: a cluster question (the option table's
  * `cluster_question` rules) and a row the API searches there (its `cluster_default_text`: the micro-batch).
  * The page then has no default of its own for it, so a zoo model's single-device batch never pins a cluster's.
  */
 export const searched = (state, row, table) => Boolean(row.cluster_default_text && table && isCluster(state, table));
 
-/** The page's own default for a blank row (PAGE_DEFAULTS), none where the plan search chooses it. */
-export const pageDefault = (state, row, table) => (searched(state, row, table) ? null : (PAGE_DEFAULTS[row.name] ?? null));
+/**
+ * The page's default for a row the state leaves blank: none where the plan search chooses it; the option table's
+ * `default_with` while its condition holds (a fine-tune's micro-batch is the API's 1, not the page's pre-training
+ * 8); else the page's own (PAGE_DEFAULTS).
+ */
+export function pageDefault(state, row, table) {
+  if (searched(state, row, table)) return null;
+  const d = row.default_with;
+  const holds = d?.when && table && Object.entries(d.when).every(([name, values]) => {
+    const other = table.byName.get(name);
+    return other && values.includes(effective(state, other, table));
+  });
+  return holds ? d.value : (PAGE_DEFAULTS[row.name] ?? null);
+}
 
 /**
  * The value a row has for the page when the state leaves it blank: the page's default, else the API's; null
  * where the plan search chooses it (`table` given).
  */
 export const effective = (state, row, table = null) =>
-  state[row.name] ?? (searched(state, row, table) ? null : (PAGE_DEFAULTS[row.name] ?? row.default ?? null));
+  state[row.name] ?? (searched(state, row, table) ? null : (pageDefault(state, row, table) ?? row.default ?? null));
 
 /**
  * Reads one value for a row from text (a form field, a URL): {value} when the row's type, range and
@@ -108,7 +121,7 @@ export function applies(state, row, table) {
   for (const conditions of [row.applies_with, row.choice_with])
     for (const [name, values] of Object.entries(conditions ?? {})) {
       const other = table.byName.get(name);
-      if (other && !values.includes(effective(state, other))) return false;
+      if (other && !values.includes(effective(state, other, table))) return false;
     }
   return true;
 }

@@ -16,8 +16,11 @@ import { budgetWords, plain, queryProblems, widgetMessage } from './widget-words
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
 const client = createClient();
+// The widget's own height, not the document's: that is at least the frame's, so a frame could never shrink.
 function postSize() {
-  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height: document.documentElement.scrollHeight }, '*');
+  const wrap = document.querySelector('.widget-wrap');
+  const height = Math.ceil(wrap ? wrap.getBoundingClientRect().bottom + window.scrollY : document.documentElement.scrollHeight);
+  if (window.parent !== window) window.parent.postMessage({ type: 'prenet-widget-size', height }, '*');
 }
 
 function fail(message) {
@@ -69,14 +72,16 @@ async function main() {
   $('w-title').innerHTML = `<strong>${F.esc(doc.model.name)}</strong> · ${F.count(doc.model.params)} params · batch ${F.esc(s.batch)}${what ? ` · ${what}` : ''} · ${F.esc(s.precision)} · ${F.esc(s.optimizer)}${devices}`;
   const budget = budgetWords(doc);
   $('w-budget').textContent = budget ? `Time to train and cost are for ${budget}${s.price_per_hour != null ? ` at $${s.price_per_hour}/h` : ' at each accelerator’s cheapest cloud price'}.` : '';
+  // Each cell carries its column's name (data-label): narrow cards show it above the number.
+  const rate = language ? 'Tokens/s' : 'Samples/s';
   $('w-table').innerHTML = `<caption class="visually-hidden">Predicted training step per accelerator</caption>
-    <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${language ? 'Tokens/s' : 'Samples/s'}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
+    <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${rate}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
     <tbody>${rows
       .map(
         (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}</th>
-        <td>${F.gb(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
-        <td>${F.ms(r.step)}</td><td>${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
-        <td>${F.hours(r.hours)}</td><td>${F.usd(r.cost)}</td></tr>`,
+        <td data-label="Memory">${F.gb(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
+        <td data-label="Step">${F.ms(r.step)}</td><td data-label="${rate}">${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
+        <td data-label="Time to train">${F.hours(r.hours)}</td><td data-label="Cost">${F.usd(r.cost)}</td></tr>`,
       )
       .join('')}</tbody>`;
   $('w-busy').hidden = true;

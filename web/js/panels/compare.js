@@ -13,14 +13,20 @@ export const reads = ['pins', 'prices', '@predict', '@meta'];
 const cache = new Map(); // request JSON -> {doc, error}
 let job = 0;
 
-/** What differs between two states, in the fields' words: "Batch size 8 → 4, Accelerators 1 → 8". */
-export function differences(a, b, table) {
+/**
+ * What differs between two states, in the fields' words: "Batch size 8 → 4, Accelerators 1 → 8". With the two
+ * replies' `settings`, a field the API ran with the same value on both sides is no difference (blank, "the
+ * model's", against the model's own 8192 typed in).
+ */
+export function differences(a, b, table, used = {}) {
   const out = [];
   const label = (name) => table.byName.get(name)?.label ?? name;
   const show = (v, row) => (v == null ? `${S.PAGE_DEFAULTS[row?.name] ?? row?.default_text ?? 'default'}` : String(v));
   if (a.source !== b.source || a.model !== b.model || JSON.stringify(a.doc) !== JSON.stringify(b.doc))
     out.push(`model ${a.source === 'zoo' ? a.model : a.docName || a.doc?.name || 'custom'} → ${b.source === 'zoo' ? b.model : b.docName || b.doc?.name || 'custom'}`);
-  for (const row of table.fields) if (JSON.stringify(a[row.name]) !== JSON.stringify(b[row.name])) out.push(`${label(row.name)} ${show(a[row.name], row)} → ${show(b[row.name], row)}`);
+  const same = (name) => used.then && used.now && name in used.then && JSON.stringify(used.then[name]) === JSON.stringify(used.now[name]);
+  for (const row of table.fields)
+    if (JSON.stringify(a[row.name]) !== JSON.stringify(b[row.name]) && !same(row.name)) out.push(`${label(row.name)} ${show(a[row.name], row)} → ${show(b[row.name], row)}`);
   if (JSON.stringify(a.hw) !== JSON.stringify(b.hw)) out.push('the accelerators');
   if (JSON.stringify(a.custom) !== JSON.stringify(b.custom)) out.push('the custom accelerators');
   if (a.budget !== b.budget) out.push(`budget ${a.budget || 'default'} → ${b.budget || 'default'}`);
@@ -35,7 +41,8 @@ export function compareRows(pinned, current) {
   return current.filter((r) => byId.has(r.id)).map((now) => ({ id: now.id, name: now.name, then: byId.get(now.id), now }));
 }
 
-export function compareHtml(pairs, index, diff) {
+/** `index`: the pinned scenario's number; `against`: the other side's name ("now", or another pin's). */
+export function compareHtml(pairs, index, diff, against = 'now') {
   if (!pairs.length) return `<p class="hint">The pinned scenario and this one share no accelerator.</p>`;
   const time = (r) => (isNum(r.hours) ? r.hours : null);
   const body = pairs
@@ -45,9 +52,9 @@ export function compareHtml(pairs, index, diff) {
       const sign = (x, fmt) => (x == null ? '—' : `${x > 0 ? '+' : x < 0 ? '−' : '±'}${fmt(Math.abs(x))}`);
       return `<tr data-id="${esc(id)}"><th scope="row">${esc(name)}</th>
         <td data-label="Pinned">${F.hours(then.hours)}${then.fits ? '' : ' <span class="nofit-label">✗</span>'}<span class="range">${F.usd(then.cost)}</span></td>
-        <td data-label="Now">${F.hours(now.hours)}${now.fits ? '' : ' <span class="nofit-label">✗</span>'}<span class="range">${F.usd(now.cost)}</span></td>
-        <td data-label="Time" data-col="dtime" data-value="${dt ?? ''}">${sign(dt, F.hours)}<span class="range">${pct(time(now), time(then))}</span></td>
-        <td data-label="Cost" data-col="dcost" data-value="${dc ?? ''}">${sign(dc, F.usd)}<span class="range">${pct(now.cost, then.cost)}</span></td></tr>`;
+        <td data-label="${esc(against === 'now' ? 'Now' : against)}">${F.hours(now.hours)}${now.fits ? '' : ' <span class="nofit-label">✗</span>'}<span class="range">${F.usd(now.cost)}</span></td>
+        <td data-label="Δ time" data-col="dtime" data-value="${dt ?? ''}">${sign(dt, F.hours)}<span class="range">${pct(time(now), time(then))}</span></td>
+        <td data-label="Δ cost" data-col="dcost" data-value="${dc ?? ''}">${sign(dc, F.usd)}<span class="range">${pct(now.cost, then.cost)}</span></td></tr>`;
     })
     .join('');
   const max = Math.max(...pairs.flatMap((p) => [time(p.then), time(p.now)]).filter(isNum), 0) || 1;
@@ -55,11 +62,12 @@ export function compareHtml(pairs, index, diff) {
   const bars = pairs
     .map(({ name, then, now }) => `<li><span>${esc(name)}</span><span class="cbars" aria-hidden="true">${bar(time(then), 'then')}${bar(time(now), 'now')}</span><span class="val">${F.hours(then.hours)} → ${F.hours(now.hours)}</span></li>`)
     .join('');
-  return `<h3>Pinned ${index + 1} → now${diff.length ? `: ${esc(diff.join(', '))}` : ': nothing differs yet (change an input)'}</h3>
-    <div class="table-wrap"><table class="results compare"><caption class="visually-hidden">Time to train and cost, pinned scenario and now, with the difference</caption>
-    <thead><tr><th scope="col">Accelerator</th><th scope="col">Pinned<span class="unit">time, cost</span></th><th scope="col">Now<span class="unit">time, cost</span></th><th scope="col">Δ time</th><th scope="col">Δ cost</th></tr></thead>
+  const Against = against === 'now' ? 'Now' : against;
+  return `<h3>Pinned ${index + 1} → ${esc(against)}${diff.length ? `: ${esc(diff.join(', '))}` : ': nothing differs yet (change an input)'}</h3>
+    <div class="table-wrap"><table class="results compare"><caption class="visually-hidden">Time to train and cost, pinned scenario and ${esc(against)}, with the difference</caption>
+    <thead><tr><th scope="col">Accelerator</th><th scope="col">Pinned<span class="unit">time, cost</span></th><th scope="col">${esc(Against)}<span class="unit">time, cost</span></th><th scope="col">Δ time</th><th scope="col">Δ cost</th></tr></thead>
     <tbody>${body}</tbody></table></div>
-    <ul class="bars compare-bars" aria-label="Time to train, pinned (upper bar) and now (lower bar)">${bars}</ul>`;
+    <ul class="bars compare-bars" aria-label="Time to train, pinned (upper bar) and ${esc(against)} (lower bar)">${bars}</ul>`;
 }
 
 export function render(state, ctx) {
@@ -83,12 +91,22 @@ export function render(state, ctx) {
     if (mine !== job) return;
     const current = ctx.last.rows;
     const meta = ctx.meta;
+    const now = { settings: ctx.last.predict?.settings };
+    const rowsOf = ({ pinned, doc }) => sortRows(buildRows(doc, { hardware: meta.hardwareById, customs: pinned.custom, prices: pinned.prices }), 'step', 1);
     $('compare').innerHTML = answers
-      .map(({ pinned, doc, error }, i) => {
+      .map((answer, i) => {
+        const { pinned, doc, error } = answer;
         const remove = `<button type="button" class="small secondary" data-unpin="${i}">Remove pinned ${i + 1}</button>`;
         if (error) return `<div class="compare-one"><p class="error">Pinned ${i + 1} could not be computed: ${esc(error.message)}</p>${remove}</div>`;
-        const rows = sortRows(buildRows(doc, { hardware: meta.hardwareById, customs: pinned.custom, prices: pinned.prices }), 'step', 1);
-        return `<div class="compare-one">${compareHtml(compareRows(rows, current), i, differences(pinned, ctx.state, ctx.table))}${remove}</div>`;
+        const rows = rowsOf(answer);
+        const withNow = compareHtml(compareRows(rows, current), i, differences(pinned, ctx.state, ctx.table, { then: doc.settings, now: now.settings }));
+        // Pins with each other too: each against the next one pinned.
+        const next = answers[i + 1];
+        const withNext =
+          next && !next.error
+            ? compareHtml(compareRows(rows, rowsOf(next)), i, differences(pinned, next.pinned, ctx.table, { then: doc.settings, now: next.doc.settings }), `pinned ${i + 2}`)
+            : '';
+        return `<div class="compare-one">${withNow}${withNext}${remove}</div>`;
       })
       .join('');
     applyStyles($('compare'));

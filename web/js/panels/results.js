@@ -93,7 +93,7 @@ export function render(state, ctx) {
   if (!state.sel || !rows.some((r) => r.id === state.sel)) last.selAuto = pick.best?.id ?? sorted[0]?.id;
   const selected = rows.some((r) => r.id === state.sel) ? state.sel : last.selAuto;
   last.rows = sorted;
-  const words = { nameOf: namer(ctx), hw: state.hw };
+  const words = { nameOf: namer(ctx) };
   renderTable($('results-table'), sorted, { sort: state.sort, dir: state.dir, selected, best: pick.best, fastest: pick.fastest, language: last.language });
   const refused = refusedRows(reply);
   $('refused').hidden = !refused.length;
@@ -112,7 +112,7 @@ const chartTargets = ({ $ }) => ({ time: $('chart'), cost: $('chart-cost'), note
 
 function renderBreakdown(rows, selected, ctx) {
   ctx.$('sel').innerHTML = rows.map((r) => `<option value="${esc(r.id)}" ${r.id === selected ? 'selected' : ''}>${esc(r.name)}</option>`).join('');
-  ctx.$('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected), { nameOf: namer(ctx), hw: ctx.state.hw });
+  ctx.$('breakdown').innerHTML = breakdownHtml(rows.find((r) => r.id === selected), { nameOf: namer(ctx) });
   applyStyles(ctx.$('breakdown'));
   if (selected) loadLayers(selected, ctx);
 }
@@ -201,7 +201,7 @@ export function bind(ctx) {
       } catch {
         return;
       }
-      const allowed = Object.fromEntries(Object.entries(patch).filter(([k]) => k === 'hw' || ctx.table.byName.get(k)?.page));
+      const allowed = Object.fromEntries(Object.entries(patch).filter(([k]) => ctx.table.byName.get(k)?.page));
       ctx.update(allowed, { compute: 'now' });
       return;
     }

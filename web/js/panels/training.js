@@ -19,8 +19,9 @@ function fieldHtml(row, labels) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
   const help = row.help ? ` title="${esc(F.pageWords(row.help, labels))}"` : '';
-  const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error"${help}`;
-  const message = `<span class="field-error" id="${id}-error" aria-live="polite"></span>`;
+  const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error ${id}-default"${help}`;
+  // A default too long for a placeholder is written under the field instead (render decides).
+  const message = `<small class="field-default" id="${id}-default" hidden></small><span class="field-error" id="${id}-error" aria-live="polite"></span>`;
   if (row.type === 'flag')
     return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span>${message}</label>`;
   let control;
@@ -40,6 +41,18 @@ function fieldHtml(row, labels) {
     control = `<input type="number" ${data} ${attrs} />`;
   }
   return `<label class="field" for="${id}" id="${id}-field"><span>${esc(row.label)}${unit}</span>${control}${message}</label>`;
+}
+
+// Placeholders longer than this run out of a field of the side panel (about 300 px at 1280 px, 14 px text).
+const PLACEHOLDER_CHARS = 30;
+
+/** A blank field's default: its placeholder, or, when that would be cut off, a line under the field. */
+function showDefault(el, line, text) {
+  const long = text.length > PLACEHOLDER_CHARS;
+  el.placeholder = long ? 'default (below)' : text;
+  if (!line) return;
+  line.hidden = !long;
+  if (line.textContent !== (long ? `Blank: ${text}` : '')) line.textContent = long ? `Blank: ${text}` : '';
 }
 
 /** A field's message: "Batch size must be at least 1". */
@@ -78,7 +91,7 @@ export function render(state, ctx) {
   for (const row of table.fields) {
     const el = $(row.name);
     if (!el) continue;
-    const v = S.effective(state, row);
+    const v = S.effective(state, row, table);
     const invalid = ctx.invalid?.get(row.name);
     // The field being typed in keeps its text (and its own validity mark); so does one holding an invalid value.
     if (document.activeElement !== el && !invalid) {
@@ -92,7 +105,8 @@ export function render(state, ctx) {
     const message = $(`${row.name}-error`);
     if (message && message.textContent !== (invalid?.message ?? api)) message.textContent = invalid?.message ?? api;
     if (row.type === 'count' || row.type === 'number')
-      el.placeholder = String(S.searched(state, row, table) ? row.cluster_default_text : (S.PAGE_DEFAULTS[row.name] ?? row.default_text ?? ''));
+      showDefault(el, $(`${row.name}-default`),
+                  String(S.searched(state, row, table) ? row.cluster_default_text : (S.pageDefault(state, row, table) ?? row.default_text ?? '')));
     // Rows that apply only with other rows' values (the option table's applies_with and choice_with: the LoRA
     // rows with LoRA or QLoRA, the mixed-precision recipe with fp16 and bf16) are hidden otherwise.
     const wrapper = $(`${row.name}-field`);
@@ -105,7 +119,11 @@ export function render(state, ctx) {
   const image = $('image-field');
   if (seq) seq.hidden = !language;
   if (image) image.hidden = !vision || language;
-  if ($('seq')) $('seq').placeholder = String(z?.default_seq ?? settings.seq ?? $('seq').placeholder);
+  // A fine-tune's blank sequence is the API's (at most 2,048 tokens: the seq row's default_text), which the
+  // reply for these settings echoes; otherwise the model's own.
+  const ft = table.byName.get('finetune');
+  const fineTuning = ft && S.effective(state, ft, table) !== ft.default && settings.finetune === S.effective(state, ft, table);
+  if ($('seq')) $('seq').placeholder = String((fineTuning ? settings.seq : null) ?? z?.default_seq ?? settings.seq ?? $('seq').placeholder);
   if ($('image')) $('image').placeholder = String(z?.default_image ?? settings.image ?? $('image').placeholder);
   // The budget: what the page chose, else the one the API uses for this model (the reply says which).
   const kind = $('budget-kind');

@@ -1,20 +1,31 @@
 // The table as CSV, and any exported JSON, with text a spreadsheet would run as a formula neutralised.
+import { planText } from '../cluster.js';
 
-/** CSV of the table (one row per accelerator, raw numbers). */
+/**
+ * CSV of the table (one row per accelerator, raw numbers). A row says what it ran on and as what: its devices
+ * and plan (a cluster row's layout; "one device" otherwise), the micro-batch that plan runs (a searched plan
+ * chooses its own) with its accumulation and the global batch, MFU where the API gives it, and the
+ * fine-tuning mode with its rank and trainable parameters.
+ */
 export function toCsv(rows, reply) {
   const s = reply.settings ?? {};
+  const m = reply.model ?? {};
+  const adapters = s.finetune === 'lora' || s.finetune === 'qlora';
   const header = [
-    'hardware', 'name', 'model', 'batch', 'seq', 'image', 'precision', 'optimizer', 'step_ms', 'low_ms', 'high_ms',
-    'forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'samples_per_s', 'tokens_per_s', 'steps', 'hours',
-    'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
+    'hardware', 'name', 'model', 'micro_batch', 'grad_accum', 'global_batch', 'devices', 'plan', 'seq', 'image',
+    'precision', 'optimizer', 'finetune', 'lora_rank', 'trainable_params', 'step_ms', 'low_ms', 'high_ms',
+    'forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'samples_per_s', 'tokens_per_s', 'mfu', 'steps',
+    'hours', 'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
     'matmul_precision_used',
   ];
   const lines = rows.map((r) =>
     [
-      r.id, r.name, reply.model?.name, s.batch, s.seq, s.image, s.precision, s.optimizer, r.step, r.low, r.high,
+      r.id, r.name, m.name, r.plan?.micro_batch ?? s.batch, r.plan?.grad_accum ?? s.grad_accum, r.plan?.global_batch ?? s.global_batch ?? s.batch,
+      r.devices, r.plan ? planText(r.plan) : 'one device', s.seq, s.image, s.precision, s.optimizer, s.finetune ?? 'none',
+      adapters ? s.lora_rank : null, m.trainable_params ?? m.params, r.step, r.low, r.high,
       r.result.step?.forward_ms, r.result.step?.backward_ms, r.result.step?.optimizer_ms, r.result.step?.communication_ms,
-      r.samplesPerS, r.tokensPerS, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak, r.capacity, r.fits,
-      r.precisionUsed,
+      r.samplesPerS, r.tokensPerS, r.mfu, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak,
+      r.capacity, r.fits, r.precisionUsed,
     ]
       .map(csvCell)
       .join(','),

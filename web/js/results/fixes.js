@@ -7,9 +7,10 @@ const { esc, isNum } = F;
 /**
  * The changes that make a row fit, from its memory advice, in the page's words (names, not ids; no
  * command-line flags): [{text, patch, key}], `patch` being the state change a button applies.
- * `nameOf(id)`: an accelerator's name; `hw`: the state's accelerator list (null: all).
+ * `nameOf(id)`: an accelerator's name. The advice names only accelerators the request asked about (the API's
+ * rule), so no change adds one to the list.
  */
-export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
+export function fixes(row, { nameOf = (id) => id } = {}) {
   const a = row?.advice;
   if (!a || typeof a !== 'object' || row.fits) return [];
   const out = [];
@@ -31,7 +32,7 @@ export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
   const ft = a.finetune;
   if (ft?.options && typeof ft.options === 'object') {
     if (ft.fits) add(`${ft.setting} (${F.gb(ft.peak_bytes)})`, ft.options);
-    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gb(ft.peak_bytes)})`, { ...ft.options, ...(hw && !hw.includes(ft.hardware) ? { hw: [...hw, ft.hardware] } : {}) }, nameOf(ft.hardware));
+    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gb(ft.peak_bytes)})`, ft.options, nameOf(ft.hardware));
   }
   const sh = a.smallest_hardware;
   if (sh?.id && sh.id !== row.id) {
@@ -45,7 +46,6 @@ export function fixes(row, { nameOf = (id) => id, hw = null } = {}) {
       settings.push('activation checkpointing');
       patch.checkpointing = true;
     }
-    if (hw && !hw.includes(sh.id)) patch.hw = [...hw, sh.id];
     add(`${nameOf(sh.id)} (${F.gb(sh.capacity_bytes)})${settings.length ? ` with ${settings.join(' and ')}` : ''}`, patch, nameOf(sh.id));
   }
   return out;
@@ -91,6 +91,9 @@ export function fitSuggestions(rows, options = {}) {
   const cheaper = (x, y) => (cost(x) === cost(y) ? 0 : cost(x) < cost(y) ? -1 : 1);
   return [...byKey.values()].sort((x, y) => y.names.length - x.names.length || cheaper(x, y));
 }
+
+/** The words before a list of changes: each of them alone makes it fit. */
+export const changesLead = (list, max = 4) => (Math.min(list.length, max) === 1 ? 'One change makes it fit:' : 'Any of these changes makes it fit:');
 
 /** Buttons that apply changes (data-apply holds the patch as JSON; the results panel applies it). */
 export function suggestionButtons(list, max = 4) {

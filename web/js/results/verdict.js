@@ -1,6 +1,6 @@
 // The verdict above the table: the best choice and why, or what would make anything fit.
 import * as F from '../format.js';
-import { fitSuggestions, suggestionButtons } from './fixes.js';
+import { changesLead, fitSuggestions, suggestionButtons } from './fixes.js';
 
 const { esc, isNum } = F;
 
@@ -21,7 +21,7 @@ export function verdictHtml(rows, pick, options = {}) {
     const list = fitSuggestions(rows, options);
     const what = rows.length === 1 ? `${esc(rows[0].name)} cannot` : `None of the ${rows.length} accelerators can`;
     return `<strong>Nothing fits with these settings.</strong> ${what} hold this training step in memory. ${
-      list.length ? `One change makes it fit:${suggestionButtons(list)}` : 'Try a smaller micro-batch, activation checkpointing, more devices or a lower precision.'
+      list.length ? `${changesLead(list)}${suggestionButtons(list)}` : 'Try a smaller micro-batch, activation checkpointing, more devices or a lower precision.'
     }`;
   }
   const b = pick.best;

@@ -343,7 +343,7 @@ to its worker ${worker.module.length} times after 5 warm-up calls:
 - in the module (\`handleRequest\`): median ${round(workerMedian, 2)} ms, min ${round(Math.min(...worker.module), 2)}, max ${round(Math.max(...worker.module), 2)};
 - round trip from the page (comlink message, JSON string in and out, \`JSON.parse\`): median ${round(median(worker.roundTrip), 2)} ms;
 - through the page's own path (a new state in the URL hash, \`predict\` in the worker, then the table, chart and
-  breakdown rendered): median ${round(median(uiRecompute), 0)} ms. Typing in a field adds the form's 50 ms debounce before this
+  breakdown rendered): median ${round(median(uiRecompute), 0)} ms. Typing in a field adds the form's 16 ms debounce before this
   (the "after an edit" row above includes it).
 
 A cluster question (docs/parallel.md) runs a plan search per accelerator. The page asks it one accelerator at a

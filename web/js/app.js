@@ -98,7 +98,9 @@ const compute = latest(runJob, onJob, setBusy, onProgress);
 // The state as it is now, for a recompute: a copy, except the model document, which is never changed in place
 // (an edit or an upload makes a new one), so a large one is not copied on every keystroke.
 const snapshot = () => ({ ...structuredClone({ ...state, doc: null }), doc: state.doc });
-const scheduleCompute = debounce(() => compute(snapshot()), 50);
+// The debounce only merges the input events of one frame: latest() already computes just the newest state of a
+// burst, and every millisecond waited here is waited on every edit (issue #26: an edit within 100 ms).
+const scheduleCompute = debounce(() => compute(snapshot()), 16);
 
 /** The `features` reply for a state (or another model document), cached: {reply, error}. */
 async function features(snapshot, modelArgument) {

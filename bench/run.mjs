@@ -326,11 +326,9 @@ the default table (GPT-2, batch 8, bf16, every accelerator) rendered. Millisecon
 ${loads.map((l, i) => `| ${i + 1} | ${round(l.dcl, 0)} | ${round(l.workerStart, 0)} | ${round(l.wasmReceived, 0)} | ${round(l.moduleReady, 0)} | **${round(l.first, 0)}** |`).join('\n')}
 
 The page starts the wasm download and compilation from \`js/boot.js\`, a classic script in \`<head>\` (shared with
-the widget), before its own modules load, and hands the compiled module to the worker; it also fetches the
-option table (which makes the form and the request) that \`web/build.mjs\` wrote to \`data/options.json\`, so
-the worker's first work is its one-time start-up (a tiny warm-up request as soon as it is ready) while the page
-draws the form. From "module ready" to the first result the module runs that start-up and its first
-\`predict\`. The start-up: parsing the embedded hardware catalogue and the
+the widget), before its own modules load, and hands the compiled module to the worker; the page asks for the
+option table (\`options\`, which makes the form and the request) before its first \`predict\`. From "module ready" to the first result the module answers
+its first \`predict\`, which includes its one-time start-up: parsing the embedded hardware catalogue and the
 learned kernel models (\`models/kernels.json\`, ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON) on first use, read by
 \`core/embedded_json.hpp\`'s one-pass reader rather than nlohmann's lexer; under Node that first request, start-up
 included, takes ${round(wasmCold, 0)} ms, against ${round(nativeCold, 0)} ms natively.

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,17 +50,6 @@ cpSync(join(web, 'hosting'), out, { recursive: true });
 const hint = 'run: bash scripts/build.sh wasm';
 copy(need(join(wasmDir, 'prenet.mjs'), hint), 'wasm/prenet.mjs');
 copy(need(join(wasmDir, 'prenet.wasm'), hint), 'wasm/prenet.wasm');
-
-// 2b. The option table (the API's `options` reply), answered here by the same module (its Node build) and
-// fetched by the page at start-up instead of asked of the worker: the worker can start parsing its models at
-// once, and the form is drawn while it does (js/client.js, options()). Without the Node build the page asks.
-const nodeModule = join(wasmDir, 'prenet_node.mjs');
-if (existsSync(nodeModule)) {
-  const { default: createPrenet } = await import(pathToFileURL(nodeModule).href);
-  const reply = (await createPrenet()).handleRequest(JSON.stringify({ command: 'options' }));
-  if (JSON.parse(reply).error) throw new Error(`web build: the options request failed: ${reply}`);
-  write('data/options.json', reply);
-} else console.warn(`web build: ${relative(root, nodeModule)} not found; the page will ask its worker for the option table`);
 
 // 3. Vendored npm dependencies (see docs/web.md for why these two).
 const nm = join(root, 'node_modules');

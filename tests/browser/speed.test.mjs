@@ -51,19 +51,3 @@ describe('fast re-plans', () => {
     assert.deepEqual(again, three);
   });
 });
-
-describe('a quicker start', () => {
-  test('the option table the page starts from (data/options.json, written by the build) is the worker’s own answer', async () => {
-    const page = await harness().page('index.html');
-    await settled(page, 60_000);
-    const { copy, asked } = await page.evaluate(async () => ({
-      copy: await (await fetch('data/options.json')).json(),
-      asked: (await window.prenet.client.call({ command: 'options' })).doc,
-    }));
-    assert.ok(copy.options.length > 20, 'the copy holds the option table');
-    assert.deepEqual(copy, asked);
-    // The form was made from it: every option the page shows is a row of the table.
-    const names = new Set(copy.options.map((o) => o.name));
-    assert.ok((await page.evaluate(() => window.prenet.table().rows.map((r) => r.name))).every((n) => names.has(n)));
-  });
-});

@@ -265,7 +265,7 @@ function startFailed(error) {
 
 async function start() {
   // The option table first: the form, the URL's keys and the requests are made of it.
-  const options = await client.options();
+  const options = await client.call({ command: 'options' });
   if (options.error) return startFailed(options.error);
   table = S.optionTable(options.doc);
   const notes = [];

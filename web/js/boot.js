@@ -10,12 +10,6 @@
   // test hooks (js/worker.js); nothing a link or an input can set.
   var hooks = window.prenetTestHooks === true ? '&test-hooks=1' : '';
   var worker = (window.prenetWorker = new Worker(new URL('js/worker.js?wasm=posted' + hooks, base), { type: 'module' }));
-  // The option table web/build.mjs wrote, fetched now so that the worker is not asked for it (js/client.js).
-  window.prenetOptions = fetch(new URL('data/options.json', base)).then(function (r) {
-    if (!r.ok) throw new Error('HTTP ' + r.status);
-    return r.text();
-  });
-  window.prenetOptions.catch(function () {});
   // Kept for js/client.js, which hands the same compiled module to the extra workers of a cluster question.
   var compiled = (window.prenetWasm = fetch(new URL('wasm/prenet.wasm', base)).then(function (r) {
     if (!r.ok) throw new Error('cannot load wasm/prenet.wasm: HTTP ' + r.status);

@@ -82,23 +82,6 @@ export function createClient() {
     asked: () => [...asked],
     /** Starts the pool's other workers (each starts its module and parses its models while the page is idle). */
     warmUp: grow,
-    /**
-     * The option table ({doc, ms, error}, like call({command: 'options'})): the copy web/build.mjs wrote
-     * (data/options.json, answered by the same module), which js/boot.js fetched early, so that the worker
-     * starts its models instead of answering this first; asked of the worker when there is no copy.
-     */
-    async options() {
-      const request = { command: 'options' };
-      const text = await (globalThis.prenetOptions ?? Promise.reject(new Error('no copy'))).catch(() => null);
-      globalThis.prenetOptions = null;
-      if (text == null) return callWorker(remote, request);
-      try {
-        const doc = JSON.parse(text);
-        return { doc, ms: 0, error: apiError(doc) };
-      } catch {
-        return callWorker(remote, request);
-      }
-    },
     /** Rows start..end of a trimmed features reply's layers (null when the worker no longer has them). */
     async layers(id, start, end) {
       try {

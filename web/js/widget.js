@@ -48,7 +48,7 @@ async function predict(request, table) {
 }
 
 async function main() {
-  const options = await client.options();
+  const options = await client.call({ command: 'options' });
   if (options.error) return fail(`The calculator could not start: ${plain(options.error.message)}`);
   const table = S.optionTable(options.doc);
   const problems = queryProblems(q, table);

@@ -101,7 +101,9 @@ const compute = latest(runJob, onJob, setBusy, onProgress);
 // The state as it is now, for a recompute: a copy, except the model document, which is never changed in place
 // (an edit or an upload makes a new one), so a large one is not copied on every keystroke.
 const snapshot = () => ({ ...structuredClone({ ...state, doc: null }), doc: state.doc });
-const scheduleCompute = debounce(() => compute(snapshot()), 50);
+// The debounce only merges the input events of one frame: latest() already computes just the newest state of a
+// burst, and every millisecond waited here is waited on every edit (issue #26: an edit within 100 ms).
+const scheduleCompute = debounce(() => compute(snapshot()), 16);
 
 /** The `features` reply for a state (or another model document), cached: {reply, error}. */
 async function features(snapshot, modelArgument) {
@@ -122,40 +124,59 @@ async function features(snapshot, modelArgument) {
 // `model`). The model panel's `features` follows, for the same state.
 async function runJob(snapshot, live) {
   const request = S.predictRequest(snapshot, table);
-  if (isCluster(request, table)) return runChunked(snapshot, request, live, 1, 'Searching layouts');
+  if (isCluster(request, table)) return runChunked(snapshot, request, live, 1, 'Searching layouts', true);
   // A model of thousands of layers takes seconds per accelerator: asked a few accelerators at a time, with progress.
   if ((snapshot.doc?.layers?.length ?? 0) > 5000) return runChunked(snapshot, request, live, 8, 'Computing');
   const { doc, ms, error } = await client.call(request);
   return { snapshot, request, predict: doc, predictError: error, ms };
 }
 
-// A cluster question runs a plan search per accelerator: asked one accelerator at a time, so the page shows
-// how far it is and a newer input stops it between two accelerators (the worker answers one request at a time).
+// A cluster question runs a plan search per accelerator: asked one accelerator at a time, spread over the
+// client's workers, so the page shows how far it is and a newer input stops it between two accelerators.
+// An accelerator's answer is kept for the next jobs (partCache): an edit that leaves its request as it was
+// (another accelerator ticked, a value typed and typed back) reuses its plan search instead of repeating it.
 let catalogueIds = null;
-async function runChunked(snapshot, request, live, size, what) {
+const partCache = new Map(); // chunk request (JSON) -> its part {doc, ms, error}, the newest PART_CACHE_SIZE
+const PART_CACHE_SIZE = 200;
+async function runChunked(snapshot, request, live, size, what, reuse = false) {
   catalogueIds ??= client.call({ command: 'hardware' }).then(({ doc }) => (doc.hardware ?? []).map((h) => h.id));
   const ids = request.hardware === 'all' ? await catalogueIds : [];
   const chunks = splitRequest(request, ids, size);
-  const parts = [];
-  const total = chunks.reduce((n, c) => n + c.hardware.length + (c.custom_hardware?.length ?? 0), 0);
-  let done = 0;
-  let ms = 0;
-  live.progress(0, total, what);
-  for (const chunk of chunks) {
-    if (!live.current()) {
-      last.cancelled++;
-      return { snapshot, request, cancelled: true };
-    }
-    const part = await client.call(chunk);
-    ms += part.ms;
-    parts.push(part);
-    // An error that is not one accelerator's (an invalid layout) is every part's: no need to ask the rest.
-    if (part.error && part.error.hardware == null) break;
-    done += chunk.hardware.length + (chunk.custom_hardware?.length ?? 0);
-    live.progress(done, total, what);
+  const count = (c) => c.hardware.length + (c.custom_hardware?.length ?? 0);
+  const total = chunks.reduce((n, c) => n + count(c), 0);
+  // (Not for a model of thousands of layers: its requests are megabytes each, and an edit changes them all.)
+  const keys = chunks.map((c) => (reuse ? JSON.stringify(c) : null));
+  const parts = keys.map((k) => partCache.get(k));
+  let done = parts.reduce((n, p, i) => n + (p ? count(chunks[i]) : 0), 0);
+  const asked = chunks.flatMap((c, i) => (parts[i] ? [] : [i]));
+  live.progress(done, total, what);
+  const fresh = await client.callEach(
+    asked.map((i) => chunks[i]),
+    {
+      current: live.current,
+      // An error that is not one accelerator's (an invalid layout) is every part's: no need to ask the rest.
+      stop: (part) => part.error && part.error.hardware == null,
+      onPart(part, j) {
+        const i = asked[j];
+        parts[i] = part;
+        if (reuse && part.error?.code !== 'internal') {
+          partCache.delete(keys[i]);
+          partCache.set(keys[i], part);
+          for (const old of partCache.keys()) if (partCache.size > PART_CACHE_SIZE) partCache.delete(old);
+        }
+        done += count(chunks[i]);
+        live.progress(done, total, what);
+      },
+    },
+  );
+  if (!live.current()) {
+    last.cancelled++;
+    return { snapshot, request, cancelled: true };
   }
+  const answered = chunks.flatMap((c, i) => (parts[i] ? [i] : []));
+  const ms = fresh.reduce((sum, p) => sum + (p?.ms ?? 0), 0);
   const names = new Map(meta.hardware.map((h) => [h.id, h.name]));
-  const { doc, error } = mergeReplies(parts, chunks, names);
+  const { doc, error } = mergeReplies(answered.map((i) => parts[i]), answered.map((i) => chunks[i]), names);
   return { snapshot, request, predict: doc, predictError: error, ms };
 }
 
@@ -191,6 +212,9 @@ function onJob(thrown, job) {
 
 function afterFirstResult() {
   results.loadChart(ctx);
+  // The extra workers a cluster question spreads over start now, while the page is idle, so the first cluster
+  // question does not wait for their modules to start.
+  setTimeout(client.warmUp, 1000);
   client.ready.then((v) => ($('version').textContent = v));
   fetch('version.json')
     .then((r) => (r.ok ? r.json() : null))

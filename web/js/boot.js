@@ -10,14 +10,14 @@
   // test hooks (js/worker.js); nothing a link or an input can set.
   var hooks = window.prenetTestHooks === true ? '&test-hooks=1' : '';
   var worker = (window.prenetWorker = new Worker(new URL('js/worker.js?wasm=posted' + hooks, base), { type: 'module' }));
-  fetch(new URL('wasm/prenet.wasm', base))
-    .then(function (r) {
-      if (!r.ok) throw new Error('cannot load wasm/prenet.wasm: HTTP ' + r.status);
-      var streaming = WebAssembly.compileStreaming && /^application\/wasm/.test(r.headers.get('content-type') || '');
-      return streaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then(WebAssembly.compile);
-    })
-    .then(
-      function (module) { worker.postMessage({ type: 'prenet-wasm', module: module }); },
-      function (error) { worker.postMessage({ type: 'prenet-wasm', error: String(error) }); },
-    );
+  // Kept for js/client.js, which hands the same compiled module to the extra workers of a cluster question.
+  var compiled = (window.prenetWasm = fetch(new URL('wasm/prenet.wasm', base)).then(function (r) {
+    if (!r.ok) throw new Error('cannot load wasm/prenet.wasm: HTTP ' + r.status);
+    var streaming = WebAssembly.compileStreaming && /^application\/wasm/.test(r.headers.get('content-type') || '');
+    return streaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then(WebAssembly.compile);
+  }));
+  compiled.then(
+    function (module) { worker.postMessage({ type: 'prenet-wasm', module: module }); },
+    function (error) { worker.postMessage({ type: 'prenet-wasm', error: String(error) }); },
+  );
 })();

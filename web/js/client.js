@@ -1,14 +1,49 @@
 // The page's side of the worker: a comlink proxy, JSON in and out, and "latest wins" channels so that a
-// burst of input changes computes only the newest state (the worker runs one request at a time).
+// burst of input changes computes only the newest state (a worker runs one request at a time). A cluster
+// question is many independent requests (one plan search per accelerator): `callEach` spreads them over a
+// few more workers, each with its own instance of the same compiled module.
 import * as Comlink from '../vendor/comlink.mjs';
 import { apiError } from './errors.js';
+
+// Workers for `callEach`: one per core, at most four (each holds a module instance and its parsed models).
+const POOL_SIZE = Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency ?? 2));
+
+/** One request through a worker's proxy: {doc, ms, error} (errors.js), never a rejection. */
+async function callWorker(remote, request, options) {
+  try {
+    const { reply, ms } = await remote.request(JSON.stringify(request), options);
+    const doc = JSON.parse(reply);
+    return { doc, ms, error: apiError(doc) };
+  } catch (thrown) {
+    const error = apiError(thrown);
+    return { doc: { error }, ms: 0, error };
+  }
+}
 
 export function createClient() {
   // js/boot.js starts the worker (and the wasm download) before this module graph has loaded.
   const worker = globalThis.prenetWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   globalThis.prenetWorker = null;
+  // The compiled module js/boot.js fetched, handed to the extra workers too (no second download or compile).
+  const compiled = globalThis.prenetWasm ?? null;
   const remote = Comlink.wrap(worker);
   const ready = remote.ready();
+  // The pool: the main worker first; the others start on warmUp() (after the first result) or the first callEach.
+  const pool = [remote];
+  const asked = [0]; // requests each worker of the pool answered through callEach (tests, bench/)
+  function grow() {
+    while (pool.length < POOL_SIZE) {
+      const extra = compiled
+        ? new Worker(new URL('./worker.js?wasm=posted', import.meta.url), { type: 'module' })
+        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+      compiled?.then(
+        (module) => extra.postMessage({ type: 'prenet-wasm', module }),
+        (error) => extra.postMessage({ type: 'prenet-wasm', error: String(error) }),
+      );
+      pool.push(Comlink.wrap(extra));
+      asked.push(0);
+    }
+  }
   return {
     ready,
     /**
@@ -17,16 +52,36 @@ export function createClient() {
      * `options.trimLayers`: a features reply with more layers than that keeps the rest in the worker
      * (`layers_total`, `layers_id`; rows through layers()).
      */
-    async call(request, options = undefined) {
-      try {
-        const { reply, ms } = await remote.request(JSON.stringify(request), options);
-        const doc = JSON.parse(reply);
-        return { doc, ms, error: apiError(doc) };
-      } catch (thrown) {
-        const error = apiError(thrown);
-        return { doc: { error }, ms: 0, error };
-      }
+    call: (request, options = undefined) => callWorker(remote, request, options),
+    /**
+     * Independent requests over every worker of the pool, each worker taking the next request when it is free.
+     * `live.current()` false stops handing out requests (a newer input cancelled the job); `onPart(part, i)`
+     * after each answer, `stop(part)` true stops handing out the rest. Resolves to the parts answered, in the
+     * requests' order (holes where none was asked).
+     */
+    async callEach(requests, { current = () => true, onPart = () => {}, stop = () => false } = {}) {
+      grow();
+      const parts = new Array(requests.length);
+      let next = 0;
+      let halted = false;
+      const drain = async (proxy, w) => {
+        while (!halted && next < requests.length) {
+          if (!current()) return;
+          const i = next++;
+          parts[i] = await callWorker(proxy, requests[i]);
+          asked[w]++;
+          if (stop(parts[i])) halted = true;
+          onPart(parts[i], i);
+        }
+      };
+      await Promise.all(pool.map(drain));
+      return parts;
     },
+    /** How many workers callEach spreads over, and how many requests each has answered there. */
+    poolSize: POOL_SIZE,
+    asked: () => [...asked],
+    /** Starts the pool's other workers (each starts its module and parses its models while the page is idle). */
+    warmUp: grow,
     /** Rows start..end of a trimmed features reply's layers (null when the worker no longer has them). */
     async layers(id, start, end) {
       try {

@@ -2,7 +2,6 @@
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
 import { isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
-import { createLayersEditor } from '../layers-editor.js';
 import { llmDefaults } from '../results/assumptions.js';
 
 const { esc } = F;
@@ -192,9 +191,12 @@ export function selectTab(name, ctx, focus = false) {
 async function ensureEditor(ctx) {
   if (editor) return editor;
   editorLoading ??= (async () => {
-    const [schema, ...examples] = await Promise.all(
-      ['data/layers.schema.json', 'examples/mnist-mlp.json', 'examples/tiny-transformer.json'].map((u) => fetch(u).then((r) => r.json())),
-    );
+    // The editor's code loads with its data, when the tab is first opened: most visits never open it, and the
+    // page's first load stays lighter (docs/performance.md).
+    const [{ createLayersEditor }, schema, ...examples] = await Promise.all([
+      import('../layers-editor.js'),
+      ...['data/layers.schema.json', 'examples/mnist-mlp.json', 'examples/tiny-transformer.json'].map((u) => fetch(u).then((r) => r.json())),
+    ]);
     editor = createLayersEditor(ctx.$('layers-editor'), {
       schema,
       examples: { 'mnist-mlp': examples[0], 'tiny-transformer': examples[1] },

@@ -24,11 +24,11 @@ TEST(DeviceResult, ComparesThePlansPeakWithThisAcceleratorsCapacity) {
 }
 
 // Advice that can be followed (issue #26): another accelerator only from the request's, QLoRA only where
-// bitsandbytes has NF4 kernels (not TPU v3, whose 32 GB would hold QLoRA's 26.5 GB here).
+// bitsandbytes has NF4 kernels (not TPU v3, whose 32 GiB would hold QLoRA here, where the 24 GiB card cannot).
 TEST(DeviceResult, AdviceNamesOnlyTheSelectedAcceleratorsThatRunIt) {
     json model = "llama2-7b";
     RequestContext p = make_request_context(
-        model, json(), read_settings(RequestOptions({{"precision", "bf16"}, {"batch", 8}, {"seq", 3072}, {"finetune", "lora"}}, kPredict)));
+        model, json(), read_settings(RequestOptions({{"precision", "bf16"}, {"batch", 8}, {"seq", 3584}, {"finetune", "lora"}}, kPredict)));
     HardwareSpec card = find_hardware("rtx-4090"), tpu = find_hardware("tpu-v3"), h100 = find_hardware("h100-sxm5-80gb");
     json alone = device_result(p, card, {card})["memory"]["advice"];
     ASSERT_TRUE(alone.is_object());

@@ -92,7 +92,7 @@ describe('cluster questions, the words that describe the run, inputs too large f
     assert.doesNotMatch(await text(page, '#assumptions'), /Attention runs/);
     // A Keras functional model's class is Model: "a Keras Model", not "a Keras Model model".
     await page.setInputFiles('#file-input', join(root, 'tests/fixtures/keras/mnist-functional-keras2.1.1.json'));
-    await page.waitForFunction(() => /mnist-functional/.test(document.getElementById('file-status').textContent));
+    await page.waitForFunction(() => /^Using mnist-functional/.test(document.getElementById('file-status').textContent));
     assert.match(await text(page, '#file-status'), /a Keras Model\b/);
     assert.doesNotMatch(await text(page, '#file-status'), /Model model/);
   });

@@ -27,7 +27,7 @@ describe('importers through the page', () => {
     await page.click('#tab-file');
     const fixtures = [
       ['tests/fixtures/keras/mnist-sequential-keras2.1.1.json', /a Keras Sequential model/],
-      ['tests/fixtures/keras/mnist-functional-keras2.1.1.json', /a Keras (Functional|Model) model/],
+      ['tests/fixtures/keras/mnist-functional-keras2.1.1.json', /a Keras (Functional model|Model\b)/],
       ['tests/fixtures/hf/gemma-2-2b.json', /a Hugging Face config \(gemma2\)/],
       ['tests/fixtures/hf/qwen3-30b-a3b.json', /a Hugging Face config \(qwen3_moe\)/],
       ['tests/fixtures/hf/deepseek-v3.json', /a Hugging Face config \(deepseek_v3\)/],

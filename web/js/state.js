@@ -49,7 +49,6 @@ export function fresh(table) {
 }
 
 /**
-/**
  * Whether a blank row is the plan search's on this state: a cluster question (the option table's
  * `cluster_question` rules) and a row the API searches there (its `cluster_default_text`: the micro-batch).
  * The page then has no default of its own for it, so a zoo model's single-device batch never pins a cluster's.

@@ -229,7 +229,7 @@ TEST(MemoryAdvice, OnlyFullCheckpointingFits) {
     EXPECT_DOUBLE_EQ(changes[0].peak_bytes, 49e9);
     EXPECT_DOUBLE_EQ(changes[0].step_ms, 133);
     EXPECT_NEAR(changes[0].step_increase, 0.33, 1e-12);
-    EXPECT_EQ(change_text(changes[0]), "ckpt:full : fits at 48.0 GB reserved, step +33%");
+    EXPECT_EQ(change_text(changes[0]), "ckpt:full : fits at 44.7 GiB reserved, step +33%");
 }
 
 TEST(MemoryAdvice, OffloadOnlyWhereNoOnDeviceKindFits) {

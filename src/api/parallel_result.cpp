@@ -7,6 +7,7 @@
 
 #include "api/device_result.hpp"
 #include "api/reply_json.hpp"
+#include "core/bytes_text.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "parallel/plan_search.hpp"
@@ -204,9 +205,8 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
 
     json advice = nullptr;
     if (!search.fits) {
-        char need[160];
-        std::snprintf(need, sizeof need, " fits: the least-memory one (shown) needs %.1f GB per device of %.1f GB",
-                      best.memory.peak / 1e9, best.memory.capacity / 1e9);
+        std::string need = " fits: the least-memory one (shown) needs " + gib_text(best.memory.peak) + " per device of " +
+                           gib_text(best.memory.capacity);
         std::string summary = "no layout of " + std::to_string(cluster.gpus) + " x " + hw.id + need;
         json fits_on = nullptr;
         if (search.fits_on) {

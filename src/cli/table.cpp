@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/bytes_text.hpp"
+
 namespace prenet::cli {
 namespace {
 
@@ -90,8 +92,8 @@ void print_memory_timeline(std::ostream& out, const json& result) {
     const size_t peak = mem["timeline"]["peak_point"].get<size_t>();
     const double capacity = mem["capacity_bytes"].get<double>();
     const double scale = std::max(mem["peak_bytes_per_device"].get<double>(), capacity);
-    out << "\nMemory over one step on " << result["hardware"].get<std::string>() << " (GB; capacity "
-        << fmt("%.1f", capacity / 1e9) << "):\n";
+    out << "\nMemory over one step on " << result["hardware"].get<std::string>() << " (GiB; capacity "
+        << fmt("%.1f", to_gib(capacity)) << "):\n";
     std::vector<std::vector<std::string>> rows = {{"phase: point", "allocated", "reserved", "device", ""}};
     for (size_t i = 0; i < points.size(); ++i) {
         const json& p = points[i];
@@ -102,8 +104,8 @@ void print_memory_timeline(std::ostream& out, const json& result) {
         for (int c = 0; c < std::max(filled, at_capacity + 1); ++c) bar += c == at_capacity ? '|' : c < filled ? '#' : ' ';
         if (i == peak) bar += " <- peak";
         rows.push_back({terminal_safe(p["phase"].get<std::string>() + ": " + p["label"].get<std::string>()),
-                        fmt("%.2f", p["allocated_bytes"].get<double>() / 1e9),
-                        fmt("%.2f", p["reserved_bytes"].get<double>() / 1e9), fmt("%.2f", device / 1e9), bar});
+                        fmt("%.2f", to_gib(p["allocated_bytes"].get<double>())),
+                        fmt("%.2f", to_gib(p["reserved_bytes"].get<double>())), fmt("%.2f", to_gib(device)), bar});
     }
     print_rows(out, rows);
 }
@@ -166,7 +168,7 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         if (r.contains("error")) refused.push_back(r["hardware"].get<std::string>() + ": " + r["error"]["message"].get<std::string>());
     }
     std::vector<std::string> header = {"hardware", "step ms", "forward", "backward", "optimizer", "overhead", "samples/s",
-                                       "allocated GB", "reserved GB", "device GB", "capacity GB", "fits"};
+                                       "allocated GiB", "reserved GiB", "device GiB", "capacity GiB", "fits"};
     if (parallel) header.insert(header.begin() + 1, {"plan"});
     if (parallel) header.insert(header.begin() + 7, {"comm", "bubble", "MFU"});
     if (with_run) header.insert(header.end(), {"hours", "GPU-hours", "cost $", "energy kWh"});
@@ -187,10 +189,10 @@ void print_prediction_table(std::ostream& out, const json& doc) {
             fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),
             fmt("%.3f", st["optimizer_ms"].get<double>()), fmt("%.3f", st["overhead_ms"].get<double>()),
             fmt("%.4g", r["throughput"]["samples_per_s"].get<double>()),
-            fmt("%.1f", mem["peak_allocated_bytes"].get<double>() / 1e9),
-            fmt("%.1f", mem["peak_reserved_bytes"].get<double>() / 1e9),
-            fmt("%.1f", mem["peak_bytes_per_device"].get<double>() / 1e9),
-            fmt("%.0f", mem["capacity_bytes"].get<double>() / 1e9), mem["fits"].get<bool>() ? "yes" : "NO"};
+            fmt("%.1f", to_gib(mem["peak_allocated_bytes"].get<double>())),
+            fmt("%.1f", to_gib(mem["peak_reserved_bytes"].get<double>())),
+            fmt("%.1f", to_gib(mem["peak_bytes_per_device"].get<double>())),
+            fmt("%.1f", to_gib(mem["capacity_bytes"].get<double>())), mem["fits"].get<bool>() ? "yes" : "NO"};
         if (parallel) {
             row.insert(row.begin() + 1, plan_text(r["plan"]));
             row.insert(row.begin() + 7, {fmt("%.3f", st["communication_ms"].get<double>()),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/bytes_text.hpp"
 #include "core/embedded.hpp"
 #include "core/embedded_json.hpp"
 #include "core/error.hpp"
@@ -213,7 +214,7 @@ double HardwareSpec::bandwidth_bytes_per_s() const { return bandwidth_gbps * 1e9
 // github.com/bottlerocket-os/bottlerocket/pull/3873): 1e9-byte gigabytes would understate them by 7%.
 // GDDR parts that ship with ECC on store its check bits inline, in 1/16 of the memory: a 16 GB T4 shows
 // 15360MiB (nvidia-smi) and TensorFlow 14.75 GiB (github.com/NVIDIA/DALI/issues/1813); HBM keeps them apart.
-double HardwareSpec::memory_bytes() const { return memory_gb * 1073741824.0 * (inline_ecc ? 15.0 / 16.0 : 1.0); }
+double HardwareSpec::memory_bytes() const { return memory_gb * kBytesPerGiB * (inline_ecc ? 15.0 / 16.0 : 1.0); }
 
 double HardwareSpec::price_per_hour() const {
     double best = 0;

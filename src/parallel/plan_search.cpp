@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/bytes_text.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 
@@ -21,13 +22,6 @@ std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
 std::vector<std::int64_t> given_or(const std::optional<std::int64_t>& given, std::vector<std::int64_t> options) {
     if (given) return {*given};
     return options;
-}
-
-std::string gb(double bytes) {
-    std::ostringstream s;
-    s.precision(3);
-    s << bytes / 1e9 << " GB";
-    return s.str();
 }
 
 std::string ms_text(double ms) {
@@ -307,8 +301,8 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         ParallelStep s = predict_parallel_step(smallest->first, models, c, &smallest->second);
         if (ms_per_sample(s) < ms_per_sample(out.best)) {
             PlanAlternative alt{s, false, "memory",
-                                "needs " + gb(smallest->second.memory.peak) + " per device of " +
-                                    gb(smallest->second.memory.capacity)};
+                                "needs " + gib_text(smallest->second.memory.peak) + " per device of " +
+                                    gib_text(smallest->second.memory.capacity)};
             out.alternatives.push_back(std::move(alt));
         }
     }

@@ -4,18 +4,13 @@
 #include <cstdio>
 #include <tuple>
 
+#include "core/bytes_text.hpp"
 #include "core/limits.hpp"
 #include "hardware/precision_support.hpp"
 #include "run/grad_accumulation.hpp"
 
 namespace prenet {
 namespace {
-
-std::string gb(double bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-    return buf;
-}
 
 // "step +28%"
 std::string step_cost(double increase) {
@@ -166,7 +161,7 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
 }
 
 std::string change_text(const MemoryChange& c) {
-    return c.flags + ": fits at " + gb(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
+    return c.flags + ": fits at " + gib_text(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
 }
 
 MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const std::vector<HardwareSpec>& candidates) {
@@ -223,19 +218,19 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
     std::vector<std::string> ways;
     if (a.finetune && a.finetune->fits)
         ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
-                       gb(a.finetune->option.peak_bytes) + ")");
+                       gib_text(a.finetune->option.peak_bytes) + ")");
     // The ranked changes (named first, below) cover the micro-batch and checkpointing ways by the same model.
     for (size_t i = 1; i < q.changes.size(); ++i)
         ways.push_back("with " + q.changes[i].flags + " (" + step_cost(q.changes[i].step_increase) + ")");
     if (a.micro_batch && q.changes.empty()) ways.push_back("with " + batch_text(*a.micro_batch) + " (same global batch)");
     if (a.checkpointing && q.changes.empty()) {
-        if (a.checkpointing->fits) ways.push_back("with --checkpointing (" + gb(a.checkpointing->peak_bytes) + ")");
+        if (a.checkpointing->fits) ways.push_back("with --checkpointing (" + gib_text(a.checkpointing->peak_bytes) + ")");
         else if (a.checkpointing->micro_batch)
             ways.push_back("with --checkpointing " + batch_text(*a.checkpointing->micro_batch) + " (same global batch)");
     }
     if (a.smallest_hardware) {
         const HardwareAdvice& h = *a.smallest_hardware;
-        std::string way = "on " + h.hardware.id + " (" + gb(h.hardware.memory_bytes()) + ")";
+        std::string way = "on " + h.hardware.id + " (" + gib_text(h.hardware.memory_bytes()) + ")";
         std::string with;
         if (h.batch != q.batch) with += " " + batch_text({h.batch, h.grad_accum, 0, 0});
         if (h.checkpointing && !q.checkpointing) with += " --checkpointing";
@@ -254,10 +249,10 @@ MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const 
             }
     if (a.finetune && !a.finetune->fits && a.finetune->hardware)
         ways.push_back("with " + a.finetune->option.words + " (" + a.finetune->option.flags + ", " +
-                       gb(a.finetune->option.peak_bytes) + ") on a " + gb(a.finetune->hardware->memory_bytes()) +
+                       gib_text(a.finetune->option.peak_bytes) + ") on a " + gib_text(a.finetune->hardware->memory_bytes()) +
                        " card (" + a.finetune->hardware->id + ")");
     a.changes = q.changes;
-    a.summary = "needs " + gb(q.peak_bytes) + ", " + gb(a.over_bytes) + " more than the " + gb(q.capacity_bytes) +
+    a.summary = "needs " + gib_text(q.peak_bytes) + ", " + gib_text(a.over_bytes) + " more than the " + gib_text(q.capacity_bytes) +
                 " available; ";
     // The cheapest change by the same model first, then the other ways.
     if (!a.changes.empty()) {

@@ -65,7 +65,7 @@ describe('fine-tuning in the page', () => {
     const button = page.locator('#verdict [data-apply]', { hasText: /LoRA rank 16/ });
     await button.first().waitFor();
     const label = await button.first().textContent();
-    assert.match(label, /^Use LoRA rank 16 \([\d.]+ GB\)$/);
+    assert.match(label, /^Use LoRA rank 16 \([\d.]+ GiB\)$/);
     assert.doesNotMatch(await page.locator('#verdict').textContent(), /--|rtx-4090/, 'the page\'s words: no flags, no ids');
     await button.first().click();
     await page.waitForFunction(() => window.prenet.last().predict?.settings?.finetune === 'lora', null, { timeout: 60_000 });

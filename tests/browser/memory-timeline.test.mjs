@@ -19,13 +19,13 @@ test('the default result charts memory over one step, its peak the breakdown\'s'
   assert.equal(await chart.locator('.mt-peak path').count(), 1, 'a peak marker');
   assert.equal(await chart.locator('.mt-peak-point').count(), 1, 'one peak column');
 
-  // The breakdown's header states the device's peak ("Memory: 12.3 GB of 80 GB"); the chart's label says the same.
+  // The breakdown's header states the device's peak ("Memory: 12.3 GiB of 80 GiB"); the chart's label says the same.
   const header = (await page.locator('#breakdown h3', { hasText: /^Memory/ }).first().textContent()).replace(/\s+/g, ' ');
-  const devicePeak = header.match(/^Memory[^:]*: (.+? GB) of /)[1];
+  const devicePeak = header.match(/^Memory[^:]*: (.+? GiB) of /)[1];
   assert.equal(await chart.locator('.mt-peak-label').textContent(), `peak ${devicePeak}`);
   // The breakdown's reserved and allocated peaks are the chart's peak row, as its table gives it to screen readers.
   const notes = (await page.locator('#breakdown').textContent()).replace(/\s+/g, ' ');
-  const [, reserved, allocated] = notes.match(/reserved peak (.+? GB), allocated (.+? GB)/);
+  const [, reserved, allocated] = notes.match(/reserved peak (.+? GiB), allocated (.+? GiB)/);
   const peakRow = page.locator('#memory-timeline tr.mt-peak-row td');
   assert.deepEqual(await peakRow.allTextContents(), [allocated, reserved, devicePeak]);
 

@@ -130,11 +130,11 @@ describe('the questions people bring', () => {
     // The breakdown's advice offers the same changes.
     await page.click('[data-pick="b200"]');
     const advice = await text(page, '#breakdown .advice');
-    assert.match(advice, /Does not fit by [\d.]+ GB\. It would fit with:/);
+    assert.match(advice, /Does not fit by [\d.]+ GiB\. It would fit with:/);
     assert.doesNotMatch(advice, /--/);
     // The ranked changes name the checkpointing kind, its reserved peak and its step-time cost.
     const checkpointing = page.locator('#verdict [data-apply]', { hasText: /^Use full activation checkpointing \(/ });
-    assert.match(await checkpointing.textContent(), /^Use full activation checkpointing \([\d.]+ GB reserved, step \+\d+%\)$/);
+    assert.match(await checkpointing.textContent(), /^Use full activation checkpointing \([\d.]+ GiB reserved, step \+\d+%\)$/);
     await checkpointing.click();
     await settled(page, 60_000);
     assert.equal((await reply(page)).settings.checkpointing, true);

@@ -632,7 +632,7 @@ describe('training runs', () => {
       assert.equal(typeof a, 'object');
       assertClose(a.over_bytes, r.memory.peak_bytes_per_device - r.memory.capacity_bytes, 1e-9, 'over_bytes');
       assert.equal(typeof a.summary, 'string');
-      assert.match(a.summary, /GB/);
+      assert.match(a.summary, /GiB/);
     }
     const a = h100r.memory.advice;
     assert.ok(a.micro_batch, 'a smaller micro-batch fits on an H100');

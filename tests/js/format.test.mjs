@@ -40,14 +40,15 @@ test('money, energy, memory, rates and shapes', () => {
   assert.equal(F.usd(0.001234), '$0.0012');
   assert.equal(F.kwh(12.34), '12.3 kWh');
   assert.equal(F.kwh(1234), '1.23 MWh');
-  assert.equal(F.gb(80e9), '80 GB');
+  assert.equal(F.gib(80 * 2 ** 30), '80 GiB');  // binary, as frameworks report and vendors' "80GB" hold
+  assert.equal(F.gib(80e9), '74.5 GiB');
   assert.equal(F.rate(1500, 'tokens/s'), '1.5 k tokens/s');
   assert.equal(F.shape([8, 1024]), '[8, 1024]');
   assert.equal(F.integer(1234567.8), '1,234,568');
 });
 
 test('anything that is not a finite number shows as a dash', () => {
-  for (const f of [F.si, F.count, F.ms, F.hours, F.usd, F.kwh, F.gb, F.integer, F.num])
+  for (const f of [F.si, F.count, F.ms, F.hours, F.usd, F.kwh, F.gib, F.integer, F.num])
     for (const bad of [NaN, Infinity, null, undefined, '12']) assert.equal(f(bad), '—', `${f.name}(${bad})`);
   assert.equal(F.rate(null, 'samples/s'), '—');
   assert.equal(F.shape(null), '—');

@@ -85,7 +85,7 @@ test('what makes a row fit, in the page’s words (names, no flags), each a stat
   assert.deepEqual(list.map((f) => f.text), [
     'micro-batch 1 with 8× gradient accumulation (the same samples per step)',
     'activation checkpointing',
-    'AMD Instinct MI250 (128 GB) with micro-batch 1 × 8 accumulation and activation checkpointing',
+    'AMD Instinct MI250 (119 GiB) with micro-batch 1 × 8 accumulation and activation checkpointing',
   ]);
   for (const f of list) assert.doesNotMatch(f.text, /--|mi250/);
   // The verdict offers the same changes as buttons, and says nothing fits only when nothing does.
@@ -114,9 +114,9 @@ test('ranked changes: the cheapest first, each applied as its option values, in 
   // The reply's order is kept (the API ranks); the old micro-batch and checkpointing entries give way to it.
   assert.deepEqual(list.slice(0, 3).map((f) => f.patch), changes.map((c) => c.options));
   assert.deepEqual(list.slice(0, 3).map((f) => f.text), [
-    'chunked cross-entropy loss (70 GB reserved, step +0%)',
-    'full activation checkpointing (60 GB reserved, step +28%)',
-    'micro-batch 2 × 4 accumulation (75 GB reserved, step +10%)',
+    'chunked cross-entropy loss (65.2 GiB reserved, step +0%)',
+    'full activation checkpointing (55.9 GiB reserved, step +28%)',
+    'micro-batch 2 × 4 accumulation (69.8 GiB reserved, step +10%)',
   ]);
   assert.ok(!list.some((f) => f.key === JSON.stringify({ checkpointing: true })));
   // Over several accelerators: the most accelerators first, then the cheaper change.
@@ -131,10 +131,10 @@ test('fine-tuning advice: the LoRA / QLoRA change that fits, as option values, i
   const ft = (finetune) => nofit('rtx-4090', { advice: { over_bytes: 95e9, finetune } });
   const nameOf = (id) => ({ 'rtx-a6000': 'NVIDIA RTX A6000' })[id] ?? id;
   const [here] = buildRows({ settings: {}, model: {}, results: [ft({ fits: true, setting: 'QLoRA rank 16', flags: '--finetune qlora --lora-rank 16', options: { finetune: 'qlora', lora_rank: 16 }, peak_bytes: 11e9, hardware: null })] }, { hardware: new Map() });
-  assert.deepEqual(fixes(here, { nameOf }).map((f) => [f.text, f.patch]), [['QLoRA rank 16 (11 GB)', { finetune: 'qlora', lora_rank: 16 }]]);
+  assert.deepEqual(fixes(here, { nameOf }).map((f) => [f.text, f.patch]), [['QLoRA rank 16 (10.2 GiB)', { finetune: 'qlora', lora_rank: 16 }]]);
   const [there] = buildRows({ settings: {}, model: {}, results: [ft({ fits: false, setting: 'QLoRA rank 16 and checkpointing', flags: '--finetune qlora --lora-rank 16 --checkpointing', options: { finetune: 'qlora', lora_rank: 16, checkpointing: true }, peak_bytes: 44.8e9, hardware: 'rtx-a6000' })] }, { hardware: new Map() });
   const [f] = fixes(there, { nameOf });
-  assert.equal(f.text, 'QLoRA rank 16 and checkpointing on NVIDIA RTX A6000 (44.8 GB)');
+  assert.equal(f.text, 'QLoRA rank 16 and checkpointing on NVIDIA RTX A6000 (41.7 GiB)');
   assert.deepEqual(f.patch, { finetune: 'qlora', lora_rank: 16, checkpointing: true });
   // One change alone: "One change makes it fit:".
   assert.match(verdictHtml([there], pickBest([there]), { nameOf }), /One change makes it fit:<ul/);

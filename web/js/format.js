@@ -1,4 +1,5 @@
-// Number formatting for the page: SI prefixes for counts and FLOPs, decimal GB (as spec sheets quote memory),
+// Number formatting for the page: SI prefixes for counts and FLOPs, memory in GiB (2^30 bytes: what frameworks
+// report and what a vendor's "80GB" part holds; src/core/bytes_text.hpp says the same for the CLI),
 // durations from milliseconds to years.
 const nf = (digits) => new Intl.NumberFormat('en-US', { maximumSignificantDigits: digits });
 const n3 = nf(3);
@@ -50,7 +51,8 @@ export function pageWords(text, labels = new Map()) {
 export const plural = (x, noun, many = `${noun}s`) => `${integer(x)} ${x === 1 ? noun : many}`;
 export const num = (x, digits = 3) => (isNum(x) ? nf(digits).format(x) : '—');
 export const flops = (x) => si(x, 'FLOP');
-export const gb = (bytes) => (isNum(bytes) ? `${nf(3).format(bytes / 1e9)} GB` : '—');
+export const BYTES_PER_GIB = 2 ** 30;
+export const gib = (bytes) => (isNum(bytes) ? `${nf(3).format(bytes / BYTES_PER_GIB)} GiB` : '—');
 
 export function ms(x) {
   if (!isNum(x)) return '—';

@@ -79,7 +79,7 @@ async function main() {
     <tbody>${rows
       .map(
         (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}</th>
-        <td data-label="Memory">${F.gb(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
+        <td data-label="Memory">${F.gib(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
         <td data-label="Step">${F.ms(r.step)}</td><td data-label="${rate}">${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td data-label="Time to train">${F.hours(r.hours)}</td><td data-label="Cost">${F.usd(r.cost)}</td></tr>`,
       )

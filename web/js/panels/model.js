@@ -73,7 +73,7 @@ let table = null; // what the table shows: {features, total, rows (the rows at h
 function layerRow(l, i) {
   if (!l) return `<tr aria-rowindex="${i + 2}"><td colspan="9" class="hint">…</td></tr>`;
   return `<tr aria-rowindex="${i + 2}"><td>${esc(l.block || '')}</td><td>${esc(l.name)}</td><td>${esc(l.kind)}</td><td>${F.shape(l.output_shape)}</td>
-      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gb(l.saved_activation_bytes)}</td></tr>`;
+      <td>${F.count(l.params)}</td><td>${l.repeat > 1 ? `× ${l.repeat}` : ''}</td><td>${F.si(l.forward_flops)}</td><td>${F.si(l.backward_input_flops + l.backward_weight_flops)}</td><td>${F.gib(l.saved_activation_bytes)}</td></tr>`;
 }
 
 // A long model's rows stay in the worker (its features reply is tens of megabytes): the rows in view are

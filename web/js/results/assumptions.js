@@ -96,7 +96,7 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   else if (b?.samples != null) parts.push(`Training budget: <strong>${F.integer(b.samples)} samples × ${F.num(b.epochs)} epoch${b.epochs === 1 ? '' : 's'}</strong>${steps ? ` = ${F.integer(steps)} steps` : ''}.`);
   const reserve = s.memory_reserve;
   if (reserve && typeof reserve === 'object')
-    parts.push(`Memory includes a CUDA context of ${F.gb(reserve.cuda_context_bytes)}, ${F.gb(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gb(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(F.pageWords(reserve.assumption))})` : ''}.`);
+    parts.push(`Memory includes a CUDA context of ${F.gib(reserve.cuda_context_bytes)}, ${F.gib(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gib(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(F.pageWords(reserve.assumption))})` : ''}.`);
   const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
   if (extra.length)
     parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);

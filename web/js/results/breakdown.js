@@ -83,7 +83,7 @@ export function breakdownHtml(row, options = {}) {
   if (step.input_bound) notes.push('the input pipeline limits this step');
   if (isNum(step.kernels)) notes.push(`${F.integer(step.kernels)} kernel launches`);
   const memNotes = [];
-  if (isNum(mem.peak_reserved_bytes) && isNum(mem.peak_allocated_bytes)) memNotes.push(`reserved peak ${F.gb(mem.peak_reserved_bytes)}, allocated ${F.gb(mem.peak_allocated_bytes)}`);
+  if (isNum(mem.peak_reserved_bytes) && isNum(mem.peak_allocated_bytes)) memNotes.push(`reserved peak ${F.gib(mem.peak_reserved_bytes)}, allocated ${F.gib(mem.peak_allocated_bytes)}`);
   if (mem.peak_phase) memNotes.push(`peak during the ${esc(String(mem.peak_phase).replace(/_/g, '/'))} phase`);
   if (mem.checkpointed_blocks > 0) memNotes.push(`${F.integer(mem.checkpointed_blocks)} checkpointed blocks`);
   return `
@@ -98,8 +98,8 @@ export function breakdownHtml(row, options = {}) {
       <div id="layer-breakdown" aria-live="polite"><p class="hint">Timing each layer…</p></div>
     </div>
     <div>
-      <h3>Memory${row.devices > 1 ? ' per device' : ''}: ${F.gb(mem.peak_bytes_per_device)} of ${F.gb(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
-      ${stackHtml(memParts, memTotal || 1, F.gb, `Memory split: ${memParts.map((p) => `${p.label} ${F.gb(p.value)}`).join(', ')}`)}
+      <h3>Memory${row.devices > 1 ? ' per device' : ''}: ${F.gib(mem.peak_bytes_per_device)} of ${F.gib(mem.capacity_bytes)} ${row.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">does not fit</span>'}</h3>
+      ${stackHtml(memParts, memTotal || 1, F.gib, `Memory split: ${memParts.map((p) => `${p.label} ${F.gib(p.value)}`).join(', ')}`)}
       ${memNotes.length ? `<p class="hint">${memNotes.join('; ')}.</p>` : ''}
       <h3>Memory over one step</h3>
       <div id="memory-timeline" aria-live="polite">${mem.timeline ? timelineHtml(mem) : '<p class="hint">Following the step…</p>'}</div>
@@ -142,7 +142,7 @@ function adviceBlock(row, options) {
   if (!advice || row.fits) return '';
   if (typeof advice !== 'object' || Array.isArray(advice)) return `<div class="advice"><strong>Does not fit.</strong></div>`;
   const list = fixes(row, options).map((f) => ({ ...f, names: [] }));
-  return `<div class="advice"><strong>Does not fit${isNum(advice.over_bytes) ? ` by ${F.gb(advice.over_bytes)}` : ''}.</strong> ${
+  return `<div class="advice"><strong>Does not fit${isNum(advice.over_bytes) ? ` by ${F.gib(advice.over_bytes)}` : ''}.</strong> ${
     list.length ? `It would fit with:${suggestionButtons(list, 6)}` : 'No single change the calculator knows of makes it fit.'
   }</div>`;
 }

@@ -31,8 +31,8 @@ export function fixes(row, { nameOf = (id) => id } = {}) {
   // Fine-tuning: the lightest LoRA / QLoRA change that fits here, or the smallest accelerator it fits on.
   const ft = a.finetune;
   if (ft?.options && typeof ft.options === 'object') {
-    if (ft.fits) add(`${ft.setting} (${F.gb(ft.peak_bytes)})`, ft.options);
-    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gb(ft.peak_bytes)})`, ft.options, nameOf(ft.hardware));
+    if (ft.fits) add(`${ft.setting} (${F.gib(ft.peak_bytes)})`, ft.options);
+    else if (ft.hardware) add(`${ft.setting} on ${nameOf(ft.hardware)} (${F.gib(ft.peak_bytes)})`, ft.options, nameOf(ft.hardware));
   }
   const sh = a.smallest_hardware;
   if (sh?.id && sh.id !== row.id) {
@@ -46,7 +46,7 @@ export function fixes(row, { nameOf = (id) => id } = {}) {
       settings.push('activation checkpointing');
       patch.checkpointing = true;
     }
-    add(`${nameOf(sh.id)} (${F.gb(sh.capacity_bytes)})${settings.length ? ` with ${settings.join(' and ')}` : ''}`, patch, nameOf(sh.id));
+    add(`${nameOf(sh.id)} (${F.gib(sh.capacity_bytes)})${settings.length ? ` with ${settings.join(' and ')}` : ''}`, patch, nameOf(sh.id));
   }
   return out;
 }
@@ -69,7 +69,7 @@ export function changeText(c) {
   const layout = ['dp', 'tp', 'pp', 'cp'].filter((k) => o[k] != null).map((k) => `${k} ${o[k]}`);
   if (layout.length) parts.push(layout.join(' · '));
   const cost = isNum(c.step_increase) ? `, step ${c.step_increase >= 0 ? '+' : '−'}${Math.abs(Math.round(c.step_increase * 100))}%` : '';
-  const peak = isNum(c.peak_reserved_bytes) ? `${F.gb(c.peak_reserved_bytes)} reserved` : '';
+  const peak = isNum(c.peak_reserved_bytes) ? `${F.gib(c.peak_reserved_bytes)} reserved` : '';
   return `${parts.join(' and ')}${peak || cost ? ` (${peak}${cost})` : ''}`;
 }
 

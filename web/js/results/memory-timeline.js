@@ -1,6 +1,6 @@
 // Memory over one step (`memory.timeline` of a `breakdown` reply) as an SVG chart: a column per point in time
-// order with its parts stacked, the peak marked, the device's capacity as a horizontal line, GB on the axis
-// (1e9 bytes, as the rest of the page). Pure functions (no DOM): the page inserts the string, the tests read it.
+// order with its parts stacked, the peak marked, the device's capacity as a horizontal line, GiB on the axis
+// (GiB, as the rest of the page: format.js). Pure functions (no DOM): the page inserts the string, the tests read it.
 import * as F from '../format.js';
 
 const { esc } = F;
@@ -34,7 +34,7 @@ export function stackTimeline(timeline) {
   return { points, peak: Math.min(points.length - 1, Math.max(0, timeline?.peak_point ?? 0)) };
 }
 
-/** Axis ticks from 0 to at least `max` (GB): 1, 2 or 5 times a power of ten apart, about `count` of them. */
+/** Axis ticks from 0 to at least `max` (GiB): 1, 2 or 5 times a power of ten apart, about `count` of them. */
 export function niceTicks(max, count = 5) {
   if (!(max > 0)) return [0, 1];
   const raw = max / count;
@@ -57,8 +57,8 @@ export function timelineSvg(memory, { width = 480, height = 220, id = 'mt' } = {
   if (!points.length) return '';
   const capacity = memory.capacity_bytes ?? 0;
   const peakBytes = points[peak].total;
-  const ticks = niceTicks(Math.max(peakBytes, capacity) / 1e9);
-  const top = ticks[ticks.length - 1] * 1e9;
+  const ticks = niceTicks(Math.max(peakBytes, capacity) / F.BYTES_PER_GIB);
+  const top = ticks[ticks.length - 1] * F.BYTES_PER_GIB;
   const m = { left: 36, right: 6, top: 24, bottom: 24 };
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
@@ -67,7 +67,7 @@ export function timelineSvg(memory, { width = 480, height = 220, id = 'mt' } = {
   const barW = +Math.max(1, slot * 0.8).toFixed(1);
   const x = (i) => +(m.left + i * slot + (slot - barW) / 2).toFixed(1);
   const grid = ticks
-    .map((t) => `<g class="mt-tick"><line x1="${m.left}" x2="${width - m.right}" y1="${y(t * 1e9)}" y2="${y(t * 1e9)}"/><text x="${m.left - 4}" y="${y(t * 1e9) + 4}" text-anchor="end">${+t.toPrecision(3)}</text></g>`)
+    .map((t) => `<g class="mt-tick"><line x1="${m.left}" x2="${width - m.right}" y1="${y(t * F.BYTES_PER_GIB)}" y2="${y(t * F.BYTES_PER_GIB)}"/><text x="${m.left - 4}" y="${y(t * F.BYTES_PER_GIB) + 4}" text-anchor="end">${+t.toPrecision(3)}</text></g>`)
     .join('');
   const bars = points
     .map((p, i) => {
@@ -75,7 +75,7 @@ export function timelineSvg(memory, { width = 480, height = 220, id = 'mt' } = {
         .filter((s) => s.to > s.from)
         .map((s) => `<rect class="mt-${s.key}" x="${x(i)}" y="${y(s.to)}" width="${barW}" height="${Math.max(0, +(y(s.from) - y(s.to)).toFixed(1))}"/>`)
         .join('');
-      return `<g class="mt-point${i === peak ? ' mt-peak-point' : ''}"><title>${esc(phaseLabel(p))}: ${esc(F.gb(p.total))}</title>${segs}</g>`;
+      return `<g class="mt-point${i === peak ? ' mt-peak-point' : ''}"><title>${esc(phaseLabel(p))}: ${esc(F.gib(p.total))}</title>${segs}</g>`;
     })
     .join('');
   // Phase names under the first column of each phase of several points; the last phase's (the optimizer's, one
@@ -91,22 +91,22 @@ export function timelineSvg(memory, { width = 480, height = 220, id = 'mt' } = {
     .join('');
   const capacityLine =
     capacity > 0
-      ? `<g class="mt-capacity"><line x1="${m.left}" x2="${width - m.right}" y1="${y(capacity)}" y2="${y(capacity)}"/><text x="${width - m.right}" y="${y(capacity) - 4}" text-anchor="end">capacity ${esc(F.gb(capacity))}</text></g>`
+      ? `<g class="mt-capacity"><line x1="${m.left}" x2="${width - m.right}" y1="${y(capacity)}" y2="${y(capacity)}"/><text x="${width - m.right}" y="${y(capacity) - 4}" text-anchor="end">capacity ${esc(F.gib(capacity))}</text></g>`
       : '';
   const px = +(x(peak) + barW / 2).toFixed(1);
-  const peakText = `peak ${F.gb(peakBytes)}`;
+  const peakText = `peak ${F.gib(peakBytes)}`;
   const anchor = px > width * 0.7 ? 'end' : px < width * 0.3 ? 'start' : 'middle';
   const py = y(peakBytes);
   const r = (v) => +v.toFixed(1);
   const peakMark = `<g class="mt-peak"><path d="M${r(px - 5)},${r(py - 10)} L${r(px + 5)},${r(py - 10)} L${px},${r(py - 3)} Z"/><text class="mt-peak-label" x="${px}" y="${r(py - 13)}" text-anchor="${anchor}">${esc(peakText)}</text></g>`;
-  const title = `Memory over one step: ${peakText} at “${phaseLabel(points[peak])}”${capacity > 0 ? ` of ${F.gb(capacity)}` : ''}`;
+  const title = `Memory over one step: ${peakText} at “${phaseLabel(points[peak])}”${capacity > 0 ? ` of ${F.gib(capacity)}` : ''}`;
   const desc = `${points.length} points from the start of the forward pass to the optimizer step, each a column of its parts stacked (${TIMELINE_PARTS.map(([, l]) => l.toLowerCase()).join(', ')}); the table below gives the numbers.`;
   const svg = `<svg class="memory-timeline" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" data-peak-bytes="${peakBytes}" data-capacity-bytes="${capacity}">
     <title id="${id}-title">${esc(title)}</title><desc id="${id}-desc">${esc(desc)}</desc>
-    ${grid}<text class="mt-axis" x="4" y="${m.top - 8}">GB</text>${bars}${phaseMarks}${capacityLine}${peakMark}</svg>`;
+    ${grid}<text class="mt-axis" x="4" y="${m.top - 8}">GiB</text>${bars}${phaseMarks}${capacityLine}${peakMark}</svg>`;
   const legend = `<ul class="legend mt-legend">${TIMELINE_PARTS.map(([key, label]) => `<li><svg class="sw" viewBox="0 0 10 10" aria-hidden="true"><rect class="mt-${key}" width="10" height="10"/></svg><span>${esc(label)}</span></li>`).join('')}</ul>`;
   const rows = points
-    .map((p, i) => `<tr${i === peak ? ' class="mt-peak-row"' : ''}><th scope="row">${esc(phaseLabel(p))}${i === peak ? ' (peak)' : ''}</th><td>${F.gb(p.allocated)}</td><td>${F.gb(p.reserved)}</td><td>${F.gb(p.total)}</td></tr>`)
+    .map((p, i) => `<tr${i === peak ? ' class="mt-peak-row"' : ''}><th scope="row">${esc(phaseLabel(p))}${i === peak ? ' (peak)' : ''}</th><td>${F.gib(p.allocated)}</td><td>${F.gib(p.reserved)}</td><td>${F.gib(p.total)}</td></tr>`)
     .join('');
   const table = `<table class="visually-hidden"><caption>Memory at each point of the step</caption><thead><tr><th scope="col">Point</th><th scope="col">Allocated</th><th scope="col">Reserved</th><th scope="col">Device</th></tr></thead><tbody>${rows}</tbody></table>`;
   return `${svg}${legend}${table}`;

@@ -68,7 +68,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
     memory: (r) => {
       const share = r.capacity ? Math.min(1, r.peak / r.capacity) : 0;
       const advice = r.fits ? '' : fixes(r).map((f) => f.text).join('; ');
-      return `<td data-col="memory" data-label="Memory">${F.num(r.peak / 1e9)} / ${F.gb(r.capacity)}<span class="range">${r.devices > 1 ? 'each, ' : ''}${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(`Would fit with: ${advice}`)}"` : ''}>✗ does not fit</span>`}</span>
+      return `<td data-col="memory" data-label="Memory">${F.num(r.peak / F.BYTES_PER_GIB)} / ${F.gib(r.capacity)}<span class="range">${r.devices > 1 ? 'each, ' : ''}${r.fits ? '<span class="fits">✓ fits</span>' : `<span class="nofit-label"${advice ? ` title="${esc(`Would fit with: ${advice}`)}"` : ''}>✗ does not fit</span>`}</span>
         <span class="membar ${r.fits ? '' : 'over'}" aria-hidden="true"><span data-width="${(share * 100).toFixed(1)}%"></span></span></td>`;
     },
     step: (r) => `<td data-col="step" data-label="Step time" data-value="${r.step}">${F.ms(r.step)}${isNum(r.low) && isNum(r.high) ? `<span class="range">${F.ms(r.low)} – ${F.ms(r.high)}</span>` : ''}</td>`,

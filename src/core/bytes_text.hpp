@@ -1,0 +1,18 @@
+#pragma once
+// Memory as people read it: in GiB (2^30 bytes). Frameworks report peaks in GiB (torch.cuda.memory_summary,
+// nvidia-smi's MiB) and vendors' "80GB" parts hold 80 GiB (hardware/spec.cpp), so a capacity prints as the
+// number on the box and a peak as the number a user's profiler shows. Every memory figure the CLI and the API's
+// messages print goes through here; the page's format.js says the same in JS (`gib`).
+#include <string>
+
+namespace prenet {
+
+inline constexpr double kBytesPerGiB = 1073741824.0;
+
+// bytes / 2^30, as a number.
+inline double to_gib(double bytes) { return bytes / kBytesPerGiB; }
+
+// "12.3 GiB" (`decimals` after the point).
+std::string gib_text(double bytes, int decimals = 1);
+
+}  // namespace prenet

@@ -43,7 +43,7 @@ json precision_fields(json result, const PrecisionSupport& support, const std::s
                                                               {"used", to_string(support.used)},
                                                               {"reason", support.reason}}
                                                         : json(nullptr);
-    json warnings = json::array();
+    json warnings = result.value("warnings", json::array());  // the result's own (batch_warnings) first
     if (support.fallback()) warnings.push_back(support.note(hardware_id) + " (" + support.reason + ")");
     result["warnings"] = warnings;
     return result;

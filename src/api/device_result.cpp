@@ -92,7 +92,8 @@ json device_result(const RequestContext& request, const HardwareSpec& hw, const 
             {"run", run_result},
             {"uncertainty", uncertainty_json(*request.predictor, t, hw)},
             {"matmul_peak_used", peak_used},
-            {"price_per_hour", hw.price_per_hour()}};
+            {"price_per_hour", hw.price_per_hour()},
+            {"warnings", batch_warnings(request.global_batch, tokens, s.run, request.run ? &*request.run : nullptr)}};
 }
 
 }  // namespace prenet

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "api/device_result.hpp"
 #include "api/reply_json.hpp"
-#include "core/bytes_text.hpp"
+#include "core/quantity_text.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "parallel/plan_search.hpp"
@@ -19,16 +20,6 @@ namespace prenet {
 using nlohmann::json;
 
 namespace {
-
-// A whole number with its thousands grouped, as the summaries write them: 16384 as "16,384".
-std::string grouped(std::int64_t n) {
-    std::string digits = std::to_string(n), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
-        out += digits[i];
-    }
-    return out;
-}
 
 json plan_json(const ParallelStep& s, const Cluster& cluster) {
     json p = to_json(s.layout);
@@ -231,10 +222,11 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     }
 
     json run_result = nullptr;
+    std::optional<RunSteps> steps;
     if (s.run.given()) {
-        RunSteps steps = attribute_errors(s.run.tokens > 0 ? "tokens" : "samples", ErrorCode::invalid_value,
-                                          [&] { return run_steps(s.run, best.layout.global_batch(), tokens); });
-        run_result = run_json(estimate_run(steps, t, hw, s.price_per_hour, int(cluster.gpus)), t);
+        steps = attribute_errors(s.run.tokens > 0 ? "tokens" : "samples", ErrorCode::invalid_value,
+                                 [&] { return run_steps(s.run, best.layout.global_batch(), tokens); });
+        run_result = run_json(estimate_run(*steps, t, hw, s.price_per_hour, int(cluster.gpus)), t);
     }
     std::string peak_used;
     hw.matmul_flops(s.precision, &peak_used);
@@ -258,7 +250,8 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
             // The kernels' range (the slowest stage's families); the collective model's own error is not in it.
             {"uncertainty", uncertainty_json(predictor, t, hw)},
             {"matmul_peak_used", peak_used},
-            {"price_per_hour", hw.price_per_hour()}};
+            {"price_per_hour", hw.price_per_hour()},
+            {"warnings", batch_warnings(best.layout.global_batch(), tokens, s.run, steps ? &*steps : nullptr)}};
 }
 
 }  // namespace prenet

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes_text.hpp"
+#include "core/quantity_text.hpp"
 
 namespace prenet::cli {
 namespace {
@@ -219,15 +219,25 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     }
     if (input_bound)
         out << "\n* input-bound: the input pipeline (--input-samples-per-s) sets the step time, not the accelerator\n";
-    bool precision_done = false;
+    // The results' warnings (a precision fallback, a global batch past published runs, a run shorter than a step),
+    // each text once; one that not every accelerator has names those that do, unless it names its own.
+    std::vector<std::pair<std::string, std::vector<std::string>>> warnings;  // text -> accelerators, in order
+    size_t predicted = 0;
     for (const auto& r : doc["results"]) {
-        if (r.contains("error") || !r.contains("precision_fallback") || !r["precision_fallback"].is_object()) continue;
-        if (!precision_done) out << "\nPrecision:\n";
-        precision_done = true;
-        const json& f = r["precision_fallback"];
-        out << "  " << r["hardware"].get<std::string>() << ": no " << f["requested"].get<std::string>()
-            << " units, predicted as " << f["used"].get<std::string>() << " (" << f["reason"].get<std::string>()
-            << ")\n";
+        if (r.contains("error")) continue;
+        ++predicted;
+        for (const auto& w : r.value("warnings", json::array())) {
+            auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& x) { return x.first == w; });
+            if (it == warnings.end()) it = warnings.insert(warnings.end(), {w.get<std::string>(), {}});
+            it->second.push_back(r["hardware"].get<std::string>());
+        }
+    }
+    if (!warnings.empty()) out << "\nWarnings:\n";
+    for (const auto& [text, ids] : warnings) {
+        std::string who;
+        if (ids.size() < predicted && text.rfind(ids.front() + ":", 0) != 0)
+            for (const auto& id : ids) who += (who.empty() ? "" : ", ") + id;
+        out << "  " << terminal_safe(who.empty() ? text : who + ": " + text) << "\n";
     }
     bool header_done = false;
     for (const auto& r : doc["results"]) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/bytes_text.hpp"
+#include "core/quantity_text.hpp"
 #include "core/embedded.hpp"
 #include "core/embedded_json.hpp"
 #include "core/error.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/bytes_text.hpp"
+#include "core/quantity_text.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 

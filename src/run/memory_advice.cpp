@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <tuple>
 
-#include "core/bytes_text.hpp"
+#include "core/quantity_text.hpp"
 #include "core/limits.hpp"
 #include "hardware/precision_support.hpp"
 #include "run/grad_accumulation.hpp"

@@ -862,6 +862,23 @@ test('a device without units for the asked precision is predicted as its fallbac
   const table = prenet('predict', ...args);
   assert.equal(table.status, 0, table.stderr);
   assert.match(table.stdout, /a100-sxm4-80gb \(as bf16\)/);
-  assert.match(table.stdout, /Precision:\n {2}a100-sxm4-80gb: no fp8 units, predicted as bf16/);
+  assert.match(table.stdout, /Warnings:\n {2}a100-sxm4-80gb: no FP8 units, predicted as bf16/);
   assert.doesNotMatch(table.stdout, /h100-sxm5-80gb \(as/);
+});
+
+test('a global batch past published runs and a run under one step are warned about, in the JSON and the table', () => {
+  const args = ['--model', 'gpt2', '--seq', '1024', '--batch', '64', '--grad-accum', '1100', '--tokens', '1e6', '--hardware', 'a100-sxm4-80gb,h100-sxm5-80gb'];
+  const r = byId(predict(...args));
+  // 70,400 sequences of 1,024 tokens: 72.1M tokens a step, past DeepSeek-V3's 63M; 1M tokens is under one step.
+  for (const id of ['a100-sxm4-80gb', 'h100-sxm5-80gb']) {
+    assert.equal(r[id].warnings.length, 2, r[id].warnings.join('\n'));
+    assert.match(r[id].warnings[0], /^a global batch of 70,400 sequences \(72\.1 million tokens\) per step is larger than published/);
+    assert.match(r[id].warnings[1], /^the run \(1 million tokens\) is less than one global batch/);
+  }
+  const table = prenet('predict', ...args);
+  assert.equal(table.status, 0, table.stderr);
+  // Shared by every accelerator: printed once, without names.
+  assert.match(table.stdout, /Warnings:\n {2}a global batch of 70,400 sequences[^\n]*\n {2}the run \(1 million tokens\)/);
+  assert.equal(table.stdout.match(/a global batch of 70,400/g).length, 1);
+  assert.deepEqual(byId(predict('--model', 'gpt2', '--batch', '8', '--tokens', '1e9', '--hardware', 'h100-sxm5-80gb'))['h100-sxm5-80gb'].warnings, []);
 });

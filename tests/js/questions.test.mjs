@@ -193,3 +193,13 @@ test('the embed snippets: the script tag and the iframe with its resize listener
   assert.match(iframe, /e\.origin !== 'https:\/\/example\.org'/);
   assert.match(iframe, /f\.contentWindow === e\.source/);
 });
+
+test('the best choice’s warnings (a batch past published runs) show in the verdict, escaped', () => {
+  const warning = 'a global batch of 200,000 sequences (819 million tokens) per step is larger than published training runs use <b>';
+  const result = (id, warnings) => ({ hardware: id, name: id.toUpperCase(), step: { total_ms: 10 }, throughput: {}, memory: { fits: true, peak_bytes_per_device: 1e9, capacity_bytes: 80e9 }, warnings });
+  const rows = buildRows({ settings: {}, model: {}, results: [result('h100', [warning]), result('a100', 'not a list')] }, { hardware: new Map() });
+  assert.deepEqual(rows.map((r) => r.warnings), [[warning], []]);
+  const html = verdictHtml(rows, pickBest(rows), {});
+  assert.match(html, /<span class="verdict-warning">Note: a global batch of 200,000 sequences \(819 million tokens\) per step is larger than published training runs use &lt;b&gt;\.<\/span>/);
+  assert.doesNotMatch(verdictHtml([rows[1]], pickBest([rows[1]]), {}), /verdict-warning/);
+});

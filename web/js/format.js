@@ -1,5 +1,5 @@
 // Number formatting for the page: SI prefixes for counts and FLOPs, memory in GiB (2^30 bytes: what frameworks
-// report and what a vendor's "80GB" part holds; src/core/bytes_text.hpp says the same for the CLI),
+// report and what a vendor's "80GB" part holds; src/core/quantity_text.hpp says the same for the CLI),
 // durations from milliseconds to years.
 const nf = (digits) => new Intl.NumberFormat('en-US', { maximumSignificantDigits: digits });
 const n3 = nf(3);

@@ -91,6 +91,7 @@ export function breakdownHtml(row, options = {}) {
       <h3>Step on ${esc(row.name)}: ${F.ms(total)}${range}</h3>
       ${stackHtml(stepParts, total, F.ms, `Step time split: ${stepParts.map((p) => `${p.label} ${F.ms(p.value)}`).join(', ')}`)}
       ${notes.length ? `<p class="hint">${notes.join('; ')}.</p>` : ''}
+      ${(row.warnings ?? []).map((w) => `<p class="hint breakdown-warning">Note: ${esc(F.pageWords(w))}.</p>`).join('')}
       ${planHtml(row)}
       <h3>By kernel family</h3>
       ${barsHtml(families, total)}

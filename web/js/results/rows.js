@@ -66,6 +66,9 @@ export function buildRows(reply, { hardware, customs = [], prices = {} }) {
       // (the API predicted the whole step at `used`).
       precisionUsed: r.matmul_precision_used ?? null,
       fallback: r.precision_fallback && typeof r.precision_fallback === 'object' ? r.precision_fallback : null,
+      // What makes this answer misleading, in the API's words (a global batch past published runs, a run shorter
+      // than one step, a precision fallback).
+      warnings: Array.isArray(r.warnings) ? r.warnings.filter((w) => typeof w === 'string') : [],
       // A cluster's answer: the plan (layout) and how well it uses the devices.
       devices: r.plan?.gpus ?? devices,
       plan: r.plan ?? null,

@@ -33,5 +33,7 @@ export function verdictHtml(rows, pick, options = {}) {
       ? ` Fastest: <strong>${esc(pick.fastest.name)}</strong>${isNum(pick.fastest.hours) ? `, ${F.hours(pick.fastest.hours)}` : ''}${isNum(pick.fastest.cost) ? ` for ${F.usd(pick.fastest.cost)}` : ''}.`
       : '';
   const on = b.devices > 1 ? ` on ${F.integer(b.devices)} devices` : '';
-  return `Best choice: <strong>${esc(b.name)}</strong>${on} ${time}${cost} (${why}).${fast}${tail}`;
+  // The best choice's warnings say when its time misleads (a batch no published run uses, a run under one step).
+  const warnings = (b.warnings ?? []).map((w) => `<span class="verdict-warning">Note: ${esc(F.pageWords(w, options.labels))}.</span>`).join(' ');
+  return `Best choice: <strong>${esc(b.name)}</strong>${on} ${time}${cost} (${why}).${fast}${tail}${warnings ? ` ${warnings}` : ''}`;
 }

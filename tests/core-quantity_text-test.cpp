@@ -1,0 +1,31 @@
+#include "core/quantity_text.hpp"
+
+#include <gtest/gtest.h>
+
+namespace prenet {
+
+TEST(QuantityText, GiBAreBinary) {
+    // nvidia-smi's 81920MiB on an A100 80GB is 80 GiB; 80e9 bytes (decimal GB) is 74.5 GiB.
+    EXPECT_EQ(gib_text(81920.0 * 1048576.0), "80.0 GiB");
+    EXPECT_EQ(gib_text(80e9), "74.5 GiB");
+    EXPECT_DOUBLE_EQ(to_gib(3.0 * 1073741824.0), 3.0);
+}
+
+TEST(QuantityText, DecimalsAsAsked) {
+    EXPECT_EQ(gib_text(1.5 * kBytesPerGiB, 2), "1.50 GiB");
+    EXPECT_EQ(gib_text(2.25 * kBytesPerGiB, 0), "2 GiB");
+}
+
+TEST(QuantityText, GroupedThousands) {
+    EXPECT_EQ(grouped(16384), "16,384");
+    EXPECT_EQ(grouped(-1234567), "-1,234,567");
+    EXPECT_EQ(grouped(999), "999");
+}
+
+TEST(QuantityText, CountsInWords) {
+    EXPECT_EQ(count_words(1.6384e9), "1.64 billion");
+    EXPECT_EQ(count_words(4.1e8), "410 million");
+    EXPECT_EQ(count_words(65536), "65,536");
+}
+
+}  // namespace prenet

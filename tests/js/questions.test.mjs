@@ -165,7 +165,11 @@ test('pinned scenarios, the log scale and the preset live in the hash; what diff
   const nested = await S.fromHash(`pins=${await S.pack(['pins=zzz', 'batch=2', 'batch=3', 'batch=4', 'batch=5', 'batch=6'])}`, cluster);
   assert.deepEqual(nested.pins, ['batch=2', 'batch=3', 'batch=4', 'batch=5']);
   const diff = differences(await S.fromHash(pinned, cluster), back, cluster);
-  assert.equal(diff[0], `${cluster.byName.get('batch').label} 4 → 8`);
+  // The current state is a cluster (8 devices) with a blank batch: the plan search's, not the page's 8.
+  assert.equal(diff[0], `${cluster.byName.get('batch').label} 4 → ${cluster.byName.get('batch').cluster_default_text}`);
+  assert.equal(diff[0], 'Batch size 4 → searched with the layout');
+  // On one device a blank batch is the page's default 8.
+  assert.equal(differences({ ...S.fresh(cluster), batch: 4 }, S.fresh(cluster), cluster)[0], 'Batch size 4 → 8');
   assert.ok(diff.some((d) => d.endsWith('→ selective')), diff.join('; '));
 });
 

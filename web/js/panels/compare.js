@@ -21,12 +21,16 @@ let job = 0;
 export function differences(a, b, table, used = {}) {
   const out = [];
   const label = (name) => table.byName.get(name)?.label ?? name;
-  const show = (v, row) => (v == null ? `${S.PAGE_DEFAULTS[row?.name] ?? row?.default_text ?? 'default'}` : String(v));
+  // A blank field in that state's words: the plan search's on a cluster, else the page's default there (a
+  // fine-tune's micro-batch 1, not the pre-training 8), else the API's.
+  const blank = (state, row) =>
+    S.searched(state, row, table) ? row.cluster_default_text : (S.pageDefault(state, row, table) ?? row.default_text ?? 'default');
+  const show = (v, row, state) => (v == null ? String(blank(state, row)) : String(v));
   if (a.source !== b.source || a.model !== b.model || JSON.stringify(a.doc) !== JSON.stringify(b.doc))
     out.push(`model ${a.source === 'zoo' ? a.model : a.docName || a.doc?.name || 'custom'} → ${b.source === 'zoo' ? b.model : b.docName || b.doc?.name || 'custom'}`);
   const same = (name) => used.then && used.now && name in used.then && JSON.stringify(used.then[name]) === JSON.stringify(used.now[name]);
   for (const row of table.fields)
-    if (JSON.stringify(a[row.name]) !== JSON.stringify(b[row.name]) && !same(row.name)) out.push(`${label(row.name)} ${show(a[row.name], row)} → ${show(b[row.name], row)}`);
+    if (JSON.stringify(a[row.name]) !== JSON.stringify(b[row.name]) && !same(row.name)) out.push(`${label(row.name)} ${show(a[row.name], row, a)} → ${show(b[row.name], row, b)}`);
   if (JSON.stringify(a.hw) !== JSON.stringify(b.hw)) out.push('the accelerators');
   if (JSON.stringify(a.custom) !== JSON.stringify(b.custom)) out.push('the custom accelerators');
   if (a.budget !== b.budget) out.push(`budget ${a.budget || 'default'} → ${b.budget || 'default'}`);

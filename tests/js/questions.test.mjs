@@ -142,9 +142,17 @@ test('fine-tuning advice: the LoRA / QLoRA change that fits, as option values, i
 });
 
 test('the LLM defaults for an upload: flash, at most 4,096 tokens, micro-batch 1, about a million tokens per step', () => {
-  assert.deepEqual(llmDefaults(8192, cluster), { preset: 'llm', batch: 1, seq: 4096, attention: 'flash', global_batch_tokens: 1048576 });
-  assert.deepEqual(llmDefaults(2048, cluster), { preset: 'llm', batch: 1, seq: null, attention: 'flash', global_batch_tokens: 1048576 });
-  assert.deepEqual(llmDefaults(1500, cluster), { preset: 'llm', batch: 1, seq: null, attention: 'flash', global_batch: 699 });
+  assert.deepEqual(llmDefaults(8192, cluster), { preset: 'llm', batch: null, seq: 4096, attention: 'flash', global_batch_tokens: 1048576 });
+  assert.deepEqual(llmDefaults(2048, cluster), { preset: 'llm', batch: null, seq: null, attention: 'flash', global_batch_tokens: 1048576 });
+  assert.deepEqual(llmDefaults(1500, cluster), { preset: 'llm', batch: null, seq: null, attention: 'flash', global_batch: 699 });
+  // Micro-batch 1 is the preset's default, not a typed value: the global batch it sets is a plan question, so the
+  // search chooses the micro-batch that keeps it (on 64 devices too); without a global batch, micro-batch 1.
+  const batch = cluster.byName.get('batch');
+  const uploaded = { ...S.fresh(cluster), ...llmDefaults(8192, cluster) };
+  assert.equal(S.effective(uploaded, batch, cluster), null);
+  assert.equal(S.effective({ ...uploaded, gpus: 64 }, batch, cluster), null);
+  assert.equal(S.effective({ ...uploaded, global_batch_tokens: null }, batch, cluster), 1);
+  assert.equal(S.effective(S.fresh(cluster), batch, cluster), 8);
 });
 
 test('exports: formula-leading strings neutralised (OWASP), numbers and keys as they were', () => {

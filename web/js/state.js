@@ -8,6 +8,9 @@ import { fromBase64, readJson, toBase64, utf8 } from './documents.js';
 
 /** Where the page's defaults differ from the API's (the API: batch 1, fp32, a budget by model kind). */
 export const PAGE_DEFAULTS = Object.freeze({ batch: 8, precision: 'bf16', tokens: 1e9, samples: 1281167, epochs: 1 });
+// A preset's defaults over the page's (state.preset): an uploaded language model trains at micro-batch 1, as a
+// default and not a typed value, so that a cluster question still leaves the micro-batch to the plan search.
+export const PRESET_DEFAULTS = Object.freeze({ llm: Object.freeze({ batch: 1 }) });
 
 // The page's own state, around the table's rows (each training row is one more key, null: the default).
 const PAGE_STATE = Object.freeze({
@@ -58,7 +61,7 @@ export const searched = (state, row, table) => Boolean(row.cluster_default_text 
 /**
  * The page's default for a row the state leaves blank: none where the plan search chooses it; the option table's
  * `default_with` while its condition holds (a fine-tune's micro-batch is the API's 1, not the page's pre-training
- * 8); else the page's own (PAGE_DEFAULTS).
+ * 8); else the state's preset's (PRESET_DEFAULTS); else the page's own (PAGE_DEFAULTS).
  */
 export function pageDefault(state, row, table) {
   if (searched(state, row, table)) return null;
@@ -67,7 +70,7 @@ export function pageDefault(state, row, table) {
     const other = table.byName.get(name);
     return other && values.includes(effective(state, other, table));
   });
-  return holds ? d.value : (PAGE_DEFAULTS[row.name] ?? null);
+  return holds ? d.value : (PRESET_DEFAULTS[state.preset]?.[row.name] ?? PAGE_DEFAULTS[row.name] ?? null);
 }
 
 /**

@@ -1,6 +1,7 @@
 // "What this assumes": the reply's settings in plain words, and the page's defaults for an uploaded language
 // model. Choice labels are the option table's (`choice_labels`).
 import * as F from '../format.js';
+import * as S from '../state.js';
 import { budgetOf } from './rows.js';
 
 const { esc, isNum } = F;
@@ -23,16 +24,17 @@ const COVERED = new Set([
 const PRECISION_SOURCES = { 'config.json torch_dtype': "the config's torch_dtype" };
 
 /** The page's defaults for an uploaded language model (state.preset 'llm'): each named, with its field. */
-export const LLM_DEFAULTS = Object.freeze({ batch: 1, attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
+export const LLM_DEFAULTS = Object.freeze({ attention: 'flash', seq: 4096, step_tokens: 2 ** 20 });
 
 /**
  * The state patch those defaults make for an uploaded language model whose own sequence length is `seq`:
- * flash attention, at most 4,096 tokens, micro-batch 1 and gradient accumulation up to about a million
- * tokens per optimizer step (the global batch in tokens when the sequence divides it, else in samples).
+ * flash attention, at most 4,096 tokens, the preset's micro-batch 1 (S.PRESET_DEFAULTS: the batch field is cleared,
+ * so a cluster question leaves it to the plan search) and gradient accumulation up to about a million tokens per
+ * optimizer step (the global batch in tokens when the sequence divides it, else in samples).
  */
 export function llmDefaults(seq, table) {
   const s = Math.min(seq, LLM_DEFAULTS.seq);
-  const patch = { preset: 'llm', batch: LLM_DEFAULTS.batch, seq: seq > LLM_DEFAULTS.seq ? s : null };
+  const patch = { preset: 'llm', batch: null, seq: seq > LLM_DEFAULTS.seq ? s : null };
   if (table.byName.has('attention')) patch.attention = LLM_DEFAULTS.attention;
   if (table.byName.has('global_batch_tokens') && LLM_DEFAULTS.step_tokens % s === 0) patch.global_batch_tokens = LLM_DEFAULTS.step_tokens;
   else if (table.byName.has('global_batch')) patch.global_batch = Math.max(1, Math.round(LLM_DEFAULTS.step_tokens / s));
@@ -80,7 +82,9 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
     const named = [];
     if (state.attention === LLM_DEFAULTS.attention) named.push(change('attention', 'flash attention'));
     if (s.seq != null) named.push(change('seq', `${F.integer(s.seq)} tokens per sequence`) + (state.seq != null ? ' (at most 4,096: the model\'s context is longer)' : ' (the model\'s own context)'));
-    if (state.batch === LLM_DEFAULTS.batch) named.push(change('batch', 'micro-batch 1'));
+    const batchRow = table?.byName.get('batch');
+    const presetBatch = S.PRESET_DEFAULTS.llm.batch;
+    if (state.batch == null && batchRow && S.pageDefault(state, batchRow, table) === presetBatch) named.push(change('batch', `micro-batch ${presetBatch}`));
     if (state.global_batch_tokens != null) named.push(`${change('global_batch_tokens', `${F.integer(state.global_batch_tokens)} tokens per optimizer step`)} (gradient accumulation makes up the rest)`);
     else if (state.global_batch != null) named.push(`${change('global_batch', `${F.integer(state.global_batch)} sequences per optimizer step`)} (gradient accumulation makes up the rest)`);
     if (named.length) parts.push(`For an uploaded language model the page picks what a practitioner would: ${named.join(', ')}. Each is a field; click one to change it.`);

@@ -110,6 +110,7 @@ describe('the questions people bring', () => {
     // The preset's micro-batch 1 is a default, not a typed value: on 8 devices the plan search chooses it.
     assert.equal(result.plan.searched, true);
     assert.equal(r.settings.batch, result.plan.micro_batch);
+    assert.doesNotMatch(await cliText(page), / --batch /, 'the page sends no micro-batch');
     assert.equal(result.memory.fits, true, 'fits on 8 x H100');
     assert.match(await text(page, '#verdict'), /Best choice: NVIDIA H100 SXM5 80GB on 8 devices trains in/);
     // Every default is named, and one click from its field.

@@ -81,8 +81,8 @@ private:
     }
     std::int64_t layer_count(const char* key, std::int64_t n) const {
         if (n > limits::layers)
-            fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over the limit of " +
-                 std::to_string(limits::layers) + " layers");
+            fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over " + std::to_string(limits::layers) +
+                 " (the limit on layers)");
         return n;
     }
     std::int64_t to_int(const char* key, const json& v) const {

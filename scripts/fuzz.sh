@@ -41,7 +41,7 @@ seeds() {
   ls tests/fixtures/fuzz/"$1"/*
   case $1 in
     layers_json) ls examples/*.json fuzz/seeds/layers_json/* ;;
-    hf_config) ls tests/fixtures/hf/*.json ;;
+    hf_config) ls tests/fixtures/hf/*.json fuzz/seeds/hf_config/* ;;
     keras_json) ls tests/fixtures/keras/*.json fuzz/seeds/keras_json/* ;;
     hardware_spec) ls hardware/*.json | grep -v 'schema\.json$' ;;
     api_request) ls fuzz/seeds/api_request/* ;;

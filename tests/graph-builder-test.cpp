@@ -21,3 +21,21 @@ TEST(ModelBuilder, ShapesEachLayerWithTheInferenceItIsGiven) {
     EXPECT_EQ(b.shape(), (Shape{2, 7}));
     EXPECT_THROW(ModelBuilder("t", {2, 5}, ShapeInference()), Error);
 }
+
+// A shape set without a layer (an importer's branch input, a Keras ZeroPadding's output) meets the same limits as
+// a layer's output: a dimension of 2^31 + 32 was carried on unchecked.
+TEST(ModelBuilder, SetShapeMeetsTheShapeLimits) {
+    ModelBuilder b("t", {2, 5}, infer_shape);
+    b.set_shape({2, std::int64_t{1} << 31});
+    EXPECT_EQ(b.shape(), (Shape{2, std::int64_t{1} << 31}));
+    try {
+        b.set_shape({2, (std::int64_t{1} << 31) + 32}, "layer 'pad' output");
+        ADD_FAILURE() << "a dimension over 2^31 was set";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("layer 'pad' output [2,2147483680] has a dimension over the limit"),
+                  std::string::npos) << e.what();
+    }
+    EXPECT_THROW(b.set_shape({std::int64_t{1} << 30, std::int64_t{1} << 30}), Error);  // 2^60 elements
+    EXPECT_EQ(b.shape(), (Shape{2, std::int64_t{1} << 31}));  // a refused shape is not kept
+    EXPECT_EQ(b.layer_count(), 0);
+}

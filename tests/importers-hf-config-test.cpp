@@ -713,3 +713,84 @@ TEST(HfConfigNewFamilies, BadConfigsNameTheField) {
     json g3 = {{"model_type", "gemma3"}};
     EXPECT_NE(import_error(g3).find("text_config"), std::string::npos);
 }
+
+// deepseek-ai/DeepSeek-V2-Lite: q_lora_rank null, so one full-rank q_proj 2048 x 16 x 192 and no query bottleneck
+// (it was refused: "field 'q_lora_rank' must be positive, got 0"); kv_a 2048 x 576 + norm 512, kv_b 512 x 16 x 256,
+// o 16 x 128 x 2048; layer 0 dense (MLP 3 x 2048 x 10944), 26 MoE layers (64 routed experts and 2 shared ones of
+// 3 x 2048 x 1408, router 64 x 2048); untied 102400 x 2048. 15,706,484,224: the model card's "15.7B total".
+// Per token it runs the 6 routed experts it picks: "2.4B activated" (the card), the forward MACs per token.
+TEST(HfConfigNewFamilies, DeepSeekV2LiteWithoutQueryBottleneck) {
+    std::int64_t d = 2048;
+    std::int64_t mla = d * 16 * 192 + d * 576 + 512 + 512LL * 16 * 256 + 16LL * 128 * d;
+    std::int64_t dense = mla + 2 * d + 3 * d * 10944, moe = mla + 2 * d + 66 * 3 * d * 1408 + 64 * d;
+    EXPECT_EQ(fixture_params("deepseek-v2-lite.json"), 2 * 102400LL * d + dense + 26 * moe + d);
+    EXPECT_EQ(fixture_params("deepseek-v2-lite.json"), 15706484224LL);
+    Model m = resolve_model(fixture("deepseek-v2-lite.json"), {1, 128, 0});
+    EXPECT_EQ(count_layers(m, "mla_attention"), 27);
+    EXPECT_EQ(count_layers(m, "moe"), 26);
+    EXPECT_EQ(count_layers(m, "mlp"), 1);
+    ModelFeatures f = compute_features(m, Precision::bf16);
+    EXPECT_NEAR(f.macs / 128 / 1e9, 2.4, 0.1);
+}
+
+// A layer count is checked against the layer limit when it is read, before a per-layer table is built or looped
+// over (qwen2's max_window_layers, layer_types, mlp_only_layers, DeepSeek's moe_layer_freq): 2^31 - 1 layers took
+// 5-12 s and ~530 MB to be refused by the spec's check afterwards, whose message did not name the field.
+TEST(HfConfigLimits, PerLayerTablesWaitForTheLayerLimit) {
+    const std::int64_t huge = (std::int64_t{1} << 31) - 1;
+    json qwen = fixture("qwen2-7b.json");
+    qwen["use_sliding_window"] = true, qwen["sliding_window"] = 4096, qwen["max_window_layers"] = 0;
+    json gemma = fixture("gemma-2-2b.json");
+    gemma["layer_types"] = json::array({"sliding_attention"});
+    json moe = fixture("qwen1.5-moe-a2.7b.json");
+    moe["mlp_only_layers"] = json::array({0});
+    json deepseek = fixture("deepseek-v2-lite.json");
+    deepseek["moe_layer_freq"] = 2;
+    for (json config : {qwen, gemma, moe, deepseek}) {
+        config["num_hidden_layers"] = huge;
+        std::string e = import_error(config);
+        EXPECT_NE(e.find("'num_hidden_layers' is 2147483647, over 100000 (the limit on layers)"), std::string::npos)
+            << config["model_type"] << ": " << e;
+    }
+    json t5 = fixture("t5-base.json");
+    t5["num_decoder_layers"] = huge;
+    EXPECT_NE(import_error(t5).find("'num_decoder_layers'"), std::string::npos) << import_error(t5);
+    json gpt2 = fixture("gpt2_med.json");
+    gpt2["n_layer"] = huge;
+    EXPECT_NE(import_error(gpt2).find("'n_layer'"), std::string::npos) << import_error(gpt2);
+}
+
+// num_experts 0 is dense in Hugging Face's Qwen2-MoE / Qwen3-MoE code (a sparse block only where num_experts > 0):
+// imported so, with a note that num_experts_per_tok is unused. Where 0 experts is no such signal (Mixtral's
+// num_local_experts, DeepSeek's n_routed_experts, whose null is the dense one) experts per token past the
+// experts is refused, not quietly a dense model.
+TEST(HfConfigNewFamilies, ZeroExperts) {
+    json qwen = fixture("qwen1.5-moe-a2.7b.json");
+    qwen["num_experts"] = 0;
+    Model m = resolve_model(qwen, {1, 128, 0});
+    EXPECT_EQ(count_layers(m, "moe"), 0);
+    EXPECT_EQ(count_layers(m, "mlp"), qwen["num_hidden_layers"].get<std::int64_t>());
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_NE(m.notes[0].find("num_experts is 0"), std::string::npos) << m.notes[0];
+    json mixtral = fixture("mixtral-8x7b-v0.1.json");
+    mixtral["num_local_experts"] = 0;
+    EXPECT_NE(import_error(mixtral).find("experts per token (2) must be between 1 and the number of experts (0)"),
+              std::string::npos) << import_error(mixtral);
+    json deepseek = fixture("deepseek-v2-lite.json");
+    deepseek["n_routed_experts"] = 0;
+    EXPECT_NE(import_error(deepseek).find("'n_routed_experts' is 0"), std::string::npos) << import_error(deepseek);
+    deepseek["n_routed_experts"] = nullptr;
+    EXPECT_EQ(count_layers(resolve_model(deepseek, {1, 128, 0}), "moe"), 0);
+}
+
+// The fuzz seeds with per-layer tables (fuzz/seeds/hf_config/: layer_types, max_window_layers, mlp_only_layers,
+// moe_layer_freq, num_experts 0) import, so the fuzzer starts from configs that reach those tables.
+TEST(HfConfigLimits, PerLayerTableSeedsImport) {
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(PRENET_SOURCE_DIR "/fuzz/seeds/hf_config/")) {
+        ++count;
+        json config = prenet::testing::source_json("fuzz/seeds/hf_config/" + entry.path().filename().string());
+        EXPECT_EQ(import_error(config), "") << entry.path();
+    }
+    EXPECT_GE(count, 5);
+}

@@ -179,3 +179,99 @@ TEST(KerasImport, BadDocumentsAreClearErrors) {
     merge["config"]["layers"][2]["inbound_nodes"] = json::parse(R"([[["input_6", 0, 0, {}], ["conv2d_15", 0, 0, {}]]])");
     EXPECT_NE(import_error(merge).find("broadcasting"), std::string::npos);
 }
+
+namespace {
+// A Keras 3 Sequential on `batch_shape` with the given layers after its InputLayer.
+json sequential3(json batch_shape, json layers) {
+    json all = json::array({{{"class_name", "InputLayer"}, {"config", {{"batch_shape", batch_shape}, {"name", "in"}}}}});
+    for (auto& l : layers) all.push_back(l);
+    return {{"class_name", "Sequential"}, {"config", {{"name", "s"}, {"layers", all}}}};
+}
+json keras_layer(const std::string& cls, json config) { return {{"class_name", cls}, {"config", config}}; }
+}  // namespace
+
+// A nested model with no output (a Functional of only an InputLayer, its output_layers naming nothing it made)
+// is refused by name: a TimeDistributed read out[0] of it (SIGSEGV), a Sequential's next layer inputs.at(0)
+// ("vector::_M_range_check"). A nested model without its config is refused too (it was read as one).
+TEST(KerasImport, NestedModelsWithoutOutputsAreErrors) {
+    json empty_functional = {{"class_name", "Functional"},
+                             {"config", {{"name", "inner"},
+                                         {"layers", json::array({input3("x", {nullptr, 8})})},
+                                         {"output_layers", json::array({{"nowhere", 0, 0}})}}}};
+    json wrapped = sequential3({nullptr, 4, 8}, {keras_layer("TimeDistributed", {{"layer", empty_functional}})});
+    std::string e = import_error(wrapped);
+    EXPECT_NE(e.find("no output"), std::string::npos) << e;
+    EXPECT_NE(e.find("inner"), std::string::npos) << e;
+    json chained = sequential3({nullptr, 8}, {empty_functional, keras_layer("Dense", {{"units", 4}})});
+    e = import_error(chained);
+    EXPECT_NE(e.find("no output"), std::string::npos) << e;
+    json no_config = sequential3({nullptr, 8}, {json{{"class_name", "Functional"}}, keras_layer("Dense", {{"units", 4}})});
+    e = import_error(no_config);
+    EXPECT_NE(e.find("needs a 'config'"), std::string::npos) << e;
+    // A nested model that does make its output still imports through the wrapper.
+    json inner = empty_functional;
+    inner["config"]["layers"].push_back(layer3("Dense", "d", {{"units", 3}}, json::array({tensor("x", {nullptr, 8})})));
+    inner["config"]["output_layers"] = json::array({{"d", 0, 0}});
+    EXPECT_EQ(params_of(sequential3({nullptr, 4, 8}, {keras_layer("TimeDistributed", {{"layer", inner}})})), 8 * 3 + 3);
+}
+
+// An axis is an integer in range: 1.5 and 2^64 - 1 were cast (to 1 and -1), a string threw nlohmann's
+// "[json.exception.type_error.302]".
+TEST(KerasImport, AxesMustBeIntegers) {
+    auto bn = [](json axis) {
+        return sequential3({nullptr, 8, 8, 4}, {keras_layer("BatchNormalization", {{"axis", axis}})});
+    };
+    EXPECT_EQ(params_of(bn(json::array({3}))), 2 * 4);
+    EXPECT_EQ(params_of(bn(-1)), 2 * 4);
+    for (json bad : {json::array({1.5}), json::array({18446744073709551615ULL}), json::array({"x"}), json(2.0 / 3),
+                     json::array({1, 3})}) {
+        std::string e = import_error(bn(bad));
+        EXPECT_NE(e.find("'axis'"), std::string::npos) << bad.dump() << ": " << e;
+        EXPECT_EQ(e.find("json.exception"), std::string::npos) << e;
+    }
+    json concat = sequential3({nullptr, 8}, {keras_layer("Concatenate", {{"axis", 1.5}})});
+    EXPECT_NE(import_error(concat).find("'axis' must be an integer"), std::string::npos) << import_error(concat);
+}
+
+// A model of only InputLayers (or of layers that only change shapes) computes nothing: refused, as an ONNX graph
+// that computes nothing is, rather than reported as 0 parameters and 0 FLOPs.
+TEST(KerasImport, ModelsThatComputeNothingAreErrors) {
+    json only_input = sequential3({nullptr, 8}, json::array());
+    EXPECT_NE(import_error(only_input).find("computes nothing"), std::string::npos) << import_error(only_input);
+    json functional = functional3("f", json::array({input3("x", {nullptr, 8})}), "x", "x");
+    EXPECT_NE(import_error(functional).find("computes nothing"), std::string::npos) << import_error(functional);
+    json permute = sequential3({nullptr, 4, 8}, {keras_layer("Permute", {{"dims", {2, 1}}})});
+    EXPECT_NE(import_error(permute).find("computes nothing"), std::string::npos) << import_error(permute);
+}
+
+// ZeroPadding's output is a shape like any layer's: 32 + 2^31 is over the limit on a dimension (it was never
+// checked, no layer being added for it); each side is an integer (2^63 - 1 twice overflowed the sum).
+TEST(KerasImport, PaddingMeetsTheDimensionLimit) {
+    auto padded = [](json padding) {
+        return sequential3({nullptr, 32, 32, 1}, {keras_layer("ZeroPadding2D", {{"padding", padding}}),
+                                                  keras_layer("Conv2D", {{"filters", 2}, {"kernel_size", 3}})});
+    };
+    EXPECT_EQ(params_of(padded(json::array({{1, 1}, {2, 2}}))), 3 * 3 * 2 + 2);
+    std::string e = import_error(padded(json::array({{1073741824, 1073741824}, {0, 0}})));
+    EXPECT_NE(e.find("2147483680"), std::string::npos) << e;
+    EXPECT_NE(e.find("limit"), std::string::npos) << e;
+    // As the last layer too, where no later layer reads the shape.
+    e = import_error(sequential3({nullptr, 32, 32, 1}, {keras_layer("Conv2D", {{"filters", 2}, {"kernel_size", 3}}),
+                                                        keras_layer("ZeroPadding2D", {{"padding", 1073741824}})}));
+    EXPECT_NE(e.find("limit"), std::string::npos) << e;
+    e = import_error(padded(json::array({{9223372036854775807LL, 9223372036854775807LL}, {0, 0}})));
+    EXPECT_NE(e.find("'padding'"), std::string::npos) << e;
+    e = import_error(padded(json::array({{1.5, 1}, {0, 0}})));
+    EXPECT_NE(e.find("'padding' must be an integer"), std::string::npos) << e;
+}
+
+// The fuzz seeds with nested models (fuzz/seeds/keras_json/) import, so the fuzzer starts from models that reach
+// the nested paths. TimeDistributed(Functional(Dense 8 -> 6)) = 54, BatchNormalization over 6 = 12, the nested
+// Sequential's Dense 30 -> 3 = 93; a Functional inside a Functional: Dense 8 -> 4 = 36, Conv1D 3 x 4 x 2 + 2 = 26.
+TEST(KerasImport, NestedModelSeedsImport) {
+    auto seed = [](const std::string& file) { return prenet::testing::source_json("fuzz/seeds/keras_json/" + file); };
+    EXPECT_EQ(params_of(seed("nested-timedistributed-functional-keras3.json")), 54 + 12 + 93);
+    EXPECT_EQ(params_of(seed("nested-functional-in-functional-keras3.json")), 36 + 26);
+    EXPECT_NE(import_error(seed("nested-model-without-outputs.json")).find("no output"), std::string::npos);
+    EXPECT_NE(import_error(seed("padding-and-axes-at-the-limits.json")).find("limit"), std::string::npos);
+}

@@ -256,3 +256,22 @@ TEST(Autocast, Fp32ListOpsCastTheirHalfInput) {
     for (const auto& k : layer_named(f, "loss").cost.kernels)
         if (k.op == "autocast_fp32_input_cast") EXPECT_DOUBLE_EQ(k.bytes, 2 * 16 * 100 * (2 + 4));
 }
+
+// The parameters meet the limit on one tensor's elements (2^53) in compute_features, which features and predict
+// both run: a linear of 2^31 x 2^31 (2^62 weights) was 4.6e18 parameters in features, refused only by predict's
+// optimizer kernel. 2^26 x 2^26 (2^52 + 2^26) is within it.
+TEST(Features, ParametersMeetTheTensorLimit) {
+    auto linear = [](std::int64_t in, std::int64_t out) {
+        ModelBuilder b("big", {1, in}, infer_shape);
+        b.add("linear", "fc", {{"out_features", out}});
+        return b.finish("custom", 0);
+    };
+    EXPECT_EQ(compute_features(linear(1 << 26, 1 << 26), Precision::fp32).params, (1LL << 52) + (1LL << 26));
+    try {
+        compute_features(linear(1LL << 31, 1LL << 31), Precision::fp32);
+        ADD_FAILURE() << "2^62 parameters were accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("4611686020574871552 parameters, over the limit of 9007199254740992"),
+                  std::string::npos) << e.what();
+    }
+}

@@ -11,6 +11,7 @@
 #include "importers/resolve.hpp"
 #include "ops/features.hpp"
 #include "ops/finetune.hpp"
+#include "test-helpers.hpp"
 
 using namespace prenet;
 
@@ -333,4 +334,14 @@ TEST(FineTune, ErrorsNameTheirField) {
     }
     ft.freeze = parse_freeze("layers:10-20");  // overlaps the 12 copies: what exists is frozen
     EXPECT_NO_THROW(features_of("gpt2", ft, 64));
+}
+
+// DeepSeek-V2-Lite has no query bottleneck (q_lora_rank null): LoRA on "q" adapts its one q_proj, 2048 -> 16 x 192,
+// and on "k" (or "v": one latent feeds both) kv_a_proj 2048 -> 576 and kv_b_proj 512 -> 16 x 256, in each of its 27 layers.
+TEST(FineTune, LoraOnMlaWithoutAQueryBottleneck) {
+    Model m = resolve_model(prenet::testing::source_json("tests/fixtures/hf/deepseek-v2-lite.json"), {1, 128, 0});
+    ModelFeatures q = compute_features(m, Precision::bf16, MixedRecipe::half_model, lora(8, "q"));
+    EXPECT_EQ(q.adapter_params, 27 * 8 * (2048 + 16 * 192));
+    ModelFeatures kv = compute_features(m, Precision::bf16, MixedRecipe::half_model, lora(8, "k"));
+    EXPECT_EQ(kv.adapter_params, 27 * 8 * ((2048 + 576) + (512 + 16 * 256)));
 }

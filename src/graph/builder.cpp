@@ -79,6 +79,11 @@ Layer& ModelBuilder::add(const std::string& kind, const std::string& name, json 
     return model_.blocks.back().layers.back();
 }
 
+void ModelBuilder::set_shape(Shape shape, const std::string& what) {
+    check_shape(shape, model_.name, what);
+    shape_ = std::move(shape);
+}
+
 void ModelBuilder::begin_block(const std::string& name, std::int64_t repeat) {
     if (repeat <= 0) throw Error("block '" + name + "': repeat count must be positive");
     if (repeat > limits::dimension)

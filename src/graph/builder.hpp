@@ -24,7 +24,13 @@ public:
     void end_block();
 
     const Shape& shape() const { return shape_; }
-    void set_shape(Shape shape) { shape_ = std::move(shape); }
+    // Sets the current shape (a branch's input, an importer's shape change that adds no layer: a Keras
+    // ZeroPadding, a Permute). Throws Error on a dimension over limits::dimension or a tensor over
+    // limits::tensor_elements, as add() does for every layer's output, so no shape escapes the limits; `what`
+    // names the shape in that message.
+    void set_shape(Shape shape, const std::string& what = "shape");
+    // Layers added so far (a repeated block's counted once): 0 when the model computes nothing.
+    std::int64_t layer_count() const { return layer_count_; }
 
     Model finish(const std::string& domain, std::int64_t tokens_per_sample);
 

@@ -33,6 +33,19 @@ public:
         for (const char* k : keys) names += std::string(names.empty() ? "'" : " or '") + k + "'";
         fail("missing field " + names);
     }
+    // A layer count: within limits::layers as soon as it is read, before anything sizes or loops over a per-layer
+    // table with it (layer_types, mlp_only_layers, max_window_layers, moe_layer_freq's pattern): 2^31 - 1 layers
+    // took 5-12 s and ~530 MB to be refused after those loops. check_bounds (transformer.cpp) checks the spec's
+    // counts again; this is where a config's own are read.
+    std::int64_t layers(const char* key) const { return layer_count(key, integer(key)); }
+    std::int64_t layers(const char* key, std::int64_t fallback) const {
+        return find(key) ? layer_count(key, integer(key)) : fallback;
+    }
+    std::int64_t layers_any(std::initializer_list<const char*> keys) const {
+        for (const char* k : keys)
+            if (find(k)) return layers(k);
+        return integer_any(keys);  // fails naming them all
+    }
     bool boolean(const char* key, bool fallback) const {
         const json* v = find(key);
         if (!v) return fallback;
@@ -65,6 +78,12 @@ private:
     const json* find(const char* key) const {
         auto it = j_.find(key);
         return (it == j_.end() || it->is_null()) ? nullptr : &*it;
+    }
+    std::int64_t layer_count(const char* key, std::int64_t n) const {
+        if (n > limits::layers)
+            fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over " + std::to_string(limits::layers) +
+                 " (the limit on layers)");
+        return n;
     }
     std::int64_t to_int(const char* key, const json& v) const {
         if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(limits::dimension))
@@ -133,7 +152,7 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
     TransformerSpec s;
     s.separate_qkv = type != "phi3";  // Hugging Face's modelling code: query, key and value linears (Phi-3: qkv_proj)
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.kv_heads = c.integer("num_key_value_heads", s.heads);
     s.intermediate = c.integer("intermediate_size");
@@ -171,6 +190,16 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
     if (type == "qwen2_moe" || type == "qwen3_moe") {
         s.experts = c.integer("num_experts");
         s.top_k = c.integer("num_experts_per_tok");
+        // Hugging Face's Qwen2-MoE and Qwen3-MoE code builds a sparse block only where num_experts > 0: with 0
+        // every layer is the dense MLP of intermediate_size, and num_experts_per_tok is unused. A legitimate
+        // config then, but rarely what was meant, so the import says so.
+        if (s.experts == 0) {
+            s.notes.push_back("num_experts is 0: every layer is a dense MLP of intermediate_size (as the " + type +
+                              " modelling code builds it), no mixture of experts; num_experts_per_tok " +
+                              std::to_string(s.top_k) + " is unused");
+            s.top_k = 0;
+            return s;
+        }
         s.moe_intermediate = c.integer("moe_intermediate_size");
         // Layer i is sparse when (i + 1) % decoder_sparse_step == 0 and it is not in mlp_only_layers.
         std::int64_t step = c.integer("decoder_sparse_step", 1);
@@ -207,7 +236,7 @@ TransformerSpec deepseek(const Config& c) {
     TransformerSpec s;
     s.mla = true;
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.kv_heads = s.heads;
     s.intermediate = c.integer("intermediate_size");
@@ -224,6 +253,10 @@ TransformerSpec deepseek(const Config& c) {
     s.tied_embeddings = c.boolean("tie_word_embeddings", false);
     s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 4096), 8192);
     s.experts = c.integer("n_routed_experts", 0);
+    // null (DeepSeek-V2's config class default) builds dense MLPs only; the modelling code makes a layer sparse
+    // whenever n_routed_experts is not null, so 0 would be a mixture of no experts.
+    if (c.has("n_routed_experts") && s.experts == 0)
+        c.fail("field 'n_routed_experts' is 0: a mixture of experts needs at least one (null means a dense model)");
     if (s.experts) {
         s.top_k = c.integer("num_experts_per_tok");
         s.moe_intermediate = c.integer("moe_intermediate_size");
@@ -265,8 +298,8 @@ TransformerSpec whisper(const Config& c) {
     s.arch = "whisper";
     s.separate_qkv = true;
     s.hidden = c.integer("d_model");
-    s.layers = c.integer("encoder_layers");
-    s.decoder_layers = c.integer("decoder_layers");
+    s.layers = c.layers("encoder_layers");
+    s.decoder_layers = c.layers("decoder_layers");
     s.heads = c.integer("encoder_attention_heads");
     if (c.integer("decoder_attention_heads", s.heads) != s.heads)
         c.fail("encoder and decoder with different numbers of heads are not supported");
@@ -294,7 +327,7 @@ TransformerSpec vision_tower(const Config& c, bool siglip) {
     s.separate_qkv = true;
     s.arch = "vit";
     s.hidden = c.integer("hidden_size", 768);
-    s.layers = c.integer("num_hidden_layers", 12);
+    s.layers = c.layers("num_hidden_layers", 12);
     s.heads = c.integer("num_attention_heads", 12);
     s.intermediate = c.integer("intermediate_size", 3072);
     s.image = c.integer("image_size", 224);
@@ -321,7 +354,7 @@ TransformerSpec vision_tower_of(const Config& c, const json& config, bool siglip
 TransformerSpec gpt2(const Config& c) {
     TransformerSpec s;
     s.hidden = c.integer_any({"n_embd", "hidden_size"});
-    s.layers = c.integer_any({"n_layer", "num_hidden_layers"});
+    s.layers = c.layers_any({"n_layer", "num_hidden_layers"});
     s.heads = c.integer_any({"n_head", "num_attention_heads"});
     s.intermediate = c.integer("n_inner", 4 * s.hidden);
     s.vocab = c.integer("vocab_size");
@@ -336,7 +369,7 @@ TransformerSpec gpt2(const Config& c) {
 TransformerSpec gpt_neox(const Config& c) {
     TransformerSpec s;
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.intermediate = c.integer("intermediate_size");
     s.vocab = c.integer("vocab_size");
@@ -353,7 +386,7 @@ TransformerSpec opt(const Config& c) {
     TransformerSpec s;
     s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.intermediate = c.integer("ffn_dim");
     s.vocab = c.integer("vocab_size");
@@ -372,7 +405,7 @@ TransformerSpec opt(const Config& c) {
 TransformerSpec bloom(const Config& c) {
     TransformerSpec s;
     s.hidden = c.integer_any({"hidden_size", "n_embed"});
-    s.layers = c.integer_any({"n_layer", "num_hidden_layers"});
+    s.layers = c.layers_any({"n_layer", "num_hidden_layers"});
     s.heads = c.integer_any({"n_head", "num_attention_heads"});
     s.intermediate = 4 * s.hidden;
     s.vocab = c.integer("vocab_size");
@@ -385,7 +418,7 @@ TransformerSpec bloom(const Config& c) {
 TransformerSpec falcon(const Config& c) {
     TransformerSpec s;
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer_any({"num_hidden_layers", "n_layer"});
+    s.layers = c.layers_any({"num_hidden_layers", "n_layer"});
     s.heads = c.integer_any({"num_attention_heads", "n_head"});
     bool new_arch = c.boolean("new_decoder_architecture", false);
     if (new_arch) s.kv_heads = c.has("num_kv_heads") || c.has("n_head_kv") ? c.integer_any({"num_kv_heads", "n_head_kv"})
@@ -409,7 +442,7 @@ TransformerSpec bert(const Config& c, bool roberta) {
     s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.arch = "encoder";
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.intermediate = c.integer("intermediate_size");
     s.vocab = c.integer("vocab_size");
@@ -438,8 +471,8 @@ TransformerSpec t5(const Config& c, bool switch_moe) {
     s.hidden = c.integer("d_model");
     s.head_dim = c.integer("d_kv");
     s.intermediate = c.integer("d_ff");
-    s.layers = c.integer("num_layers");
-    s.decoder_layers = c.integer("num_decoder_layers", s.layers);
+    s.layers = c.layers("num_layers");
+    s.decoder_layers = c.layers("num_decoder_layers", s.layers);
     s.heads = c.integer("num_heads");
     s.vocab = c.integer("vocab_size");
     s.relative_buckets = c.integer("relative_attention_num_buckets", 32);
@@ -458,7 +491,7 @@ TransformerSpec t5(const Config& c, bool switch_moe) {
         // In the spec's rule, (i - moe_first_dense) % moe_every == moe_every - 1, that is moe_first_dense = 2 - step.
         // The spec has one pattern for both stacks: the encoder's step is used for the decoder too.
         std::int64_t step = c.integer("encoder_sparse_step", 1);
-        if (step == 0) s.experts = 0;
+        if (step == 0) s.experts = 0, s.top_k = 0;
         else s.moe_every = step, s.moe_first_dense = step > 1 ? 2 - step : 0;
         s.router_bias = c.boolean("router_bias", false);
         s.capacity_factor = 1.0;
@@ -471,7 +504,7 @@ TransformerSpec vit(const Config& c) {
     s.separate_qkv = true;  // Hugging Face's modelling code: query, key and value linears
     s.arch = "vit";
     s.hidden = c.integer("hidden_size");
-    s.layers = c.integer("num_hidden_layers");
+    s.layers = c.layers("num_hidden_layers");
     s.heads = c.integer("num_attention_heads");
     s.intermediate = c.integer("intermediate_size");
     s.image = c.integer("image_size", 224);
@@ -493,7 +526,7 @@ TransformerSpec mpt(const Config& c) {
     TransformerSpec s;
     s.hidden = c.integer("d_model");
     s.heads = c.integer("n_heads");
-    s.layers = c.integer("n_layers");
+    s.layers = c.layers("n_layers");
     s.vocab = c.integer("vocab_size");
     std::int64_t max_seq = c.integer("max_seq_len", 2048);
     static const json empty = json::object();

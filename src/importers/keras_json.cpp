@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -111,6 +112,19 @@ public:
         }
         fail(where_, std::string("field '") + key + "' must name an activation");
     }
+    // An axis: an int or a list of one int (BatchNormalization writes [3] in Keras 3), counted from the end when
+    // negative; integers only, within +-limits::dimension, never cast from 1.5 or 2^64 - 1.
+    std::int64_t axis(const char* key, std::int64_t fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (v->is_array()) {
+            if (v->size() != 1)
+                fail(where_, std::string("field '") + key + "' must be one axis (an integer or a list of one), got " +
+                                 v->dump());
+            return to_int(key, v->front(), -limits::dimension);
+        }
+        return to_int(key, *v, -limits::dimension);
+    }
     std::int64_t to_int(const char* key, const json& v, std::int64_t lo) const {
         if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(limits::dimension))
             fail(where_, std::string("field '") + key + "' is " + v.dump() + ", over the limit of " +
@@ -155,7 +169,11 @@ public:
         std::string name = config.contains("name") && config["name"].is_string() ? config["name"].get<std::string>()
                                                                                   : where;
         if (inputs.empty()) fail(where, "layer '" + name + "' has no input");
-        if (kModelClasses.count(cls)) return run_model(layer, inputs, name);
+        if (kModelClasses.count(cls)) {
+            if (!is_model_object(layer))
+                fail(where, "the nested " + cls + " model '" + name + "' needs a 'config' object (a list for a Sequential)");
+            return run_model(layer, inputs, name);
+        }
         LayerConfig c(config, where + " ('" + name + "', " + cls + ")");
         std::optional<Shape> out = lower(cls, c, name, inputs);
         if (out) return {*out};
@@ -175,6 +193,11 @@ public:
         const json& config = model["config"];
         std::vector<Shape> out = model["class_name"] == "Sequential" ? run_sequential(config, inputs, name)
                                                                       : run_functional(config, inputs, name);
+        // Every caller reads the first output (a TimeDistributed's inner model, the next Sequential layer): a
+        // model with none (a Functional of only InputLayers whose output_layers name nothing it made) is refused.
+        if (out.empty())
+            fail(name, "the model has no output: no layer after its InputLayers, and no 'output_layers' entry naming "
+                       "a tensor it makes");
         --depth_;
         return out;
     }
@@ -218,7 +241,7 @@ private:
             if (layer.is_object() && layer.value("class_name", json()) == "InputLayer") continue;
             std::optional<Shape> recorded;
             if (i + 1 < layers.size()) recorded = recorded_input(layers[i + 1]);
-            inputs = apply(layer, {inputs.at(0)}, name + ".layers[" + std::to_string(i) + "]", recorded);
+            inputs = apply(layer, {inputs.front()}, name + ".layers[" + std::to_string(i) + "]", recorded);
         }
         return inputs;
     }
@@ -717,9 +740,7 @@ private:
     std::optional<Shape> lower_batchnorm(const LayerCall& call) {
         const LayerConfig& c = call.config;
         const Shape& x = call.x;
-        std::int64_t axis = c.find("axis") && c.find("axis")->is_array() && c.find("axis")->size() == 1
-                                ? (*c.find("axis"))[0].get<std::int64_t>()
-                                : c.find("axis") && c.find("axis")->is_number_integer() ? c.find("axis")->get<std::int64_t>() : -1;
+        std::int64_t axis = c.axis("axis", -1);
         bool channel_last = axis == -1 || axis == std::int64_t(x.size()) - 1;
         if (!channel_last && axis != 1) fail(c.where(), "normalising over axis " + std::to_string(axis) + " is not supported");
         if (!c.boolean("center", true) || !c.boolean("scale", true))
@@ -874,17 +895,23 @@ private:
             std::int64_t total = 2;  // Keras' default: 1 on each side (padding); cropping defaults to 0
             if (crop) total = 0;
             if (spec) {
+                // Each side an integer in 0..limits::dimension (to_int), so the sum cannot overflow.
+                const char* key = crop ? "cropping" : "padding";
                 const json& s = spec->is_array() && spec->size() == rank ? (*spec)[i] : *spec;
-                if (s.is_number_integer()) total = 2 * s.get<std::int64_t>();
-                else if (s.is_array() && s.size() == 2 && s[0].is_number_integer() && s[1].is_number_integer())
-                    total = s[0].get<std::int64_t>() + s[1].get<std::int64_t>();
-                else fail(c.where(), "unreadable padding or cropping " + spec->dump());
+                if (s.is_array() && s.size() == 2) total = c.to_int(key, s[0], 0) + c.to_int(key, s[1], 0);
+                else if (!s.is_array()) total = 2 * c.to_int(key, s, 0);
+                else fail(c.where(), std::string("field '") + key + "' must give each side as an integer, got " + spec->dump());
             }
-            if (total < 0 || total > limits::dimension) fail(c.where(), "padding or cropping out of range");
+            if (total > limits::dimension)
+                fail(c.where(), std::string("field '") + (crop ? "cropping" : "padding") + "' totals " +
+                                    std::to_string(total) + " on one dim, over the limit of " +
+                                    std::to_string(limits::dimension));
             size_t d = last ? 1 + i : 2 + i;
             out[d] = crop ? out[d] - total : checked_add(out[d], total, "tensor size");
             if (out[d] <= 0) fail(c.where(), "crops away the whole input " + to_string(x));
         }
+        // No layer is added for the border, so its output meets the builder's shape limits here.
+        b_.set_shape(out, "layer '" + call.name + "' output");
         return out;
     }
 
@@ -984,7 +1011,8 @@ json first_input_shape(const json& model) {
 
 bool looks_like_keras_json(const json& document) { return unwrap(document) != nullptr; }
 
-Model model_from_keras_json(const json& document, const ModelInputs& in) {
+namespace {
+Model import_keras(const json& document, const ModelInputs& in) {
     const json* found = unwrap(document);
     if (!found) throw Error("Keras JSON: expected a model.to_json() document (class_name Sequential or Functional)");
     const json& model = *found;
@@ -1010,7 +1038,11 @@ Model model_from_keras_json(const json& document, const ModelInputs& in) {
         inputs = {Shape{in.batch, 1}};  // the Functional model's InputLayers give theirs
     }
     importer.run_model(model, inputs, name);
-    if (b.shape().empty()) throw Error("Keras JSON: the model has no layers that PreNeT models");
+    // The same rule as an ONNX graph's: a model without a single costed layer (only InputLayers, or only layers
+    // that change shapes: Permute, ZeroPadding) would report 0 parameters and 0 FLOPs as if that were a result.
+    if (b.layer_count() == 0)
+        throw Error("Keras JSON: the model computes nothing from its inputs (it has only InputLayers, or layers that "
+                    "only change shapes)");
     // Tokens per sample: a sequence input of token ids ([batch, tokens]) feeding an Embedding.
     std::int64_t tokens = 0;
     Model m = [&] {
@@ -1031,6 +1063,21 @@ Model model_from_keras_json(const json& document, const ModelInputs& in) {
     m.notes = notes;
     for (const auto& [cls, count] : importer.unknown_) m.unknown_ops.push_back({cls, count});
     return m;
+}
+}  // namespace
+
+Model model_from_keras_json(const json& document, const ModelInputs& in) {
+    // The importer reads every field through LayerConfig and the checks above; this is the last defence for a
+    // path they miss, so that the user reads what is wrong and never nlohmann's "[json.exception...]" or the
+    // standard library's "vector::_M_range_check".
+    try {
+        return import_keras(document, in);
+    } catch (const nlohmann::json::exception&) {
+        throw Error("Keras JSON: a field holds a value of an unexpected type or is missing (the document is not a "
+                    "model.to_json() this importer can read)");
+    } catch (const std::out_of_range&) {
+        throw Error("Keras JSON: a layer refers to an input or output the model does not have");
+    }
 }
 
 }  // namespace prenet

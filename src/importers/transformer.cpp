@@ -68,8 +68,11 @@ void validate(const TransformerSpec& s) {
     if (s.kv_heads && s.heads % s.kv_heads)
         throw Error("model '" + s.name + "': key/value heads " + std::to_string(s.kv_heads) + " must divide heads " +
                     std::to_string(s.heads));
-    if (s.experts && (s.top_k <= 0 || s.top_k > s.experts))
-        throw Error("model '" + s.name + "': experts per token must be between 1 and the number of experts");
+    // Also with no experts: a config asking for 8 experts per token among 0 (num_local_experts 0) is not quietly a
+    // dense model. Importers whose family means dense by 0 experts clear top_k and say so in a note.
+    if ((s.experts || s.top_k) && (s.top_k <= 0 || s.top_k > s.experts))
+        throw Error("model '" + s.name + "': experts per token (" + std::to_string(s.top_k) +
+                    ") must be between 1 and the number of experts (" + std::to_string(s.experts) + ")");
 }
 
 json norm_attrs(const TransformerSpec& s) { return {{"bias", s.norm_bias}}; }

@@ -268,17 +268,20 @@ std::vector<LinearModule> attention_modules(const Layer& layer) {
 }
 
 // Multi-head latent attention: queries and keys/values go through low-rank bottlenecks with their own norms.
+// q_lora_rank is the one that may be 0 (or absent): DeepSeek-V2-Lite's null, one full-rank q_proj.
+std::int64_t q_lora_rank(const Layer& layer) { return ops::int_attr(layer, "q_lora_rank", 0); }
+
 void infer_mla(Layer& layer) {
     ops::require_rank(layer, 3, 3);
-    for (const char* key : {"heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                            "v_head_dim"})
+    for (const char* key : {"heads", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
         ops::int_attr(layer, key);
+    q_lora_rank(layer);
     layer.output = layer.input;
 }
 
 void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t hidden = layer.input.back(), heads = ops::int_attr(layer, "heads");
-    std::int64_t q_rank = ops::int_attr(layer, "q_lora_rank"), kv_rank = ops::int_attr(layer, "kv_lora_rank");
+    std::int64_t q_rank = q_lora_rank(layer), kv_rank = ops::int_attr(layer, "kv_lora_rank");
     std::int64_t nope = ops::int_attr(layer, "qk_nope_head_dim"), rope = ops::int_attr(layer, "qk_rope_head_dim");
     std::int64_t v_dim = ops::int_attr(layer, "v_head_dim");
     std::int64_t batch = layer.input[0], tokens = layer.input[1], rows = batch * tokens;
@@ -311,14 +314,16 @@ void cost_mla(const Layer& layer, Precision p, LayerCost& cost) {
 // MLA's projections: the query bottleneck (target q), the key/value bottleneck (target kv: k or v) and the output.
 std::vector<LinearModule> mla_modules(const Layer& layer) {
     std::int64_t hidden = layer.input.back(), heads = ops::int_attr(layer, "heads");
-    std::int64_t q_rank = ops::int_attr(layer, "q_lora_rank"), kv_rank = ops::int_attr(layer, "kv_lora_rank");
+    std::int64_t q_rank = q_lora_rank(layer), kv_rank = ops::int_attr(layer, "kv_lora_rank");
     std::int64_t nope = ops::int_attr(layer, "qk_nope_head_dim"), rope = ops::int_attr(layer, "qk_rope_head_dim");
     std::int64_t v_dim = ops::int_attr(layer, "v_head_dim"), rows = layer.input[0] * layer.input[1];
-    return {{"q", hidden, q_rank, rows, 1, true},
-            {"q", q_rank, heads * (nope + rope), rows, 1, false},
-            {"kv", hidden, kv_rank + rope, rows, 1, true},
-            {"kv", kv_rank, heads * (nope + v_dim), rows, 1, false},
-            {"o", heads * v_dim, hidden, rows, 1, false}};
+    std::vector<LinearModule> m;
+    if (q_rank) m = {{"q", hidden, q_rank, rows, 1, true}, {"q", q_rank, heads * (nope + rope), rows, 1, false}};
+    else m = {{"q", hidden, heads * (nope + rope), rows, 1, true}};  // q_proj, as cost_mla counts it
+    m.insert(m.end(), {{"kv", hidden, kv_rank + rope, rows, 1, true},
+                       {"kv", kv_rank, heads * (nope + v_dim), rows, 1, false},
+                       {"o", heads * v_dim, hidden, rows, 1, false}});
+    return m;
 }
 
 // T5's bucketed relative position bias: a learned scalar per (bucket, head), expanded to [heads, q, kv].

@@ -5,6 +5,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
 
@@ -164,6 +165,13 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
         }
     }
     f.frozen_params -= f.quantized_params;  // the frozen parameters stored unquantised
+    // The parameters are tensors the step touches element by element (the optimizer's update reads every one), so
+    // they meet the limit on one tensor's elements, 2^53, here where both `features` and `predict` pass; predict
+    // refused a Keras Dense of 2^31 x 2^31 only at its optimizer kernel while features reported 4.6e18 parameters.
+    if (f.params > limits::tensor_elements)
+        throw Error("model '" + model.name + "' has " + std::to_string(f.params) + " parameters, over the limit of " +
+                    std::to_string(limits::tensor_elements) + " (2^53, the limit on one tensor's elements; the "
+                    "optimizer step updates every parameter); check the sizes");
     // Doubles hold up to ~1e308 but above ~1e30 FLOPs the input is surely a mistake (and 64-bit consumers break).
     if (!std::isfinite(f.forward_flops) || f.forward_flops > 1e30)
         throw Error("model '" + model.name + "' is absurdly large (forward FLOPs " + std::to_string(f.forward_flops) +

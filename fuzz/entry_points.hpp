@@ -82,8 +82,11 @@ inline void onnx(const std::string& bytes) {
         inputs.seq = 16;
         inputs.image = 32;
         Model model = model_from_onnx(bytes, "fuzz", inputs);
-        (void)compute_features(model, Precision::bf16);
-    } catch (const Error&) {
+        // Written as a reply writes them: a name that is not UTF-8 made nlohmann's dump throw (issue 27).
+        (void)to_json(compute_features(model, Precision::bf16)).dump();
+        for (const auto& [op, count] : model.unknown_ops) (void)nlohmann::json(op).dump();
+    } catch (const Error& e) {
+        (void)nlohmann::json(e.what()).dump();
     }
 }
 

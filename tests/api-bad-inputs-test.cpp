@@ -2,6 +2,7 @@
 // top-level API as the page sends it (request text in, reply text out) and must give its error, never a crash,
 // a hang or an abort; afterwards a good request still answers. The big cases are generated here, not committed.
 // No POSIX calls beyond reading the manifest: the suite also runs as wasm under Node (NODERAWFS).
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "api/api.hpp"
 #include "core/limits.hpp"
+#include "importers/onnx.hpp"
 
 namespace {
 
@@ -36,6 +38,21 @@ std::string repeat(const std::string& s, int n) {
 std::string nested(int depth) { return repeat("[", depth) + repeat("]", depth); }
 
 const std::string kLayersHead = R"({"command": "features", "model": {"input": {"shape": [16]}, "layers": [)";
+
+// Protobuf fields over the wire format (what an ONNX file is): a varint, a length-delimited field.
+std::string pb_varint(std::uint64_t v) {
+    std::string out;
+    do {
+        unsigned char b = v & 0x7F;
+        v >>= 7;
+        out += char(b | (v ? 0x80 : 0));
+    } while (v);
+    return out;
+}
+std::string pb_int(int field, std::uint64_t v) { return pb_varint(std::uint64_t(field) << 3) + pb_varint(v); }
+std::string pb_bytes(int field, const std::string& payload) {
+    return pb_varint(std::uint64_t(field) << 3 | 2) + pb_varint(payload.size()) + payload;
+}
 
 // Requests too big to commit (the 10^6-deep ones are a few MB of brackets).
 std::string generate(const std::string& kind) {
@@ -61,6 +78,20 @@ std::string generate(const std::string& kind) {
         std::string layers = R"({"type": "activation", "function": "relu"})";
         for (int i = 1; i < 150000; ++i) layers += R"(, {"type": "activation", "function": "relu"})";
         return kLayersHead + layers + "]}}";
+    }
+    if (kind == "onnx_40000_op_types") {
+        // 40,000 distinct unknown op types in a chain (1 MB), then a MatMul whose inner dims differ: every op type
+        // is counted and costed before the error (they took minutes when counted in a list, issue 27).
+        std::string graph;
+        for (int i = 0; i < 40000; ++i)
+            graph += pb_bytes(1, pb_bytes(1, i ? "y" + std::to_string(i - 1) : "x") + pb_bytes(2, "y" + std::to_string(i)) +
+                                     pb_bytes(4, "Op" + std::to_string(i)));
+        graph += pb_bytes(1, pb_bytes(1, "y39999") + pb_bytes(1, "w") + pb_bytes(2, "z") + pb_bytes(4, "MatMul"));
+        graph += pb_bytes(5, pb_int(1, 5) + pb_int(1, 3) + pb_int(2, 1) + pb_bytes(8, "w") + pb_int(14, 1));
+        std::string dims = pb_bytes(1, pb_bytes(2, "batch")) + pb_bytes(1, pb_int(1, 8));
+        graph += pb_bytes(11, pb_bytes(1, "x") + pb_bytes(2, pb_bytes(1, pb_int(1, 1) + pb_bytes(2, dims))));
+        std::string file = pb_int(1, 8) + pb_bytes(7, graph) + pb_bytes(8, pb_bytes(1, "") + pb_int(2, 17));
+        return R"({"command": "features", "model": {"onnx_base64": ")" + base64_encode(file) + "\"}}";
     }
     if (kind == "huge_upload")
         return R"({"command": "features", "model": ")" + std::string(limits::document_bytes + 1, 'a') + "\"}";

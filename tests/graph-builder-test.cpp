@@ -39,3 +39,26 @@ TEST(ModelBuilder, SetShapeMeetsTheShapeLimits) {
     EXPECT_EQ(b.shape(), (Shape{2, std::int64_t{1} << 31}));  // a refused shape is not kept
     EXPECT_EQ(b.layer_count(), 0);
 }
+
+// Every importer's names pass the builder, which makes them valid UTF-8 (core/utf8.hpp): the model's, a block's, a
+// layer's, its string attributes and an unknown op's. Unknown ops are counted by name and listed in name order.
+TEST(ModelBuilder, NamesBecomeValidUtf8AndUnknownOpsAreCountedByName) {
+    const std::string r = "\xEF\xBF\xBD";
+    ModelBuilder b("m\xFF", {2, 4}, infer_shape);
+    b.begin_block("blk\xC3", 2);
+    b.add("memory_bound", "op\x80", {{"op", "Frob\xFE"}, {"output_shape", {2, 4}}, {"reads", 1}, {"flops_per_element", 1},
+                                     {"saves", false}});
+    b.end_block();
+    b.count_unknown("Zeta");
+    b.count_unknown("Frob\xFE");
+    b.count_unknown("Frob\xFF", 2);  // another invalid byte, the same name once replaced
+    Model m = b.finish("custom", 0);
+    EXPECT_EQ(m.name, "m" + r);
+    ASSERT_EQ(m.blocks.size(), 1u);
+    EXPECT_EQ(m.blocks[0].name, "blk" + r);
+    EXPECT_EQ(m.blocks[0].layers[0].name, "op" + r);
+    EXPECT_EQ(m.blocks[0].layers[0].attrs["op"], "Frob" + r);
+    ASSERT_EQ(m.unknown_ops.size(), 2u);
+    EXPECT_EQ(m.unknown_ops[0], (std::pair<std::string, std::int64_t>{"Frob" + r, 3}));
+    EXPECT_EQ(m.unknown_ops[1], (std::pair<std::string, std::int64_t>{"Zeta", 1}));
+}

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "graph/builder.hpp"
 #include "ops/catalogue.hpp"
 
@@ -108,4 +110,17 @@ TEST(FlashAttentionKernels, AreTheKernelsTheAttentionLayerRuns) {
         }
     }
     EXPECT_EQ(found, 2);
+}
+
+// Kernels equal in every number but their op (an imported graph's thousands of distinct unknown ops, each costed
+// memory-bound over one shape) must not share a hash: the kernel-time caches key on it, and one bucket for all of
+// them made a step's lookups quadratic (40,000 op types took minutes, issue 27).
+TEST(Kernel, TimingHashTellsOpsApart) {
+    std::set<size_t> hashes;
+    for (int i = 0; i < 1000; ++i) {
+        Kernel k = streaming_kernel(Family::elementwise, Phase::forward, "Op" + std::to_string(i), Precision::fp32,
+                                    4096, 4096, 32768);
+        hashes.insert(timing_hash(k));
+    }
+    EXPECT_GT(hashes.size(), 990u);
 }

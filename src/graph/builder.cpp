@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/utf8.hpp"
 
 namespace prenet {
 namespace {
@@ -24,14 +25,19 @@ void check_shape(const Shape& shape, const std::string& model, const std::string
 
 // Every integer in a layer's attributes (nested lists included: kernel_size [3, 3]) within +-limits::dimension,
 // before shape inference or any cost formula multiplies them. Floats must be finite and within the same bound.
-void check_attrs(const json& attrs, const std::string& layer) {
-    std::vector<std::pair<const json*, std::string>> todo{{&attrs, ""}};
+// Strings (an imported op's name) are made valid UTF-8.
+void check_attrs(json& attrs, const std::string& layer) {
+    std::vector<std::pair<json*, std::string>> todo{{&attrs, ""}};
     while (!todo.empty()) {
         auto [v, key] = todo.back();
         todo.pop_back();
         if (v->is_structured()) {
             for (auto it = v->begin(); it != v->end(); ++it)
                 todo.push_back({&*it, v->is_object() ? it.key() : key});
+            continue;
+        }
+        if (v->is_string()) {
+            *v = valid_utf8(v->get_ref<const std::string&>());
             continue;
         }
         bool too_big = false;
@@ -51,14 +57,15 @@ void check_attrs(const json& attrs, const std::string& layer) {
 
 ModelBuilder::ModelBuilder(std::string name, Shape input, ShapeInference infer)
     : shape_(std::move(input)), infer_(std::move(infer)) {
-    model_.name = std::move(name);
+    model_.name = valid_utf8(name);
     if (!infer_) throw Error("model '" + model_.name + "': no shape inference given");
     if (shape_.empty() || shape_[0] <= 0) throw Error("model '" + model_.name + "': batch size must be positive");
     model_.batch = shape_[0];
     check_shape(shape_, model_.name, "input shape");
 }
 
-Layer& ModelBuilder::add(const std::string& kind, const std::string& name, json attrs) {
+Layer& ModelBuilder::add(const std::string& kind, const std::string& given_name, json attrs) {
+    const std::string name = valid_utf8(given_name);
     if (!in_block_ && (model_.blocks.empty() || model_.blocks.back().repeat != 1 || !model_.blocks.back().name.empty()))
         model_.blocks.push_back(Block{"", 1, {}});
     if (++layer_count_ > limits::layers)
@@ -84,7 +91,8 @@ void ModelBuilder::set_shape(Shape shape, const std::string& what) {
     shape_ = std::move(shape);
 }
 
-void ModelBuilder::begin_block(const std::string& name, std::int64_t repeat) {
+void ModelBuilder::begin_block(const std::string& given_name, std::int64_t repeat) {
+    const std::string name = valid_utf8(given_name);
     if (repeat <= 0) throw Error("block '" + name + "': repeat count must be positive");
     if (repeat > limits::dimension)
         throw Error("block '" + name + "': repeat count " + std::to_string(repeat) + " is over the limit of " +
@@ -95,6 +103,8 @@ void ModelBuilder::begin_block(const std::string& name, std::int64_t repeat) {
 
 void ModelBuilder::end_block() { in_block_ = false; }
 
+void ModelBuilder::count_unknown(const std::string& op, std::int64_t count) { unknown_[valid_utf8(op)] += count; }
+
 Model ModelBuilder::finish(const std::string& domain, std::int64_t tokens_per_sample) {
     model_.domain = domain;
     model_.tokens_per_sample = tokens_per_sample;
@@ -102,6 +112,7 @@ Model ModelBuilder::finish(const std::string& domain, std::int64_t tokens_per_sa
     for (auto& b : model_.blocks)
         if (!b.layers.empty()) kept.push_back(std::move(b));
     model_.blocks = std::move(kept);
+    for (const auto& [op, count] : unknown_) model_.unknown_ops.push_back({op, count});
     return std::move(model_);
 }
 

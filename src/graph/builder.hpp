@@ -1,7 +1,10 @@
 #pragma once
 // Builds a Model layer by layer while tracking the current tensor shape, so every layer gets its input shape
 // and is validated (shape inference) as it is added. Branches (residual shortcuts) save and restore the shape.
+// Every importer's text passes here: the model's, blocks' and layers' names, string attributes and unknown-op
+// names are made valid UTF-8 (core/utf8.hpp) as they are given, so no reply can carry bytes JSON cannot.
 #include <functional>
+#include <map>
 #include <string>
 
 #include "graph/model.hpp"
@@ -22,6 +25,9 @@ public:
     // Later layers go into a new block executed `repeat` times (identical repeated layers stored once).
     void begin_block(const std::string& name, std::int64_t repeat = 1);
     void end_block();
+    // An op of the imported graph or document that maps to no layer kind (the importer costs it itself): counted
+    // by name, listed in the model's unknown_ops by finish(). Indexed by name: 10^5 distinct ops stay cheap.
+    void count_unknown(const std::string& op, std::int64_t count = 1);
 
     const Shape& shape() const { return shape_; }
     // Sets the current shape (a branch's input, an importer's shape change that adds no layer: a Keras
@@ -41,6 +47,7 @@ private:
     bool first_layer_ = true;
     bool in_block_ = false;
     std::int64_t layer_count_ = 0;
+    std::map<std::string, std::int64_t> unknown_;
 };
 
 }  // namespace prenet

@@ -1047,6 +1047,7 @@ Model import_keras(const json& document, const ModelInputs& in) {
     std::int64_t tokens = 0;
     Model m = [&] {
         try {
+            for (const auto& [cls, count] : importer.unknown_) b.count_unknown(cls, count);
             return b.finish("custom", 0);
         } catch (const Error& e) {
             throw Error(std::string("Keras JSON: ") + e.what());
@@ -1061,7 +1062,6 @@ Model import_keras(const json& document, const ModelInputs& in) {
         }
     if (tokens) m.domain = "language", m.tokens_per_sample = tokens;
     m.notes = notes;
-    for (const auto& [cls, count] : importer.unknown_) m.unknown_ops.push_back({cls, count});
     return m;
 }
 }  // namespace

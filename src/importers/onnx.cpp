@@ -11,6 +11,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/utf8.hpp"
 #include "graph/builder.hpp"
 #include "importers/onnx_proto.hpp"
 #include "importers/onnx_values.hpp"
@@ -104,11 +105,13 @@ public:
         std::vector<std::size_t> order = topological_order();
         b_.emplace(name_, Shape{in_.batch}, infer_shape);
         for (std::size_t i : order) evaluate(i);
+        // The rule every importer applies: a model computes something from its input. Counted before the loose
+        // parameters, which are a layer of their own but read no input (a graph that never reads its input but
+        // holds weights passed with them).
+        if (layers_ == 0) fail("the graph computes nothing from its inputs (no node computes on them)");
         add_loose_parameters();
-        if (layers_ == 0) fail("the graph computes nothing from its inputs (no node reads them)");
         Model model = b_->finish(domain_, tokens_);
         model.batch = in_.batch;
-        for (auto& [op, count] : unknown_) model.unknown_ops.push_back({op, count});
         for (auto& block : model.blocks)
             for (auto& layer : block.layers)
                 if (layer.kind == "attention_core" && !layer.attrs.contains("flash")) layer.attrs["flash"] = in_.flash_attention;
@@ -124,7 +127,6 @@ private:
     std::vector<bool> claimed_, buffer_;  // per initializer
     std::unordered_map<std::string, std::vector<std::size_t>> consumers_;
     std::vector<bool> fused_;  // Adds folded into the MatMul before them (a linear's bias)
-    std::map<std::string, std::int64_t> unknown_;
     std::map<std::string, std::int64_t> symbols_;
     std::unordered_map<std::string, const onnx::ValueInfo*> value_info_;  // value_info and graph outputs by name
     std::optional<ModelBuilder> b_;
@@ -286,12 +288,19 @@ private:
         }
         if (origins.size() > 4096) origins.resize(4096);  // a static tensor assembled from that many is not a weight
         bool known = known_op(n);
-        if (!known) ++unknown_[n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "." + n.op_type];
+        if (!known) b_->count_unknown(n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "." + n.op_type);
         std::vector<Value> outs(n.outputs.size());
         if (n.op_type == "Constant" && known) {
             constant(n, outs);
         } else {
-            auto shapes = known && !n.has_subgraph() ? onnx::infer_shapes(ni) : std::vector<std::optional<Shape>>(n.outputs.size());
+            // Every known op's shapes come from its own rule, which checks its inputs' ranks and sizes, whatever
+            // attributes it carries (a graph-valued one included): the layer mappers below index only shapes that
+            // rule has checked.
+            auto shapes = known ? onnx::infer_shapes(ni) : std::vector<std::optional<Shape>>(n.outputs.size());
+            // Whether the main output's shape came from that rule (else from the file's value_info, unchecked). The
+            // others (statistics, states, an attention's key-value cache the rules leave open) are only counted
+            // as bytes, whatever shape the file gives them; no mapper indexes them.
+            bool inferred = known;
             bool computed_from_shape = n.op_type == "Shape" || n.op_type == "Size";
             for (std::size_t k = 0; k < outs.size(); ++k) {
                 Value& v = outs[k];
@@ -299,7 +308,9 @@ private:
                 v.data = data && !computed_from_shape;
                 v.requires_grad = grad && !computed_from_shape;
                 if (!v.data && !computed_from_shape) v.origins = origins;
-                if (k < shapes.size() && shapes[k]) v.shape = *shapes[k], v.shape_known = true;
+                bool from_rule = k < shapes.size() && shapes[k];
+                if (!from_rule && k == 0) inferred = false;
+                if (from_rule) v.shape = *shapes[k], v.shape_known = true;
                 else if (auto s = value_info_shape(n.outputs[k])) v.shape = *s, v.shape_known = true;
                 else if (v.data && !known) {
                     const Shape* first = first_data_shape(ni);
@@ -311,7 +322,7 @@ private:
                 if (v.shape_known) check_shape(v.shape, "'" + n.outputs[k] + "'");
             }
             if ((!data || computed_from_shape) && known) onnx::fold_values(ni, outs);
-            if (data && !fused_[index]) map_node(n, ni, outs, known);
+            if (data && !fused_[index]) map_node(n, ni, outs, known, inferred);
         }
         for (std::size_t k = 0; k < outs.size(); ++k)
             if (!n.outputs[k].empty()) values_[n.outputs[k]] = std::move(outs[k]);
@@ -451,18 +462,25 @@ private:
         } catch (const Error& e) {
             if (layers_ > limits::layers) throw;
             --layers_;
-            ++unknown_[n.op_type + " (" + kind + " refused: " + e.what() + ")"];
+            b_->count_unknown(n.op_type + " (" + kind + " refused: " + e.what() + ")");
             memory_bound(n, ni, outs, 1, true);
         }
         owned(layer, claimed);
     }
 
-    void map_node(const Node& n, const NodeInputs& ni, const std::vector<Value>& outs, bool known) {
+    void map_node(const Node& n, const NodeInputs& ni, const std::vector<Value>& outs, bool known, bool inferred) {
         const std::string& op = n.op_type;
         const Shape* x = ni.shape(0);
         if (outs.empty()) return;  // a node without outputs computes nothing any other node reads
         if (!known) return memory_bound(n, ni, outs, 1, true);
         if (kViews.count(op) || op == "Shape" || op == "Size") return;
+        // A known op whose output shape its rule could not tell (it depends on values computed at run time) has
+        // only the file's value_info to go by, which nothing checked: costed as the unknown ops are, never mapped
+        // to a layer over a shape it may not have.
+        if (!inferred) {
+            b_->count_unknown(op + " (output shape not inferred)");
+            return memory_bound(n, ni, outs, 1, true);
+        }
         if (op == "Conv" || op == "ConvTranspose") return conv(n, ni, outs);
         if (op == "Gemm" || op == "MatMul") return matmul(n, ni, outs);
         if (op == "Gather" && is_static(ni.at(0)) && ni.shape(0) && ni.shape(0)->size() == 2 && n.int_attr("axis", 0) == 0 &&
@@ -555,7 +573,7 @@ private:
         bool transposed = n.op_type == "ConvTranspose";
         std::size_t rank = w && w->size() >= 2 ? w->size() - 2 : 0;
         if (!is_static(ni.at(1)) || !x || rank < 1 || rank > 3 || (transposed && rank != 2)) {
-            ++unknown_[n.op_type + (transposed ? " (not 2-d)" : " (weights computed at run time)")];
+            b_->count_unknown(n.op_type + (transposed ? " (not 2-d)" : " (weights computed at run time)"));
             double per_output = w && !w->empty() ? 2.0 * double(elements(*w)) / double(std::max<std::int64_t>((*w)[0], 1)) : 1.0;
             return memory_bound(n, ni, outs, per_output, true);
         }
@@ -757,8 +775,15 @@ Model model_from_onnx_document(const json& document, const ModelInputs& inputs) 
 
 Model model_from_onnx(std::string_view bytes, const std::string& name, const ModelInputs& inputs) {
     if (inputs.batch <= 0) throw Error("batch size must be positive");
-    onnx::ModelProto model = onnx::parse_model(bytes);
-    return Importer(model, name, inputs).run();
+    try {
+        onnx::ModelProto model = onnx::parse_model(bytes);
+        return Importer(model, name, inputs).run();
+    } catch (const Error& e) {
+        // The file's names are raw bytes inside the importer (its tensors' identifiers), and its messages quote
+        // them: made valid UTF-8 here, where every one leaves (the model's own names pass graph/builder.cpp).
+        Error clean(valid_utf8(e.what()), e.code(), e.field());
+        throw clean.at_path(e.path()).at_attr(e.attr());
+    }
 }
 
 std::string base64_encode(std::string_view bytes) {

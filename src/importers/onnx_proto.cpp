@@ -411,12 +411,6 @@ std::vector<std::int64_t> Node::ints_attr(const std::string& key) const {
     return a ? a->ints : std::vector<std::int64_t>{};
 }
 
-bool Node::has_subgraph() const {
-    for (const auto& a : attributes)
-        if (a.has_graph) return true;
-    return false;
-}
-
 std::int64_t ModelProto::opset(const std::string& domain) const {
     for (const auto& [d, v] : opsets)
         if (d == domain || (domain.empty() && d == "ai.onnx")) return v;

@@ -45,7 +45,7 @@ struct Attribute {
     std::vector<double> floats;
     std::vector<std::int64_t> ints;
     std::vector<Tensor> tensors;  // the `t` attribute (a Constant's value), at most one
-    bool has_graph = false;       // a subgraph (If, Loop, Scan): not read
+    bool has_graph = false;       // a subgraph (If, Loop, Scan): not read; the node's shapes are still checked
 };
 
 struct Node {
@@ -58,7 +58,6 @@ struct Node {
     double float_attr(const std::string& name, double fallback) const;
     std::string string_attr(const std::string& name, const std::string& fallback) const;
     std::vector<std::int64_t> ints_attr(const std::string& name) const;  // empty when absent
-    bool has_subgraph() const;
 };
 
 struct Dim {

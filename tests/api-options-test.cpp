@@ -105,6 +105,38 @@ TEST(CheckOption, NumbersHonourAnExclusiveOrInclusiveMinimum) {
     refusal("price_per_hour", 2e6);
 }
 
+// Issue #27: a rate of 1e-300 samples per second gave a step of 10^303 ms; a rate has a plausible minimum.
+TEST(CheckOption, RatesHaveAPlausibleMinimum) {
+    EXPECT_EQ(check_option(*find_option("input_samples_per_s"), 1e-3, "r"), json(1e-3));
+    Error e = refusal("input_samples_per_s", 1e-300);
+    EXPECT_NE(std::string(e.what()).find("at least 0.001"), std::string::npos) << e.what();
+}
+
+// Issue #27: the network is read where the option is checked, so a bad one names the option as the user gave
+// it (a tiny rate's message blamed the spec sheet), in a cluster document too.
+TEST(CheckOption, TheNetworkIsReadAsItsOption) {
+    const OptionDef& network = *find_option("network");
+    EXPECT_EQ(check_option(network, "8x400g-ib", "--network"), json("8x400g-ib"));
+    for (const char* bad : {"8x0.0000001g-ib", "-8x400g-ib", "8x9999999t-ib", "fast"}) {
+        try {
+            check_option(network, bad, "--network");
+            ADD_FAILURE() << "accepted " << bad;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.field(), "network") << bad;
+            EXPECT_EQ(e.code(), ErrorCode::invalid_value) << bad;
+            EXPECT_EQ(std::string(e.what()).rfind("--network '", 0), 0u) << e.what();
+        }
+    }
+    try {
+        RequestOptions({{"command", "predict"}, {"cluster", {{"gpus", 16}, {"network", "ib-0.0001g"}}}}, kPredict);
+        FAIL() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "network");
+        EXPECT_EQ(std::string(e.what()).rfind("cluster.network 'ib-0.0001g' is slower than any network", 0), 0u)
+            << e.what();
+    }
+}
+
 TEST(CheckOption, ChoicesListWhatIsAccepted) {
     EXPECT_EQ(check_option(*find_option("precision"), "bf16", "p"), json("bf16"));
     Error e = refusal("precision", "fp64");

@@ -11,28 +11,50 @@
 #include <gtest/gtest.h>
 
 #include "../fuzz/cli_entry_point.hpp"
+#include "../fuzz/cluster_entry_point.hpp"
 
 namespace prenet {
 namespace {
 
 namespace fs = std::filesystem;
 
-TEST(CliFuzzRegressions, EveryArgumentListEndsAsAnErrorOrAStatus) {
-    const fs::path folder = PRENET_SOURCE_DIR "/tests/fixtures/fuzz/cli_args";
+// The .txt files of one target's folder, which must hold some (see tests/fixtures/fuzz/README.md).
+std::vector<fs::path> argument_files(const std::string& target) {
+    const fs::path folder = fs::path(PRENET_SOURCE_DIR "/tests/fixtures/fuzz") / target;
     std::vector<fs::path> files;
-    ASSERT_TRUE(fs::is_directory(folder)) << folder.string();
-    for (const auto& entry : fs::directory_iterator(folder))
-        if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path());
+    EXPECT_TRUE(fs::is_directory(folder)) << folder.string();
+    if (fs::is_directory(folder))
+        for (const auto& entry : fs::directory_iterator(folder))
+            if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    ASSERT_FALSE(files.empty());
-    for (const auto& file : files) {
+    EXPECT_FALSE(files.empty()) << "no cases in " << folder.string();
+    return files;
+}
+
+std::string text_of(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(CliFuzzRegressions, EveryArgumentListEndsAsAnErrorOrAStatus) {
+    for (const auto& file : argument_files("cli_args")) {
         SCOPED_TRACE(file.string());
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        std::vector<std::string> argv = fuzz::argument_lines(text.str());
+        std::vector<std::string> argv = fuzz::argument_lines(text_of(file));
         ASSERT_FALSE(!argv.empty() && (argv[0] == "fit" || argv[0] == "kernels")) << "writes files: a tests/cli/ case";
         EXPECT_NO_THROW(fuzz::cli_args(argv));
+    }
+}
+
+// The cluster-arguments target's files (fuzz/cluster_entry_point.hpp): cluster options and documents through
+// `prenet predict`; each must end as an error or a reply whose times are plausible (issue #27: 9.7e35 ms).
+TEST(CliFuzzRegressions, ClusterArgumentsEndAsAnErrorOrPlausibleTimes) {
+    for (const auto& file : argument_files("cluster_args")) {
+        SCOPED_TRACE(file.string());
+        bool plausible = false;
+        EXPECT_NO_THROW(plausible = fuzz::cluster_args(text_of(file)));
+        EXPECT_TRUE(plausible);
     }
 }
 

@@ -104,3 +104,22 @@ TEST(HardwareSheets, InterconnectFieldsParse) {
     sheet["interconnect"] = {{"gpus_per_node", 2.5}};
     EXPECT_THROW(parse_hardware(sheet, "x.json"), Error);
 }
+
+// Issue #27: every link a cluster uses is within the range of any bandwidth. A sheet's reference network shared
+// by its node (up to 10^9 devices on a sheet) and given to a node of another size must stay in it, and a sheet's
+// own scale-up figure has the same minimum as its memory bandwidth.
+TEST(MakeCluster, ANodesShareOfTheSheetsNetworkIsPlausible) {
+    json sheet = json::parse(R"({"id": "x", "peak_tflops": {"fp32": 10}, "memory": {"capacity_gb": 16,
+        "bandwidth_gbps": 500}, "interconnect": {"gpus_per_node": 100000, "scale_out_network": "ethernet-100g"}})");
+    HardwareSpec wide = parse_hardware(sheet, "x.json");
+    EXPECT_EQ(error_field([&] { make_cluster(wide, {2, 1, std::nullopt}); }), "network");  // 1.25e-4 GB/s
+    EXPECT_DOUBLE_EQ(make_cluster(wide, {2, 1, std::string("ethernet-100g")}).scale_out.gbps, 12.5);  // given: fine
+    sheet["interconnect"] = {{"gpus_per_node", 1}, {"scale_out_network", "ib-800t"}};
+    HardwareSpec fast = parse_hardware(sheet, "x.json");
+    EXPECT_EQ(error_field([&] { make_cluster(fast, {8, 8, std::nullopt}); }), "network");  // 8 x 10^5 GB/s
+    EXPECT_DOUBLE_EQ(make_cluster(fast, {8, 1, std::nullopt}).scale_out.gbps, kPlausibleGBps);
+    sheet["interconnect"] = {{"intra_node_gbps", 1e-9}};
+    EXPECT_THROW(parse_hardware(sheet, "x.json"), Error);
+    sheet["interconnect"] = {{"intra_node_gbps", kMinPlausibleGBps}};
+    EXPECT_NO_THROW(parse_hardware(sheet, "x.json"));
+}

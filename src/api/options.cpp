@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/precision.hpp"
+#include "hardware/link.hpp"
 #include "ops/finetune.hpp"
 #include "parallel/layout.hpp"
 #include "predict/predictor.hpp"
@@ -102,6 +103,10 @@ public:
         return *this;
     }
     Row& up_to(double max) { return range(d_.min, max); }
+    Row& read_by(std::function<void(const std::string&, const std::string&)> check) {
+        d_.check_text = std::move(check);
+        return *this;
+    }
     // A key a cluster document may hold; given, it makes the request a cluster question.
     Row& clustered() {
         d_.may_be_in_cluster_document = true;
@@ -379,7 +384,7 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "the cheapest cloud price on each spec sheet")
             .help("price of one accelerator-hour for the run's cost").echoed().on_page("training", "pph").advanced(),
         Row("input_samples_per_s", T::number, kRun).flag("input-samples-per-s", "R")
-            .label("Input pipeline rate", "samples per second").range(0, 1e15, true).defaults(nullptr, "unlimited")
+            .label("Input pipeline rate", "samples per second").range(1e-3, 1e15).defaults(nullptr, "unlimited")
             .help("the input pipeline's rate: a step takes at least batch x grad-accum / R").echoed()
             .on_page("training", "input_rate").advanced(),
         Row("predictor", T::choice, kRun | kKernels).flag("predictor", "P").label("Kernel-time predictor")
@@ -410,6 +415,7 @@ std::vector<OptionDef> build_table() {
         Row("network", T::text, kRun).flag("network", "SPEC").label("Network per node")
             .defaults(nullptr, "the spec sheet's reference node")
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
+            .read_by([](const std::string& text, const std::string& spelling) { (void)parse_network(text, spelling); })
             .echoed().on_page("cluster", "net").advanced().clustered(),
         Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(limits::request_devices)).defaults(nullptr, "searched")
             .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered().layout_dimension(),
@@ -510,6 +516,8 @@ std::vector<OptionDef> build_table() {
 // What a number option's range asks for, in words (counts say "a positive integer" where they are checked).
 std::string number_word(const OptionDef& row) {
     if (row.min_exclusive) return "a positive number";
+    // A rate's plausible minimum (the input pipeline's: a sample in 1,000 s; 1e-300 gave a step of 1e303 ms).
+    if (row.min > 0) return "a number of at least " + number_text(row.min);
     return row.min == 0 ? "a non-negative number" : "a number";
 }
 
@@ -667,6 +675,7 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
         case OptionType::path:
         case OptionType::list:
             if (!v.is_string()) invalid(row, spelling + " must be a string");
+            if (row.check_text) row.check_text(v.get<std::string>(), spelling);
             return v;
     }
     return v;

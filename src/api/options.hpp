@@ -4,6 +4,7 @@
 // validation, the `settings` echo and the page's form, URL state and command line (through
 // {"command": "options"}) all come from this table, so adding an option is one row plus the code that uses it.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ struct OptionDef {
     double min = 0, max = 0;  // count and number options
     bool min_exclusive = false;
     std::vector<std::string> choices;  // choice options
+    // A text option's own reading, run where the value is checked (check_option), so that its error names the
+    // option as the user gave it (--network, 'network', cluster.network) rather than where it is used later.
+    // Throws Error; the text is read again where it is used.
+    std::function<void(const std::string& text, const std::string& spelling)> check_text;
     // A flag that may be followed by one of these words (`--checkpointing selective`); alone it means true.
     std::vector<std::string> switch_values;
     // A key a cluster document may hold (`--cluster cluster.json`, the `cluster` request key).

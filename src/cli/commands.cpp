@@ -91,8 +91,9 @@ json flag_value(const OptionDef& row, const Args& a) {
         case OptionType::model: return model_argument(a);
         case OptionType::hardware: return hardware_argument(text);
         case OptionType::document: return read_json_file(text, ErrorCode::invalid_value, row.name);
+        // A text option with its own reading (the network) is read here too, so its errors name the flag.
+        case OptionType::text: return check_option(row, text, "--" + row.flag);
         case OptionType::sheets:
-        case OptionType::text:
         case OptionType::path:
         case OptionType::list: return text;
     }

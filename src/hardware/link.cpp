@@ -6,19 +6,26 @@
 #include <cstdlib>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 
 namespace prenet {
 namespace {
 
+// A number as JSON writes it (1e-31, 0.001, 100000.0): short, exact enough to see what was read.
+std::string json_number(double x) { return nlohmann::json(x).dump(); }
+
 std::string lower(std::string s) {
     for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
 
-[[noreturn]] void bad_network(const std::string& spec, const std::string& why) {
-    throw Error("network '" + spec + "' " + why +
+// `spelling` is the network as the user gave it (--network, 'network', cluster.network; a sheet's errors add
+// the sheet's field), so the message names what to fix.
+[[noreturn]] void bad_network(const std::string& spelling, const std::string& spec, const std::string& why) {
+    throw Error(spelling + " '" + spec + "' " + why +
                     " (expected NICs x Gb/s and a kind, e.g. 8x400g-ib, 4x200g-roce, roce-3200g, ethernet-100g)",
                 ErrorCode::invalid_value, "network");
 }
@@ -65,50 +72,62 @@ std::optional<LinkKind> link_kind_from_string(const std::string& name) {
     return std::nullopt;
 }
 
+bool plausible_gbps(double gbps) { return gbps >= kMinPlausibleGBps && gbps <= kPlausibleGBps; }
+
+std::string plausible_range_text() {
+    return "the plausible range is " + json_number(kMinPlausibleGBps) + " to " + json_number(kPlausibleGBps) +
+           " GB/s per node, as a spec sheet's bandwidth (docs/limits.md)";
+}
+
 // Tokens split at '-' (or '_'); one names the kind, one the rate with an optional "<count>x" in front, in
-// either order: "8x400g-ib", "ib-8x400g", "roce-3200g", "ethernet-100g", "4x200gb-roce", "ib-1.6t".
-Link parse_network(const std::string& spec) {
+// either order: "8x400g-ib", "ib-8x400g", "roce-3200g", "ethernet-100g", "4x200gb-roce", "ib-1.6t". No token
+// may be empty: "-8x400g-ib" is a sign, not a separator, and NIC counts and rates are positive.
+Link parse_network(const std::string& spec, const std::string& spelling) {
     std::string s = lower(spec);
-    std::vector<std::string> tokens;
-    std::string cur;
+    if (s.empty()) bad_network(spelling, spec, "is empty");
+    std::vector<std::string> tokens(1);
     for (char c : s) {
-        if (c == '-' || c == '_' || c == ' ') {
-            if (!cur.empty()) tokens.push_back(cur), cur.clear();
-        } else {
-            cur += c;
-        }
+        if (c == '-' || c == '_' || c == ' ') tokens.emplace_back();
+        else tokens.back() += c;
     }
-    if (!cur.empty()) tokens.push_back(cur);
-    if (tokens.size() != 2) bad_network(spec, "is not of the form <NICs>x<Gb/s>g-<kind>");
+    for (const auto& t : tokens)
+        if (t.empty())
+            bad_network(spelling, spec, "has an empty part (a leading, trailing or doubled '-'): NIC counts and "
+                                        "rates are positive, with no sign");
+    if (tokens.size() != 2) bad_network(spelling, spec, "is not of the form <NICs>x<Gb/s>g-<kind>");
     std::optional<LinkKind> kind;
     std::string rate;
     for (const auto& t : tokens) {
         if (auto k = network_kind(t)) {
-            if (kind) bad_network(spec, "names two kinds");
+            if (kind) bad_network(spelling, spec, "names two kinds");
             kind = k;
         } else {
             rate = t;
         }
     }
-    if (!kind) bad_network(spec, "names no kind (ib, roce or ethernet)");
-    if (rate.empty()) bad_network(spec, "names no rate");
+    if (!kind) bad_network(spelling, spec, "names no kind (ib, roce or ethernet)");
+    if (rate.empty()) bad_network(spelling, spec, "names no rate");
     double nics = 1;
     if (size_t x = rate.find('x'); x != std::string::npos) {
         std::string count = rate.substr(0, x);
         if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos || count.size() > 6)
-            bad_network(spec, "has a NIC count that is not a whole number");
+            bad_network(spelling, spec, "has a NIC count that is not a whole number from 1 to 999999");
         nics = std::strtod(count.c_str(), nullptr);
         rate = rate.substr(x + 1);
     }
     double gbps = rate_gbps(rate);
-    if (std::isnan(gbps)) bad_network(spec, "has no rate in Gb/s (like 400g) or Tb/s (like 3.2t)");
-    if (!(nics >= 1) || !(gbps > 0)) bad_network(spec, "must have at least one NIC and a positive rate");
-    if (!(nics * gbps / 8 <= kPlausibleGBps))
-        bad_network(spec, "is faster than any network: more than " + std::to_string(int(kPlausibleGBps)) +
-                              " GB/s per node (the plausible maximum)");
+    if (std::isnan(gbps)) bad_network(spelling, spec, "has no rate in Gb/s (like 400g) or Tb/s (like 3.2t)");
+    if (!(nics >= 1) || !(gbps > 0)) bad_network(spelling, spec, "must have at least one NIC and a positive rate");
+    double node_gbps = nics * gbps / 8;  // Gb/s as NICs are sold -> GB/s, 8 bits a byte
+    if (!(node_gbps <= kPlausibleGBps))
+        bad_network(spelling, spec, "is faster than any network: " + json_number(node_gbps) + " GB/s per node; " +
+                                        plausible_range_text());
+    if (!plausible_gbps(node_gbps))
+        bad_network(spelling, spec, "is slower than any network: " + json_number(node_gbps) + " GB/s per node; " +
+                                        plausible_range_text());
     Link link;
     link.kind = *kind;
-    link.gbps = nics * gbps / 8;  // Gb/s as NICs are sold -> GB/s, 8 bits a byte
+    link.gbps = node_gbps;
     link.name = spec;
     return link;
 }

@@ -11,6 +11,11 @@ enum class LinkKind { nvlink, infinity_fabric, ici, pcie, infiniband, roce, ethe
 const char* to_string(LinkKind kind);
 std::optional<LinkKind> link_kind_from_string(const std::string& name);
 
+// The plausible minimum of any bandwidth in GB/s, memory or link, a sheet's or a user's network (docs/limits.md):
+// 10^6 B/s (8 Mb/s), below any accelerator's memory or any datacentre NIC; the maximum is kPlausibleGBps
+// (hardware/spec.hpp). Below it is a typo or hostile: 8 NICs of 10^-31 Gb/s gave a step of 9.7e35 ms (issue #27).
+inline constexpr double kMinPlausibleGBps = 1e-3;
+
 struct Link {
     LinkKind kind = LinkKind::pcie;
     double gbps = 0;  // GB/s (1e9 bytes/s) one direction: per device inside the domain, per node for scale-out
@@ -18,7 +23,15 @@ struct Link {
 };
 
 // "8x400g-ib" (8 NICs of 400 Gb/s InfiniBand), "roce-3200g" (3.2 Tb/s RoCE per node), "ethernet-100g".
-// Gb/s in the spec (as NICs are sold), GB/s in the Link. Throws Error (field "network") for anything else.
-Link parse_network(const std::string& spec);
+// Gb/s in the spec (as NICs are sold), GB/s in the Link: 1 to 999,999 NICs, the node's total within the
+// plausible range of any bandwidth (kMinPlausibleGBps .. kPlausibleGBps, hardware/spec.hpp). Throws Error
+// (field "network") for anything else, its message naming the network as `spelling` (the option as the user
+// gave it: --network, 'network', cluster.network).
+Link parse_network(const std::string& spec, const std::string& spelling = "network");
+
+// Whether a link's GB/s is within the plausible range above (a node's share of a sheet's network is checked too).
+bool plausible_gbps(double gbps);
+// That range in words, for messages.
+std::string plausible_range_text();
 
 }  // namespace prenet

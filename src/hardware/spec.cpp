@@ -118,7 +118,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
         throw Error(origin + ": 'peak_tflops' needs at least one of fp32, bf16 or fp16");
     const json& memory = section(sheet, "memory", origin, true);
     h.memory_gb = require_positive(memory, "capacity_gb", origin, 1e-6, 1e6);
-    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, 1e-3, kPlausibleGBps);
+    h.bandwidth_gbps = require_positive(memory, "bandwidth_gbps", origin, kMinPlausibleGBps, kPlausibleGBps);
     h.inline_ecc = sheet_flag(memory, "inline_ecc", origin);
     const json& compute = section(sheet, "compute", origin, false);
     h.compute_units = or_zero(sheet_number(compute, "compute_units", origin, 1e7));
@@ -130,6 +130,9 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.sustained_matrix_clock_mhz = or_zero(sheet_number(compute, "sustained_matrix_clock_mhz", origin, 1e5));
     const json& links = section(sheet, "interconnect", origin, false);
     h.intra_node_gbps = or_zero(sheet_number(links, "intra_node_gbps", origin, kPlausibleGBps));
+    if (h.intra_node_gbps > 0 && h.intra_node_gbps < kMinPlausibleGBps)  // 0: not published
+        throw Error(origin + ": field 'intra_node_gbps' is " + json(h.intra_node_gbps).dump() +
+                    ", under the plausible minimum of " + json(kMinPlausibleGBps).dump() + " (docs/limits.md)");
     h.scale_up_link = text(links, "scale_up_link", "pcie", origin);
     if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
         throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 
 namespace prenet {
+using nlohmann::json;
 namespace {
 
 // What a sheet without interconnect fields (a user's own) is assumed to be: one PCIe card per node, the
@@ -76,6 +79,14 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
         if (c.gpus_per_node != sheet_node) {
             c.scale_out.gbps *= double(c.gpus_per_node) / double(sheet_node);
             c.scale_out.name += " per " + std::to_string(sheet_node) + " devices";
+            // A plausible network shared by a sheet's huge node (up to 10^9 devices) can leave a smaller node less
+            // than any network carries (or a 4,096-device node more): the same range as a network given.
+            if (!plausible_gbps(c.scale_out.gbps))
+                throw Error(hw.name + ": its reference network (" + hw.scale_out_network + " for " +
+                                std::to_string(sheet_node) + " devices) gives a node of " +
+                                std::to_string(c.gpus_per_node) + " devices " + json(c.scale_out.gbps).dump() +
+                                " GB/s; " + plausible_range_text() + ". Give the network of such a node",
+                            ErrorCode::invalid_value, "network");
         }
     } else {
         c.scale_out = parse_network(kDefaultNetwork);  // per node, whatever its size: one NIC per server

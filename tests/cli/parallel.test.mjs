@@ -149,6 +149,18 @@ test('impossible layouts are clear errors naming the dimension', () => {
   assert.match(refused(...llm, '--gpus', '8', '--checkpointing=some'), /checkpointing/);
 });
 
+// Issue #27: 8 NICs of 10^-31 Gb/s answered a step of 9.7e35 ms, and a sign before the NIC count was dropped; the
+// refusal names the option as given (not the spec sheet) and the plausible range.
+test('a network outside the plausible range or with a sign is refused as --network', () => {
+  const tiny = refused(...llm, '--gpus', '16', '--network', '8x0.0000000000000000000000000000001g-ib');
+  assert.match(tiny, /^prenet: error: --network '8x0\.0+1g-ib' is slower than any network: .* 0\.001 to 100000/);
+  assert.match(refused(...llm, '--gpus', '16', '--network', '-8x400g-ib'), /--network '-8x400g-ib' has an empty part/);
+  assert.match(refused(...llm, '--gpus', '16', '--network', '0x400g-ib'), /--network '0x400g-ib' must have at least one NIC/);
+  // The slowest plausible network is an answer, with finite times.
+  const slow = predict(...llm, '--gpus', '16', '--network', 'ib-0.008g').results[0];
+  assert.ok(Number.isFinite(slow.step.total_ms) && slow.step.total_ms > 0, JSON.stringify(slow.step));
+});
+
 test('on every accelerator, those whose sheets cannot form the cluster are listed, the others answer', () => {
   const doc = predict('--model', 'gpt2', '--gpus', '8');
   const refused = doc.results.filter((r) => r.error);

@@ -2,8 +2,8 @@
 // The fitted kernel models compiled into the binary. models/kernels.json is the source of truth; at build time
 // cmake/embed_kernel_models.py turns it into this: the document without the trees of its gradient-boosted models,
 // as JSON text (a few KB), and those trees as flat integer arrays. The trees were 1.4 MB of JSON (373 KB gzip in
-// the page) whose parsing took 380-730 ms of the page's first request; these arrays are less than half that
-// gzipped and are read without a parser, into the very same doubles (docs/performance.md).
+// the page) whose parsing took 380-730 ms of the page's first request; as arrays they take about half that in the
+// gzipped page (170 KB less) and are read without a parser, into the very same doubles (docs/performance.md).
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -26,13 +26,12 @@ double median_ms(int runs, F&& f) {
 }
 
 int main() {
-    const nlohmann::json* models = embedded_kernel_models();
-    if (!models) {
+    if (!embedded_learned_predictor()) {
         std::fprintf(stderr, "no fitted models built in\n");
         return 1;
     }
-    double load = median_ms(20, [&] { LearnedPredictor p(*models); });
-    LearnedPredictor predictor(*models);
+    double load = median_ms(20, [&] { read_embedded_learned_predictor(); });
+    const LearnedPredictor& predictor = *embedded_learned_predictor();
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     double sink = 0;
     double step = median_ms(50, [&] {

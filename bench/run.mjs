@@ -328,10 +328,11 @@ ${loads.map((l, i) => `| ${i + 1} | ${round(l.dcl, 0)} | ${round(l.workerStart, 
 The page starts the wasm download and compilation from \`js/boot.js\`, a classic script in \`<head>\` (shared with
 the widget), before its own modules load, and hands the compiled module to the worker; the page asks for the
 option table (\`options\`, which makes the form and the request) before its first \`predict\`. From "module ready" to the first result the module answers
-its first \`predict\`, which includes its one-time start-up: parsing the embedded hardware catalogue and the
-learned kernel models (\`models/kernels.json\`, ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON) on first use, read by
-\`core/embedded_json.hpp\`'s one-pass reader rather than nlohmann's lexer; under Node that first request, start-up
-included, takes ${round(wasmCold, 0)} ms, against ${round(nativeCold, 0)} ms natively.
+its first \`predict\`, which includes its one-time start-up: parsing the embedded hardware catalogue (JSON, read by
+\`core/embedded_json.hpp\`'s one-pass reader rather than nlohmann's lexer) and reading the learned kernel models,
+compiled in as arrays rather than as the ${round(statSync(join(root, 'models/kernels.json')).size / 1e6, 1)} MB of JSON of \`models/kernels.json\`
+(\`predict/embedded_models.hpp\`); under Node that first request, start-up included, takes ${round(wasmCold, 0)} ms,
+against ${round(nativeCold, 0)} ms natively.
 
 ## 3. Recomputing the table
 

@@ -31,7 +31,7 @@ need_file libeigen3-dev /usr/include/eigen3/Eigen/Core
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need_file libprotozero-dev /usr/include/protozero/pbf_reader.hpp   # the ONNX importer (docs/importers.md)
 need_file libgtest-dev /usr/src/googletest/CMakeLists.txt   # sources, built with em++ for the wasm tests
-need_cmd python3 python3   # emscripten's em++ is Python; the measurement harness's tests run python3 too
+need_cmd python3 python3   # the build compiles models/kernels.json with it; emscripten's em++ is Python; the measurement harness's tests run python3 too
 need_cmd nodejs node
 need_cmd npm npm
 if ((browser)) && [[ ! -x ${PRENET_CHROMIUM:-/usr/bin/chromium} ]]; then

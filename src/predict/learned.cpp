@@ -5,9 +5,9 @@
 #include <cstring>
 #include <optional>
 
-#include "core/embedded.hpp"
 #include "core/embedded_json.hpp"
 #include "core/error.hpp"
+#include "predict/embedded_models.hpp"
 #include "predict/kernel_features.hpp"
 #include "predict/op_rows.hpp"
 
@@ -18,7 +18,10 @@ using nlohmann::json;
 // Beyond a slowdown of 10^4 against the bound a prediction is extrapolating nonsense; cap it.
 constexpr double kMaxLogSlowdown = 4.0;
 
-LearnedPredictor::LearnedPredictor(const json& models) {
+LearnedPredictor::LearnedPredictor(const json& models)
+    : LearnedPredictor(models, [](const std::string&, const json& model) { return regressor_from_json(model); }) {}
+
+LearnedPredictor::LearnedPredictor(const json& models, const RegressorReader& read) {
     if (!models.is_object() || !models.contains("families") || !models["families"].is_object())
         throw Error("kernel models: expected an object with 'families'");
     // Models files before 2026-12 carried a per-kernel dispatch overhead; the step's overhead is now its own
@@ -30,7 +33,7 @@ LearnedPredictor::LearnedPredictor(const json& models) {
         std::optional<Family> family = family_from_string(it.key());
         if (!family) throw Error("kernel models: unknown family '" + it.key() + "'");
         FamilyModel m;
-        m.regressor = regressor_from_json(it.value().at("model"));
+        m.regressor = read(it.key(), it.value().at("model"));
         m.floor_ms = it.value().value("floor_ms", 0.0);
         m.predicts_time = it.value().value("target", std::string("slowdown")) == "time";
         m.max_batch = it.value().value("max_batch", 0.0);
@@ -180,11 +183,36 @@ std::optional<double> LearnedPredictor::relative_uncertainty(const std::map<Fami
     return base * (1.0 + 10.0 * distance);
 }
 
+std::unique_ptr<LearnedPredictor> read_embedded_learned_predictor() {
+    const EmbeddedKernelModels* data = embedded_kernel_model_data();
+    if (!data) return nullptr;
+    auto trees = embedded_trees(*data);
+    return std::make_unique<LearnedPredictor>(
+        parse_embedded_json(data->document), [&](const std::string& family, const json& model) {
+            auto it = trees.find(family);
+            if (it == trees.end()) return regressor_from_json(model);  // a ridge model: JSON
+            return tree_ensemble_from_json(model, std::move(it->second));
+        });
+}
+
+const LearnedPredictor* embedded_learned_predictor() {
+    static const std::unique_ptr<LearnedPredictor> predictor = read_embedded_learned_predictor();
+    return predictor.get();
+}
+
 const json* embedded_kernel_models() {
     static const json models = [] {
-        for (const auto& f : embedded_files())
-            if (f.path == "models/kernels.json") return parse_embedded_json(f.contents, false);
-        return json();
+        const EmbeddedKernelModels* data = embedded_kernel_model_data();
+        if (!data) return json();
+        json doc = parse_embedded_json(data->document);
+        for (auto& [family, trees] : embedded_trees(*data)) {
+            json& list = doc["families"][family]["model"]["trees"];
+            list = json::array();
+            for (const auto& t : trees)
+                list.push_back({{"feature", t.feature}, {"threshold", t.threshold}, {"left", t.left},
+                                {"right", t.right}, {"value", t.value}});
+        }
+        return doc;
     }();
     return models.is_object() ? &models : nullptr;
 }

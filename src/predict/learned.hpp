@@ -3,9 +3,11 @@
 // g >= 0 is a fitted regressor of the log slowdown (so 1 / 10^g is the efficiency, in (0, 1]) and the floor is
 // the family's smallest measured time (launch and dispatch). It never predicts faster than the physical bound
 // of the device it is asked about.
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
+#include <string>
 
 #include "predict/predictor.hpp"
 #include "predict/regressor.hpp"
@@ -15,6 +17,10 @@ namespace prenet {
 class LearnedPredictor : public KernelPredictor {
 public:
     explicit LearnedPredictor(const nlohmann::json& models);  // the document in models/kernels.json
+    // Each family's regressor read by `read` from the family and its `model` object instead of by
+    // regressor_from_json: the embedded models keep their trees outside the JSON (predict/embedded_models.hpp).
+    using RegressorReader = std::function<std::unique_ptr<Regressor>(const std::string& family, const nlohmann::json& model)>;
+    LearnedPredictor(const nlohmann::json& models, const RegressorReader& read);
     std::string name() const override { return "learned"; }
     double kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const override;
     // Log10 of the predicted slowdown against the bound (>= 0).
@@ -45,7 +51,15 @@ private:
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};
 };
 
-// The fitted models compiled into the binary (models/kernels.json), or null if none were fitted.
+// The predictor of the fitted models compiled into the binary (models/kernels.json), built on first use; null if
+// none were fitted.
+const LearnedPredictor* embedded_learned_predictor();
+// A new one each call (what the first use costs: benchmarks).
+std::unique_ptr<LearnedPredictor> read_embedded_learned_predictor();
+
+// The document those models were compiled from, rebuilt from the compiled form (the same numbers bit for bit; a
+// split's value, which nothing reads, is 0), or null if none were fitted. For tests and benchmarks: the
+// predictor does not need it.
 const nlohmann::json* embedded_kernel_models();
 
 }  // namespace prenet

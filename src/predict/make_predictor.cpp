@@ -1,4 +1,5 @@
 #include "core/error.hpp"
+#include "predict/embedded_models.hpp"
 #include "predict/learned.hpp"
 #include "predict/predictor.hpp"
 
@@ -9,16 +10,15 @@ const std::vector<std::string>& predictor_names() {
     return names;
 }
 
-std::string default_predictor_name() { return embedded_kernel_models() ? "learned" : "roofline"; }
+std::string default_predictor_name() { return embedded_kernel_model_data() ? "learned" : "roofline"; }
 
 std::unique_ptr<KernelPredictor> make_predictor(const std::string& name) {
     if (name == "roofline") return std::make_unique<RooflinePredictor>();
     if (name == "learned") {
-        const nlohmann::json* models = embedded_kernel_models();
-        if (!models) throw Error("no fitted kernel models are built in (models/kernels.json); run `prenet fit`");
-        // Parsing the trees takes a few milliseconds: build the predictor once and share it.
-        static const LearnedPredictor shared(*models);
-        return std::make_unique<SharedPredictor>(shared);
+        // Reading the trees takes a few milliseconds: the predictor is built once and shared.
+        const LearnedPredictor* shared = embedded_learned_predictor();
+        if (!shared) throw Error("no fitted kernel models are built in (models/kernels.json); run `prenet fit`");
+        return std::make_unique<SharedPredictor>(*shared);
     }
     throw Error("unknown predictor '" + name + "' (available: learned, roofline)");
 }

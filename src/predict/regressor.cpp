@@ -88,28 +88,37 @@ std::unique_ptr<Regressor> regressor_from_json(const json& j) {
             return r;
         }
         if (type == "gbt") {
-            auto g = std::make_unique<TreeEnsemble>();
-            g->base = j.at("base");
-            g->learning_rate = j.at("learning_rate");
-            for (const auto& t : j.at("trees")) {
-                TreeEnsemble::Tree tree{t.at("feature").get<std::vector<int>>(), t.at("left").get<std::vector<int>>(),
-                                        t.at("right").get<std::vector<int>>(),
-                                        t.at("threshold").get<std::vector<double>>(),
-                                        t.at("value").get<std::vector<double>>()};
-                size_t n = tree.feature.size();
-                if (n == 0 || tree.left.size() != n || tree.right.size() != n || tree.threshold.size() != n ||
-                    tree.value.size() != n)
-                    throw Error("gbt model: malformed tree");
-                for (size_t i = 0; i < n; ++i)
-                    if (tree.feature[i] >= 0 && (tree.left[i] <= int(i) || tree.right[i] <= int(i) ||
-                                                 tree.left[i] >= int(n) || tree.right[i] >= int(n)))
-                        throw Error("gbt model: tree links out of range");
-                g->trees.push_back(std::move(tree));
-            }
-            g->pack();
-            return g;
+            std::vector<TreeEnsemble::Tree> trees;
+            for (const auto& t : j.at("trees"))
+                trees.push_back({t.at("feature").get<std::vector<int>>(), t.at("left").get<std::vector<int>>(),
+                                 t.at("right").get<std::vector<int>>(), t.at("threshold").get<std::vector<double>>(),
+                                 t.at("value").get<std::vector<double>>()});
+            return tree_ensemble_from_json(j, std::move(trees));
         }
         throw Error("unknown regressor type '" + type + "'");
+    } catch (const json::exception& e) {
+        throw Error(std::string("malformed regressor: ") + e.what());
+    }
+}
+
+std::unique_ptr<Regressor> tree_ensemble_from_json(const json& j, std::vector<TreeEnsemble::Tree> trees) {
+    try {
+        auto g = std::make_unique<TreeEnsemble>();
+        g->base = j.at("base");
+        g->learning_rate = j.at("learning_rate");
+        for (auto& tree : trees) {
+            size_t n = tree.feature.size();
+            if (n == 0 || tree.left.size() != n || tree.right.size() != n || tree.threshold.size() != n ||
+                tree.value.size() != n)
+                throw Error("gbt model: malformed tree");
+            for (size_t i = 0; i < n; ++i)
+                if (tree.feature[i] >= 0 && (tree.left[i] <= int(i) || tree.right[i] <= int(i) ||
+                                             tree.left[i] >= int(n) || tree.right[i] >= int(n)))
+                    throw Error("gbt model: tree links out of range");
+            g->trees.push_back(std::move(tree));
+        }
+        g->pack();
+        return g;
     } catch (const json::exception& e) {
         throw Error(std::string("malformed regressor: ") + e.what());
     }

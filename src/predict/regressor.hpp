@@ -48,5 +48,8 @@ private:
 };
 
 std::unique_ptr<Regressor> regressor_from_json(const nlohmann::json& j);  // throws Error on malformed input
+// A gbt model whose trees were read elsewhere (the embedded models, predict/embedded_models.hpp): `base` and
+// `learning_rate` from its JSON object, every tree checked as regressor_from_json checks them.
+std::unique_ptr<Regressor> tree_ensemble_from_json(const nlohmann::json& j, std::vector<TreeEnsemble::Tree> trees);
 
 }  // namespace prenet

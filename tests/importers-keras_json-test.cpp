@@ -181,10 +181,11 @@ TEST(KerasImport, BadDocumentsAreClearErrors) {
 }
 
 namespace {
-// A Keras 3 Sequential on `batch_shape` with the given layers after its InputLayer.
-json sequential3(json batch_shape, json layers) {
+// A Keras 3 Sequential on `batch_shape` with the given layers after its InputLayer. A vector, not a json: a
+// one-layer list `{layer}` would be the layer itself (a copy) to clang, where GCC makes it an array.
+json sequential3(json batch_shape, const std::vector<json>& layers) {
     json all = json::array({{{"class_name", "InputLayer"}, {"config", {{"batch_shape", batch_shape}, {"name", "in"}}}}});
-    for (auto& l : layers) all.push_back(l);
+    for (const auto& l : layers) all.push_back(l);
     return {{"class_name", "Sequential"}, {"config", {{"name", "s"}, {"layers", all}}}};
 }
 json keras_layer(const std::string& cls, json config) { return {{"class_name", cls}, {"config", config}}; }
@@ -236,7 +237,7 @@ TEST(KerasImport, AxesMustBeIntegers) {
 // A model of only InputLayers (or of layers that only change shapes) computes nothing: refused, as an ONNX graph
 // that computes nothing is, rather than reported as 0 parameters and 0 FLOPs.
 TEST(KerasImport, ModelsThatComputeNothingAreErrors) {
-    json only_input = sequential3({nullptr, 8}, json::array());
+    json only_input = sequential3({nullptr, 8}, {});
     EXPECT_NE(import_error(only_input).find("computes nothing"), std::string::npos) << import_error(only_input);
     json functional = functional3("f", json::array({input3("x", {nullptr, 8})}), "x", "x");
     EXPECT_NE(import_error(functional).find("computes nothing"), std::string::npos) << import_error(functional);

@@ -3,15 +3,11 @@
 fuzz/seeds/onnx/, over the protobuf wire format with ONNX's field numbers (as tests/fixtures/bad/make_cases.py).
 Small on purpose: libFuzzer mutates them; the committed .onnx files are this script's output."""
 import os
+import sys
 
-def varint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v: return bytes(out)
-def ld(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
-def vi(num, v): return varint(num << 3) + varint(v)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from protobuf_wire import ld, varint, vi  # noqa: E402
+
 def b(s): return s if isinstance(s, bytes) else s.encode()
 # NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7. AttributeProto: name 1, i 3, g 6,
 # graphs 11, type 20 (INT 2, GRAPH 5, GRAPHS 10).

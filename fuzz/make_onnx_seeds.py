@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from protobuf_wire import ld, varint, vi  # noqa: E402
+from protobuf_wire import ld, vi  # noqa: E402
 
 def b(s): return s if isinstance(s, bytes) else s.encode()
 # NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7. AttributeProto: name 1, i 3, g 6,

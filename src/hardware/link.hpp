@@ -11,11 +11,6 @@ enum class LinkKind { nvlink, infinity_fabric, ici, pcie, infiniband, roce, ethe
 const char* to_string(LinkKind kind);
 std::optional<LinkKind> link_kind_from_string(const std::string& name);
 
-// The plausible minimum of any bandwidth in GB/s, memory or link, a sheet's or a user's network (docs/limits.md):
-// 10^6 B/s (8 Mb/s), below any accelerator's memory or any datacentre NIC; the maximum is kPlausibleGBps
-// (hardware/spec.hpp). Below it is a typo or hostile: 8 NICs of 10^-31 Gb/s gave a step of 9.7e35 ms (issue #27).
-inline constexpr double kMinPlausibleGBps = 1e-3;
-
 struct Link {
     LinkKind kind = LinkKind::pcie;
     double gbps = 0;  // GB/s (1e9 bytes/s) one direction: per device inside the domain, per node for scale-out

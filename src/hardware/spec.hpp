@@ -13,8 +13,11 @@
 
 namespace prenet {
 
-// The plausible maximum of any bandwidth in GB/s, memory or link (docs/limits.md): 10^14 B/s, some 10x past
-// the fastest HBM and scale-up fabrics shipping; a larger number is a typo or hostile.
+// The plausible range of any bandwidth in GB/s, memory or link, a sheet's or a user's network (docs/limits.md).
+// The maximum, 10^14 B/s, is some 10x past the fastest HBM and scale-up fabrics shipping; the minimum, 10^6 B/s
+// (8 Mb/s), is below any accelerator's memory or any datacentre NIC. Outside it is a typo or hostile: 8 NICs of
+// 10^-31 Gb/s gave a step of 9.7e35 ms (issue #27).
+inline constexpr double kMinPlausibleGBps = 1e-3;
 inline constexpr double kPlausibleGBps = 1e5;
 
 struct CloudPrice {

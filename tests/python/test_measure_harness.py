@@ -313,6 +313,179 @@ class Script(unittest.TestCase):
                 self.assertGreaterEqual(len(read_csv(f.read())), 6)
 
 
+def stand_in_torch(cuda_name=None, hip=None, mps=False, fused=True, attn="sdpa"):
+    """(torch, transformers, log): minimal stand-ins with what measure_steps.py's model mode calls, recording
+    the calls in `log`, so that its control flow runs where torch is not installed. What is timed is nothing;
+    that the calls are the right ones is what is checked."""
+    import contextlib
+    import types
+    log = []
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0-stand-in"
+    torch.version = types.SimpleNamespace(cuda="12.4" if cuda_name and not hip else None, hip=hip)
+    torch.bfloat16, torch.float16, torch.float32 = "bf16", "fp16", "fp32"
+    torch.cuda = types.SimpleNamespace(is_available=lambda: cuda_name is not None,
+                                       get_device_name=lambda i=0: cuda_name,
+                                       synchronize=lambda: log.append("cuda.sync"))
+    torch.mps = types.SimpleNamespace(synchronize=lambda: log.append("mps.sync"))
+    matmul = types.SimpleNamespace(fp32_precision="ieee")
+    torch.backends = types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: mps),
+                                           cuda=types.SimpleNamespace(matmul=matmul),
+                                           cudnn=types.SimpleNamespace(benchmark=False, conv=types.SimpleNamespace(
+                                               fp32_precision="ieee")))
+    torch.manual_seed = lambda s: None
+    torch.device = lambda d: d
+    torch.randint = lambda lo, hi, shape, device=None: ("ints", shape, device)
+    torch.randn = lambda *shape, device=None: ("floats", shape, device)
+
+    @contextlib.contextmanager
+    def autocast(backend, dtype=None):
+        log.append("autocast %s %s" % (backend, dtype))
+        yield
+    torch.autocast = autocast
+
+    class Loss:
+        def backward(self):
+            log.append("backward")
+
+    class Optimizer:
+        def __init__(self, params, lr, momentum=None, fused=None, foreach=None):
+            if fused and not fused_ok:
+                raise RuntimeError("no fused kernel here")
+            self.impl = "fused" if fused else "foreach"
+
+        def zero_grad(self, set_to_none=False):
+            log.append("zero_grad")
+    fused_ok = fused
+    torch.optim = types.SimpleNamespace(AdamW=Optimizer, Adam=Optimizer, SGD=Optimizer)
+
+    class GradScaler:
+        def __init__(self, backend, enabled=True):
+            log.append("scaler %s %s" % (backend, enabled))
+
+        def scale(self, loss):
+            return loss
+
+        def step(self, opt):
+            log.append("optimizer.step")
+
+        def update(self):
+            pass
+    torch.amp = types.SimpleNamespace(GradScaler=GradScaler)
+
+    class Net:
+        def __init__(self, config):
+            self.config = config
+            config._attn_implementation = attn
+
+        def to(self, dev):
+            log.append("to %s" % dev)
+            return self
+
+        def train(self):
+            return self
+
+        def parameters(self):
+            return [types.SimpleNamespace(requires_grad=True)]
+
+        def __call__(self, input_ids, labels, use_cache):
+            log.append("forward %s" % (input_ids[1],))
+            return types.SimpleNamespace(loss=Loss())
+
+    class AutoModelForCausalLM:
+        @staticmethod
+        def from_config(config, attn_implementation=None):
+            log.append("attn asked %s" % attn_implementation)
+            return Net(config)
+
+    class AutoConfig:
+        @staticmethod
+        def for_model(model_type, **doc):
+            return types.SimpleNamespace(model_type=model_type, **doc)
+
+    transformers = types.ModuleType("transformers")
+    transformers.AutoConfig, transformers.AutoModelForCausalLM = AutoConfig, AutoModelForCausalLM
+    return torch, transformers, log
+
+
+class WithAStandInTorch(unittest.TestCase):
+    """measure_steps.py's model mode run in this process on stand-in torch and transformers modules: the device
+    looked up, the synchronisation of its backend after every step, warm-up steps run and discarded, the
+    attention and optimizer that ran written into the row."""
+
+    def run_main(self, argv, **stand_in):
+        import contextlib
+        import measure_steps
+        torch, transformers, log = stand_in_torch(**stand_in)
+        saved = {m: sys.modules.get(m) for m in ("torch", "transformers")}
+        sys.modules.update(torch=torch, transformers=transformers)
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = measure_steps.main(["measure_steps.py"] + argv)
+        finally:
+            for m, mod in saved.items():
+                if mod is None:
+                    sys.modules.pop(m, None)
+                else:
+                    sys.modules[m] = mod
+        return rc, read_csv(out.getvalue()), err.getvalue(), log
+
+    def test_a_cuda_gpu_is_looked_up_and_synchronised_every_step(self):
+        rc, rows, err, log = self.run_main(["--model", "llama3-8b", "--seq", "64", "--precision", "bf16",
+                                            "--steps", "3", "--warmup", "2"], cuda_name="NVIDIA H200")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(rows), 1)
+        self.assertEqual({k: rows[0][k] for k in ("model", "hardware", "precision", "mixed", "attention",
+                                                  "optimizer_impl", "measures")},
+                         {"model": "llama3-8b", "hardware": "h200-sxm-141gb", "precision": "bf16",
+                          "mixed": "autocast", "attention": "flash", "optimizer_impl": "fused", "measures": "step"})
+        self.assertGreater(float(rows[0]["measured_ms"]), 0)
+        self.assertEqual(log.count("optimizer.step"), 5)  # 2 warm-up + 3 timed
+        self.assertEqual(log.count("cuda.sync"), 1 + 5)  # before the first step and after each
+        self.assertIn("attn asked sdpa", log)
+        self.assertIn("autocast cuda bf16", log)
+        self.assertIn("to cuda", log)
+        self.assertIn("CUDA 12.4", err)
+        self.assertIn("over 3 steps", err)
+
+    def test_rocm_names_its_runtime_and_eager_is_written_when_it_ran(self):
+        rc, rows, err, log = self.run_main(["--model", "gpt2", "--seq", "64", "--attention", "eager", "--steps",
+                                            "2", "--warmup", "0", "--forward-backward", "--grad-accum", "2"],
+                                           cuda_name="AMD Instinct MI300X", hip="6.2", attn="eager")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([(r["hardware"], r["attention"], r["measures"], r["grad_accum"]) for r in rows],
+                         [("mi300x", "eager", "step", "2"), ("mi300x", "eager", "forward_backward", "2")])
+        self.assertIn("ROCm/HIP 6.2", err)
+        self.assertEqual(log.count("forward (1, 64)"), 2 * 2 + 2 * 2)  # 2 micro-batches in each of 4 runs
+        self.assertEqual(log.count("optimizer.step"), 2)  # forward_backward runs no optimizer
+
+    def test_mps_needs_hardware_then_synchronises_mps(self):
+        rc, rows, err, log = self.run_main(["--model", "qwen2.5-0.5b", "--seq", "16", "--device", "mps"], mps=True)
+        self.assertEqual(rc, 2)
+        self.assertIn("--hardware", err)
+        rc, rows, err, log = self.run_main(["--model", "qwen2.5-0.5b", "--seq", "16", "--device", "mps",
+                                            "--hardware", "rtx-4090", "--precision", "fp16", "--steps", "1",
+                                            "--warmup", "1"], mps=True, fused=False)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual((rows[0]["hardware"], rows[0]["optimizer_impl"]), ("rtx-4090", "foreach"))
+        self.assertIn("mps.sync", log)
+        self.assertNotIn("cuda.sync", log)
+        self.assertIn("scaler mps True", log)  # fp16: a GradScaler
+
+    def test_an_unknown_gpu_is_refused_before_anything_runs(self):
+        rc, rows, err, log = self.run_main(["--model", "gpt2", "--seq", "8"], cuda_name="NVIDIA A10G")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown device 'NVIDIA A10G'", err)
+        self.assertEqual(rows, [])
+        self.assertNotIn("optimizer.step", log)
+
+    def test_cuda_asked_for_but_absent(self):
+        rc, rows, err, log = self.run_main(["--model", "gpt2", "--seq", "8", "--device", "cuda"])
+        self.assertEqual(rc, 2)
+        self.assertIn("sees no CUDA or ROCm device", err)
+
+
 @unittest.skipUnless(HAVE_PRENET, NO_PRENET)
 class AgainstPrenet(unittest.TestCase):
     """What the harness builds is what prenet predicts."""

@@ -186,11 +186,20 @@ class Rows(unittest.TestCase):
             self.assertEqual([r["measured_ms"] for r in read_csv(text)], ["2", "3"])
             vision = harness.row(model="resnet50", hardware="t4", batch=8, image=224, precision="fp32",
                                  optimizer="sgd", optimizer_impl="fused", measured_ms=5)
-            with self.assertRaises(HarnessError) as e:
-                harness.append_csv(path, [vision])
-            self.assertIn("image", str(e.exception))
+            harness.append_csv(path, [vision])  # the header widens to image
             with open(path) as f:
-                self.assertEqual(f.read(), text)  # nothing written
+                rows = read_csv(f.read())
+            self.assertEqual([(r["model"], r["seq"], r["image"]) for r in rows],
+                             [("gpt2", "8", ""), ("gpt2", "8", ""), ("resnet50", "", "224")])
+            self.assertEqual(rows[0]["measured_ms"], "2")
+            other = os.path.join(d, "other.csv")
+            with open(other, "w") as f:
+                f.write("model,samples_per_s\ngpt2,3\n")
+            with self.assertRaises(HarnessError) as e:
+                harness.append_csv(other, [a])
+            self.assertIn("samples_per_s", str(e.exception))
+            with open(other) as f:
+                self.assertEqual(f.read(), "model,samples_per_s\ngpt2,3\n")  # nothing written
 
     def test_unknown_columns_are_refused(self):
         with self.assertRaises(HarnessError):

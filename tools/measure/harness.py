@@ -245,22 +245,29 @@ def write_csv(stream, rows, columns=None, header=True):
 
 
 def append_csv(path, rows):
-    """Adds rows to the CSV at `path`, under its header (a new or empty file gets the rows' header). A row with
-    a value for a column the file lacks is refused: measure into another file."""
-    existing = None
+    """Adds rows to the CSV at `path`. A new or empty file gets the rows' header; a row with a value for a column
+    the file lacks (a vision model's image in a file of language models) widens the file's header, its rows
+    rewritten with that cell empty. A file with columns that are not the harness's is refused."""
+    existing, old_rows = None, []
     if os.path.exists(path) and os.path.getsize(path) > 0:
         with open(path, newline="") as f:
-            existing = next(csv.reader(f), None)
-    with open(path, "a", newline="") as f:
-        if existing:
-            for r in rows:
-                missing = set(r) - set(existing)
-                if missing:
-                    raise HarnessError("%s has no column for %s; write these rows to another file" % (
-                        path, ", ".join(sorted(missing))))
-            write_csv(f, rows, existing, header=False)
-        else:
+            reader = csv.DictReader(f)
+            existing = reader.fieldnames
+            old_rows = list(reader)
+    if not existing:
+        with open(path, "a", newline="") as f:
             write_csv(f, rows)
+        return
+    if set(existing) - set(COLUMNS):
+        raise HarnessError("%s has columns the harness does not write (%s); write these rows to another file" % (
+            path, ", ".join(sorted(set(existing) - set(COLUMNS)))))
+    wanted = header_of(rows + [dict.fromkeys(existing)])
+    if wanted == list(existing):
+        with open(path, "a", newline="") as f:
+            write_csv(f, rows, existing, header=False)
+        return
+    with open(path, "w", newline="") as f:  # a wider header: the file rewritten
+        write_csv(f, old_rows + rows, wanted)
 
 
 def seq_limit(config):

@@ -214,6 +214,16 @@ class Rows(unittest.TestCase):
             self.assertEqual(harness.model_column(None, config, None), os.path.abspath(config))
         self.assertEqual(harness.model_column("gpt2", None, "x.csv"), "gpt2")
 
+    def test_a_spec_file_as_hardware_is_a_path_relative_to_the_csv(self):
+        with tempfile.TemporaryDirectory() as d:
+            spec = os.path.join(d, "my-gpu.json")
+            with open(spec, "w") as f:
+                f.write("{}")
+            self.assertEqual(harness.hardware_column(spec, os.path.join(d, "runs", "my.csv")),
+                             os.path.join("..", "my-gpu.json"))
+            self.assertEqual(harness.hardware_column(spec, None), os.path.abspath(spec))
+        self.assertEqual(harness.hardware_column("rtx-4090", "my.csv"), "rtx-4090")
+
     def test_predict_flags(self):
         r = {"model": "gpt2", "hardware": "t4", "seq": "8", "grad_accum": "2", "optimizer_impl": "foreach",
              "image": "", "measured_ms": "3", "measures": "step"}

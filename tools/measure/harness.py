@@ -280,14 +280,24 @@ def seq_limit(config):
     return None
 
 
-def model_column(model, config, csv_path):
-    """The row's `model`: the zoo id, or the config's path as `prenet calibrate` resolves it (relative to the
-    CSV's folder when the CSV's place is known, else absolute)."""
-    if model:
-        return model
+def path_column(path, csv_path):
+    """A file's path as `prenet calibrate` resolves it: relative to the CSV's folder when the CSV's place is
+    known (--append), else absolute."""
     if csv_path:
-        return os.path.relpath(os.path.abspath(config), os.path.dirname(os.path.abspath(csv_path)))
-    return os.path.abspath(config)
+        return os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(csv_path)))
+    return os.path.abspath(path)
+
+
+def model_column(model, config, csv_path):
+    """The row's `model`: the zoo id, or the config's path (path_column)."""
+    return model if model else path_column(config, csv_path)
+
+
+def hardware_column(hardware, csv_path):
+    """The row's `hardware`: an id, or the path of a spec JSON given to --hardware (path_column)."""
+    if hardware.endswith(".json") and os.path.isfile(hardware):
+        return path_column(hardware, csv_path)
+    return hardware
 
 
 def predict_flags(r):

@@ -354,7 +354,7 @@ def model_main(a, argv):
         if not a.hardware:
             raise HarnessError("measure_steps: --dry-run needs --hardware ID (no device is looked at)")
         attention = None if kind == "vision" and a.model != "vit-b16" else a.attention
-        rows = [harness.row(hardware=a.hardware, optimizer_impl="fused", measured_ms=None, measures=m,
+        rows = [harness.row(hardware=harness.hardware_column(a.hardware, a.append), optimizer_impl="fused", measured_ms=None, measures=m,
                             attention=attention, **settings)
                 for m in ["step"] + (["forward_backward"] if a.forward_backward else [])]
     else:
@@ -367,7 +367,8 @@ def model_main(a, argv):
         if a.precision == "tf32" and backend != "cuda":
             raise HarnessError("measure_steps: tf32 is a CUDA setting; use fp32 on %s" % backend)
         name = device_name(backend)
-        hardware = harness.resolve_hardware("measure_steps", backend, name, a.hardware, harness.load_sheets())
+        hardware = harness.hardware_column(
+            harness.resolve_hardware("measure_steps", backend, name, a.hardware, harness.load_sheets()), a.append)
         try:
             r = measure_model(kind, a, configs, backend)
         except ImportError as e:

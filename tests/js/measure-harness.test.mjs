@@ -96,9 +96,13 @@ test('prenet calibrate takes the rows the harness writes', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-harness-'));
   const csv = join(dir, 'my.csv');
   // Made-up runs on one device, appended as measure_steps.py runs would.
-  for (const [args, ms] of [[cases[0], 900], [['--model', 'llama3-8b', '--batch', '2', '--seq', '2048', '--precision', 'bf16'], 950],
+  const runs = [
+    [cases[0], 900],
+    [['--model', 'llama3-8b', '--batch', '2', '--seq', '2048', '--precision', 'bf16'], 950],
     [['--model', 'gpt2', '--batch', '8', '--seq', '1024', '--precision', 'bf16'], 120],
-    [['--model', 'resnet50', '--batch', '128', '--precision', 'bf16'], 180]]) {  // widens the header to image
+    [['--model', 'resnet50', '--batch', '128', '--precision', 'bf16'], 180],  // widens the header to image
+  ];
+  for (const [args, ms] of runs) {
     const r = run('python3', [script, ...args, '--dry-run', '--hardware', 'h200-sxm-141gb', '--append', csv]);
     assert.equal(r.status, 0, r.stderr);
     const text = readFileSync(csv, 'utf8').trimEnd().split('\n');

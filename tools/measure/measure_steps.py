@@ -343,7 +343,8 @@ def model_main(a, argv):
         doc = configs[a.model] if a.model else json.load(open(a.config))
         limit = harness.seq_limit(doc)
         if limit and a.seq > limit:
-            raise HarnessError("measure_steps: --seq %d is longer than the model's %d learned positions" % (a.seq, limit))
+            raise HarnessError("measure_steps: --seq %d is longer than the model's %d learned positions" % (
+                a.seq, limit))
     if kind == "vision" and a.attention != "flash":
         raise HarnessError("measure_steps: %s runs no eager attention; leave --attention out" % a.model)
     image = (a.image or 224) if kind == "vision" else None
@@ -354,7 +355,8 @@ def model_main(a, argv):
         if not a.hardware:
             raise HarnessError("measure_steps: --dry-run needs --hardware ID (no device is looked at)")
         attention = None if kind == "vision" and a.model != "vit-b16" else a.attention
-        rows = [harness.row(hardware=harness.hardware_column(a.hardware, a.append), optimizer_impl="fused", measured_ms=None, measures=m,
+        hardware = harness.hardware_column(a.hardware, a.append)
+        rows = [harness.row(hardware=hardware, optimizer_impl="fused", measured_ms=None, measures=m,
                             attention=attention, **settings)
                 for m in ["step"] + (["forward_backward"] if a.forward_backward else [])]
     else:
@@ -374,7 +376,7 @@ def model_main(a, argv):
         except ImportError as e:
             raise HarnessError("measure_steps: %s needs %s (pip install %s)" % (
                 model, e.name or e, "torchvision" if kind == "vision" else "transformers"))
-        except RuntimeError as e:  # out of memory, an unsupported dtype on this device, ...
+        except (RuntimeError, ValueError) as e:  # out of memory, a dtype or attention this setup lacks, ...
             raise HarnessError("measure_steps: %s on %s failed: %s" % (model, name, e))
         rows = []
         for m in ["step"] + (["forward_backward"] if a.forward_backward else []):

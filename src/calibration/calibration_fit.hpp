@@ -41,7 +41,7 @@ struct CalibrationPrior {
     double communication_sd = 0.5;
     double overhead_sd = 0.7;
     // log(measured / predicted) of one row about the fitted factors: run-to-run noise and what no factor models.
-    double residual_sd = 0.05;
+    double residual_sd = 0.1;
 };
 
 // The device's factors and their covariance; rows, residual_sd and the before/after summaries filled in.

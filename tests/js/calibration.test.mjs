@@ -148,9 +148,9 @@ test('in words: the status, each row before and after, the scales per accelerato
   assert.match(status, /<strong>NVIDIA A100 &lt;SXM4&gt;<\/strong> \(3 rows\)/);
   const rows = [{ row: 1, hardware: 'a100-sxm4-80gb', measures: 'step', measured_ms: 120, predicted_ms_before: 100, predicted_ms_after: 118, ape_before_pct: 16.6667, ape_after_pct: 1.6667 }];
   const html = C.beforeAfterHtml(rows, names);
-  assert.match(html, /data-col="before" data-value="100">100 ms/);
-  assert.match(html, /data-col="after" data-value="118">118 ms/);
-  assert.match(html, /a whole training step/);
+  assert.match(html, /data-col="before" data-value="100"><span class="v">100 ms<\/span><span class="range" data-col="ape-before" data-value="16.6667">off 16\.7%/);
+  assert.match(html, /data-col="after" data-value="118"><span class="v">118 ms<\/span>/);
+  assert.match(html, /<span class="range">A100 &lt;SXM4&gt;, a whole training step/);
   assert.equal(C.beforeAfterHtml(null), '');
   const scales = C.scalesHtml(DOC, names);
   assert.match(scales, /data-scale="gemm"><span>gemm<\/span> <strong>× 1\.12<\/strong>/);

@@ -5,6 +5,7 @@
 // user ticks "Include my calibration in the link" (state.js, `cal=`).
 // Pure: storage is passed in, no DOM at import time, so Node's tests import it.
 import * as F from './format.js';
+import { shortName } from './results/rows.js';
 import { calibrationProblem, validId } from './state.js';
 
 const { esc } = F;
@@ -155,24 +156,22 @@ export function statusHtml(doc, nameOf) {
   return `Calibrated with your measurements: ${list.join(', ')}. Results on ${list.length === 1 ? 'this accelerator are' : 'these accelerators are'} corrected and marked “calibrated”; the others are unchanged.`;
 }
 
-/** The before/after table of a calibrate reply's rows. */
+/** The before/after table of a calibrate reply's rows (narrow: the accelerator under the row number, each APE under its prediction). */
 export function beforeAfterHtml(rows, nameOf = (id) => id) {
   if (!rows?.length) return '';
   const words = new Map(MEASURES);
+  const value = (shown) => `<span class="v">${shown}</span>`;
   const body = rows
     .map(
-      (r) => `<tr data-row="${esc(r.row)}"><td>${esc(r.row)}</td><th scope="row">${esc(nameOf(r.hardware))}</th><td>${esc(words.get(r.measures) ?? r.measures)}</td>
-      <td data-col="measured" data-value="${esc(r.measured_ms)}">${F.ms(r.measured_ms)}</td>
-      <td data-col="before" data-value="${esc(r.predicted_ms_before)}">${F.ms(r.predicted_ms_before)}</td>
-      <td data-col="after" data-value="${esc(r.predicted_ms_after)}">${F.ms(r.predicted_ms_after)}</td>
-      <td data-col="ape-before" data-value="${esc(r.ape_before_pct)}">${pct(r.ape_before_pct)}</td>
-      <td data-col="ape-after" data-value="${esc(r.ape_after_pct)}">${pct(r.ape_after_pct)}</td></tr>`,
+      (r) => `<tr data-row="${esc(r.row)}"><th scope="row">${esc(r.row)}<span class="range">${esc(shortName(nameOf(r.hardware)))}, ${esc(words.get(r.measures) ?? r.measures)}</span></th>
+      <td data-col="measured" data-value="${esc(r.measured_ms)}">${value(F.ms(r.measured_ms))}</td>
+      <td data-col="before" data-value="${esc(r.predicted_ms_before)}">${value(F.ms(r.predicted_ms_before))}<span class="range" data-col="ape-before" data-value="${esc(r.ape_before_pct)}">off ${pct(r.ape_before_pct)}</span></td>
+      <td data-col="after" data-value="${esc(r.predicted_ms_after)}">${value(F.ms(r.predicted_ms_after))}<span class="range" data-col="ape-after" data-value="${esc(r.ape_after_pct)}">off ${pct(r.ape_after_pct)}</span></td></tr>`,
     )
     .join('');
-  return `<div class="table-wrap" tabindex="0" role="region" aria-label="Each measurement before and after calibration (scrolls sideways)"><table class="cal-before-after">
-    <caption>Each measurement, predicted before and after calibration</caption>
-    <thead><tr><th scope="col">Row</th><th scope="col">Accelerator</th><th scope="col">Measures</th><th scope="col">Measured</th><th scope="col">Predicted before</th>
-    <th scope="col">Predicted after</th><th scope="col">Off by before<span class="unit">APE</span></th><th scope="col">Off by after<span class="unit">APE</span></th></tr></thead>
+  return `<div class="table-wrap" tabindex="0" role="region" aria-label="Each measurement before and after calibration"><table class="cal-before-after">
+    <caption>Each measurement, predicted before and after calibration (off by: the absolute percentage error)</caption>
+    <thead><tr><th scope="col">Row</th><th scope="col">Measured</th><th scope="col">Before<span class="unit">predicted</span></th><th scope="col">After<span class="unit">predicted</span></th></tr></thead>
     <tbody>${body}</tbody></table></div>`;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "api/calibrate_command.hpp"
 #include "api/device_result.hpp"
 #include "api/parallel_result.hpp"
 #include "api/hardware_selection.hpp"
@@ -46,6 +47,14 @@ json precision_fields(json result, const PrecisionSupport& support, const std::s
     json warnings = result.value("warnings", json::array());  // the result's own (batch_warnings) first
     if (support.fallback()) warnings.push_back(support.note(hardware_id) + " (" + support.reason + ")");
     result["warnings"] = warnings;
+    return result;
+}
+
+// Whether a result's device was calibrated (--calibration), and on how many measured rows.
+json calibration_fields(json result, const Settings& s, const std::string& hardware_id) {
+    const DeviceCalibration* d = s.calibration ? s.calibration->device(hardware_id) : nullptr;
+    result["calibrated"] = d != nullptr;
+    result["calibration_rows"] = d ? json(d->rows) : json(nullptr);
     return result;
 }
 
@@ -93,11 +102,13 @@ json predict(const json& request) {
         PrecisionSupport support = precision_support(hw, asked.precision);
         const RequestContext& device_context = context_for(support);
         if (!context.settings.parallel) {
-            results.push_back(precision_fields(device_result(device_context, hw, selection), support, hw.id));
+            results.push_back(calibration_fields(
+                precision_fields(device_result(device_context, hw, selection), support, hw.id), asked, hw.id));
             continue;
         }
         try {
-            results.push_back(precision_fields(parallel_device_result(device_context, hw), support, hw.id));
+            results.push_back(calibration_fields(
+                precision_fields(parallel_device_result(device_context, hw), support, hw.id), asked, hw.id));
         } catch (const Error& e) {
             if (!refuses_the_accelerator(e)) throw;
             if (selection.size() == 1) throw AcceleratorRefused(e, hw.id);
@@ -169,6 +180,7 @@ json dispatch(const json& request) {
     const std::string command = request["command"];
     if (command == "predict") return predict(request);
     if (command == "features") return features(request);
+    if (command == "calibrate") return calibrate_reply(request);
     if (command == "version") return {{"version", PRENET_VERSION}};
     const CommandDef* def = find_command(command);
     if (def && def->api && def->bit == kListing) {

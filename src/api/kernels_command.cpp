@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "api/settings.hpp"
+#include "calibration/calibration.hpp"
 #include "core/csv.hpp"
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
@@ -30,6 +32,11 @@ std::string kernel_predictions_csv(const KernelsRequest& request) {
     std::unique_ptr<KernelPredictor> predictor;
     if (!request.kernel_models.is_null()) predictor = std::make_unique<LearnedPredictor>(request.kernel_models);
     else predictor = make_predictor(request.predictor.value_or(default_predictor_name()));
+    if (!request.calibration.is_null()) {
+        std::string name = request.kernel_models.is_null() ? predictor->name() : "learned";
+        auto calibration = read_calibration(request.calibration, name, request.kernel_models);
+        predictor = std::make_unique<CalibratedPredictor>(std::move(predictor), calibration);
+    }
     const std::string& csv = request.csv_path;
     CsvTable table = read_csv_file(csv);
     std::vector<Kernel> kernels = kernels_from_table(table, request.precision, csv, is_collective_row_op, &hw);
@@ -38,7 +45,8 @@ std::string kernel_predictions_csv(const KernelsRequest& request) {
     for (size_t r = 0; r < table.rows.size(); ++r) {
         if (is_collective_row_op(table.rows[r][op_col])) {
             CollectiveRow c = collective_row_of(table, r, hw, csv + " row " + std::to_string(r + 2));
-            predicted[r] = CollectiveModel::shipped().time_ms(c.op, c.message_bytes, c.group, c.cluster);
+            predicted[r] = CollectiveModel::shipped().time_ms(c.op, c.message_bytes, c.group, c.cluster) *
+                           predictor->communication_factor(hw);
         } else {
             predicted[r] = predictor->kernel_ms(kernels[r], hw);
         }

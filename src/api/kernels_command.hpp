@@ -17,6 +17,7 @@ struct KernelsRequest {
     Precision precision = Precision::fp32;  // of rows without a `precision` column
     nlohmann::json kernel_models;  // a kernel models document to predict with; null: `predictor`
     std::optional<std::string> predictor;  // one of predictor_names(); none: the default
+    nlohmann::json calibration;    // a calibration document (--calibration) applied to the accelerator; null: none
     std::string csv_path;          // the table
 };
 

@@ -30,6 +30,7 @@ const char* to_string(OptionType type) {
         case OptionType::hardware: return "hardware";
         case OptionType::sheets: return "sheets";
         case OptionType::document: return "document";
+        case OptionType::rows: return "rows";
         case OptionType::text: return "text";
         case OptionType::path: return "path";
         case OptionType::list: return "list";
@@ -60,6 +61,13 @@ const std::vector<CommandDef>& command_table() {
          "flash_attention b,seq,heads,kv_heads,head_dim,causal (0|1)[,kv_seq] with an optional `phase` column\n"
          "forward|backward (FlashAttention-2's backward); ln, softmax and elementwise ops b,h; an optional\n"
          "`precision` column) and writes them back with a `predicted_ms` column appended.\n"},
+        {"calibrate", kCalibrate, true, "fit a calibration of your devices to steps you measured on them",
+         "--measurements <FILE.csv | FILE.json> [--hardware <id | spec file>] --out calibration.json",
+         "Predicts every measured row (its columns are `prenet predict`'s option names, plus measured_ms and\n"
+         "measures: step, forward_backward or forward), fits per device a factor per kernel family, one on the\n"
+         "communication and one on the framework overhead, shrunk toward the uncalibrated model, and writes them\n"
+         "with each row's error before and after. `prenet predict ... --calibration calibration.json` applies them\n"
+         "to the devices it names (docs/calibration.md).\n"},
         {"fit", kFit, false, "fit the kernel models on data/ and write models/ and docs/accuracy.md", "[options]",
          "Fits the per-family kernel models on the measurements in --data, validates them leaving one accelerator\n"
          "out at a time, and writes the models, the accuracy report and plots. Deterministic: the same data gives\n"
@@ -223,9 +231,10 @@ std::vector<OptionDef> build_table() {
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
             .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
-        Row("hardware", T::hardware, kPredict | kKernels).flag("hardware", "H").label("Accelerators")
+        Row("hardware", T::hardware, kPredict | kKernels | kCalibrate).flag("hardware", "H").label("Accelerators")
             .defaults("all", "all")
-            .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all")
+            .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (calibrate: "
+                  "the one accelerator of measured rows without a hardware column)")
             .on_page("hardware"),
         Row("custom_hardware", T::sheets, kPredict).label("Your own accelerators").defaults(nullptr, "none")
             .help("spec sheets added to the accelerators (the CLI takes spec files in --hardware instead); the "
@@ -387,15 +396,26 @@ std::vector<OptionDef> build_table() {
             .label("Input pipeline rate", "samples per second").range(1e-3, 1e15).defaults(nullptr, "unlimited")
             .help("the input pipeline's rate: a step takes at least batch x grad-accum / R").echoed()
             .on_page("training", "input_rate").advanced(),
-        Row("predictor", T::choice, kRun | kKernels).flag("predictor", "P").label("Kernel-time predictor")
+        Row("predictor", T::choice, kRun | kKernels | kCalibrate).flag("predictor", "P").label("Kernel-time predictor")
             .choices(predictor_names(), {{"learned", "learned from measurements"},
                                           {"roofline", "roofline (datasheet peaks only)"}}).defaults(nullptr, "learned when fitted models are built in, else roofline")
             .help("learned (kernel models fitted on measurements) or roofline (peak FLOP/s and bandwidth only)")
             .echoed().on_page("training", "predictor").advanced(),
-        Row("kernel_models", T::document, kRun | kKernels).flag("models", "FILE").label("Kernel models")
+        Row("kernel_models", T::document, kRun | kKernels | kCalibrate).flag("models", "FILE").label("Kernel models")
             .defaults(nullptr, "the built-in models")
             .help("use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones")
             .off_page("a file written by `prenet fit` on a workstation; the page uses the models built in"),
+        Row("calibration", T::document, kRun | kKernels).flag("calibration", "FILE").label("Calibration")
+            .defaults(nullptr, "none")
+            .help("factors fitted to your own measured steps by `prenet calibrate`: applied to the devices the file "
+                  "names, the others unchanged (docs/calibration.md)")
+            .off_page("the Calibrate panel keeps the page's calibration and sends it with every question"),
+        Row("measurements", T::rows, kCalibrate).flag("measurements", "FILE").label("Measurements")
+            .defaults(nullptr, "required")
+            .help("measured rows: a CSV whose columns are predict's option names plus measured_ms and measures "
+                  "(step, forward_backward, forward), or a JSON list of such objects; a model may be a file "
+                  "relative to it (the API takes the list, or the CSV text)")
+            .off_page("the Calibrate panel takes the file or rows typed in"),
         Row("overhead", T::choice, kRun).flag("overhead", "MODE").label("Framework overhead")
             .choices(overhead_names(), {{"fitted", "fitted: launch gaps, per-step cost, overlap's loss"},
                                         {"none", "none: kernel times only"}})
@@ -475,8 +495,8 @@ std::vector<OptionDef> build_table() {
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
             .help("a table of kernels (NeuSight's ops layout) and collectives (op, message_size, gpus[, nodes])").cli_only().off_page(offline),
-        Row("out", T::path, kKernels).flag("out", "OUT").defaults(nullptr, "stdout")
-            .help("where to write the table with predicted_ms").cli_only().off_page(offline),
+        Row("out", T::path, kKernels | kCalibrate).flag("out", "OUT").defaults(nullptr, "stdout")
+            .help("where to write the table with predicted_ms (calibrate: the calibration document)").cli_only().off_page(offline),
         Row("data", T::path, kFit).flag("data", "DIR").defaults(nullptr, "data").help("the measurements to fit on")
             .cli_only().off_page(offline),
         Row("models_out", T::path, kFit).flag("models", "OUT.json").defaults(nullptr, "models/kernels.json")
@@ -503,7 +523,7 @@ std::vector<OptionDef> build_table() {
             .help("leave these chips out of everything (comma-separated device-id prefixes: `v100,a100` drops every "
                   "V100 and A100 variant), for checking whole-model predictions on chips the models never saw")
             .cli_only().off_page(offline),
-        Row("json", T::flag, kPredict | kFeatures | kListing).flag("json").defaults(false, "off")
+        Row("json", T::flag, kPredict | kFeatures | kListing | kCalibrate).flag("json").defaults(false, "off")
             .help("print one JSON document instead of a table").cli_only()
             .off_page("the page shows tables and offers the JSON for download"),
         Row("help", T::flag, kEveryCommand).flag("help").defaults(false, "")
@@ -670,6 +690,9 @@ json check_option(const OptionDef& row, const json& v, const std::string& spelli
             return v;
         case OptionType::document:
             if (!v.is_object()) invalid(row, spelling + " must be a JSON object");
+            return v;
+        case OptionType::rows:
+            if (!v.is_array() && !v.is_string()) invalid(row, spelling + " must be a list of row objects or CSV text");
             return v;
         case OptionType::text:
         case OptionType::path:

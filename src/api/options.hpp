@@ -23,6 +23,7 @@ enum class OptionType {
     hardware,  // an id, "all", a spec sheet or a list of those (the CLI takes ids and spec files, comma-separated)
     sheets,    // a list of spec sheets (API only: the CLI passes spec files in --hardware)
     document,  // a JSON document the CLI reads from a file
+    rows,      // measured rows: a list of objects or CSV text (the CLI reads a .json or .csv file)
     text,      // a word the option's reader parses (a network such as 8x400g-ib)
     path,      // a file or folder name (CLI only)
     list,      // comma-separated words (CLI only)
@@ -37,7 +38,8 @@ enum CommandBit : unsigned {
     kKernels = 1u << 2,
     kFit = 1u << 3,
     kListing = 1u << 4,  // zoo, hardware, layers, options
-    kEveryCommand = kPredict | kFeatures | kKernels | kFit | kListing,
+    kCalibrate = 1u << 5,
+    kEveryCommand = kPredict | kFeatures | kKernels | kFit | kListing | kCalibrate,
 };
 
 struct CommandDef {

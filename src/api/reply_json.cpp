@@ -62,6 +62,13 @@ json model_json(const Model& m, const ModelFeatures& f) {
     return out;
 }
 
+// Keyed by precision name, in the names' order.
+json matmul_by_precision_json(const std::map<Precision, double>& ms) {
+    json out = json::object();
+    for (const auto& [precision, value] : ms) out[to_string(precision)] = value;
+    return out;
+}
+
 json step_json(const StepTime& t, bool input_limited, bool breakdown) {
     json out = {{"forward_ms", t.forward_ms},
             {"backward_ms", t.backward_ms},
@@ -79,6 +86,7 @@ json step_json(const StepTime& t, bool input_limited, bool breakdown) {
             {"matmul_ms", t.matmul_ms},
             {"kernels", t.kernels},
             {"by_family_ms", by_family_json(t.by_family_ms)},
+            {"matmul_by_precision_ms", matmul_by_precision_json(t.matmul_by_precision_ms)},
             {"layers", breakdown ? layers_json(t.layers) : json(nullptr)}};
     // Only where a sheet's clock facts or power limit are in play (docs/clocks.md), so other replies keep their form.
     if (t.clock.shown)

@@ -88,6 +88,10 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     } else {
         p.predictor = attribute_errors("predictor", ErrorCode::invalid_value, [&] { return make_predictor(s.predictor); });
     }
+    if (s.calibration) {
+        // read_settings checked that it was fitted with these kernel models.
+        p.predictor = std::make_unique<CalibratedPredictor>(std::move(p.predictor), s.calibration);
+    }
     p.global_batch = global_batch(p.model.batch, s.grad_accum);
     if (s.run.given())
         p.run = attribute_errors(s.run.tokens > 0 ? "tokens" : "samples", ErrorCode::invalid_value,

@@ -153,7 +153,16 @@ Settings read_settings(const RequestOptions& o) {
     overhead_for(s.overhead);  // refuses an unknown name here, naming the option
     // Only a request without a predictor pays for looking at the built-in models (parsed on first use).
     s.predictor = o.has("predictor") ? o.text("predictor") : default_predictor_name();
+    if (o.has("calibration"))
+        s.calibration = read_calibration(o.value("calibration"), s.predictor, o.value("kernel_models"));
     return s;
+}
+
+std::shared_ptr<const Calibration> read_calibration(const json& document, const std::string& predictor,
+                                                    const json& kernel_models) {
+    auto c = std::make_shared<Calibration>(calibration_from_json(document));
+    check_calibration_applies(*c, predictor, kernel_models);
+    return c;
 }
 
 void resolve_budget(Settings& s, const Model& model) {
@@ -187,6 +196,14 @@ json attention_run(const Model& m, bool requested_flash) {
     return requested_flash ? "flash" : "eager";
 }
 }  // namespace
+
+// The devices a --calibration names, or null without one.
+json calibrated_devices(const Settings& s) {
+    if (!s.calibration) return nullptr;
+    json ids = json::array();
+    for (const auto& [id, device] : s.calibration->devices) ids.push_back(id);
+    return ids;
+}
 
 json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
     auto given = [](double x) { return x > 0 ? json(x) : json(nullptr); };
@@ -245,6 +262,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
                               "a fraction of the transient tensors for fragmentation (docs/training-model.md)"}}},
              {"energy_model", energy_model_text()},
              {"devices", s.layout.gpus},
+             {"calibrated_devices", calibrated_devices(s)},
              {"layout", s.parallel ? "per result: plan (docs/parallel.md)" : "one device"}});
     }
     return echo_settings(resolved, derived, command_bit);

@@ -2,11 +2,13 @@
 // A request's settings: the option table's values (api/options.hpp) turned into the types the core uses,
 // with defaults filled in and the cross-option rules checked; and their echo in a reply.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "api/options.hpp"
+#include "calibration/calibration.hpp"
 #include "core/precision.hpp"
 #include "graph/model.hpp"
 #include "importers/zoo.hpp"
@@ -51,10 +53,16 @@ struct Settings {
     ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
     // Whether the request is a parallel one: more than one device, or any layout option given.
     bool parallel = false;
+    // --calibration (calibration/calibration.hpp): null when none; applied by the request's predictor.
+    std::shared_ptr<const Calibration> calibration;
 };
 
 // Reads a command's settings (kPredict or kFeatures); throws Error naming the option at fault.
 Settings read_settings(const RequestOptions& options);
+// A --calibration document, checked, for a request whose kernel predictor is `predictor` with `kernel_models`
+// (null: the built-in ones) (errors: field "calibration").
+std::shared_ptr<const Calibration> read_calibration(const nlohmann::json& document, const std::string& predictor,
+                                                    const nlohmann::json& kernel_models);
 
 // The run budget that applies to `model`: a language model trains on tokens when they were given, anything
 // else on samples (x epochs); so one request with both answers for any model. Tokens alone for a model

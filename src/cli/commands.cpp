@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/api.hpp"
+#include "api/calibrate_command.hpp"
 #include "api/fit_command.hpp"
 #include "api/kernels_command.hpp"
 #include "api/model_argument.hpp"
@@ -33,9 +34,8 @@ bool is_onnx_path(const std::string& path) {
     return tail == ".onnx";
 }
 
-json model_argument(const Args& a) {
-    if (!a.has("model")) throw Error("missing --model (a zoo id or a JSON file); see `prenet predict --help`");
-    std::string m = a.get("model");
+// A model named on the command line or in a measurements file: a zoo id, or an ONNX or JSON file.
+json model_value(const std::string& m) {
     if (is_zoo_id(m)) return m;
     // An ONNX file travels to the API as base64 in a JSON request, as the page sends it (docs/importers.md).
     if (path_exists(m) && is_onnx_path(m))
@@ -43,6 +43,11 @@ json model_argument(const Args& a) {
     if (path_exists(m)) return read_json_file(m, ErrorCode::invalid_model, "model");
     if (m.find(".json") != std::string::npos || is_onnx_path(m)) throw Error("cannot read model file '" + m + "'");
     return m;  // reported by the API as an unknown zoo id, with suggestions
+}
+
+json model_argument(const Args& a) {
+    if (!a.has("model")) throw Error("missing --model (a zoo id or a JSON file); see `prenet predict --help`");
+    return model_value(a.get("model"));
 }
 
 // One --hardware item: a spec file (read here) or a catalogue id / "all" (resolved by the API).
@@ -94,6 +99,7 @@ json flag_value(const OptionDef& row, const Args& a) {
         // A text option with its own reading (the network) is read here too, so its errors name the flag.
         case OptionType::text: return check_option(row, text, "--" + row.flag);
         case OptionType::sheets:
+        case OptionType::rows:  // read by the calibrate command (models relative to the file)
         case OptionType::path:
         case OptionType::list: return text;
     }
@@ -140,6 +146,8 @@ int kernels_command(const Args& a, std::ostream& out) {
                                                            : precision_row.default_value.get<std::string>());
     if (a.has("models")) request.kernel_models = read_json_file(a.get("models"), ErrorCode::invalid_value, "models");
     if (a.has("predictor")) request.predictor = a.get("predictor");
+    if (a.has("calibration"))
+        request.calibration = read_json_file(a.get("calibration"), ErrorCode::invalid_value, "calibration");
     request.csv_path = a.get("csv");
     std::string table = kernel_predictions_csv(request);
     std::ofstream file;
@@ -148,6 +156,48 @@ int kernels_command(const Args& a, std::ostream& out) {
         if (!file) throw Error("cannot write '" + a.get("out") + "'");
     }
     (a.has("out") ? file : out) << table;
+    return 0;
+}
+
+// A file named in a measurements file, relative to that file's folder (an absolute name as it is).
+std::string beside(const std::string& file, const std::string& name) {
+    if (name.empty() || name[0] == '/') return name;
+    size_t slash = file.find_last_of('/');
+    return slash == std::string::npos ? name : file.substr(0, slash + 1) + name;
+}
+
+// `prenet calibrate`: the measurements file read here (a JSON list, or CSV parsed by the API's reader), its
+// models and spec sheets read relative to it, then the API's calibrate.
+int calibrate_command(const Args& a, std::ostream& out) {
+    if (!a.has("measurements"))
+        throw Error("missing --measurements (a CSV or JSON file of measured rows); see `prenet calibrate --help`",
+                    ErrorCode::missing, "measurements");
+    const std::string path = a.get("measurements");
+    std::string text = read_text_file(path, ErrorCode::invalid_value, "measurements");
+    bool is_json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+    json given = is_json ? parse_json_document(text, "'" + path + "'", ErrorCode::invalid_value, "measurements") : json(text);
+    std::vector<json> rows = measurement_rows(given);
+    for (auto& row : rows) {
+        if (row.contains("model") && row["model"].is_string() && !is_zoo_id(row["model"].get<std::string>()))
+            row["model"] = model_value(beside(path, row["model"].get<std::string>()));
+        if (row.contains("hardware") && row["hardware"].is_string()) {
+            std::string sheet = beside(path, row["hardware"].get<std::string>());
+            if (path_exists(sheet)) row["hardware"] = read_json_file(sheet, ErrorCode::invalid_hardware, "hardware");
+        }
+    }
+    json request = {{"command", "calibrate"}, {"measurements", rows}};
+    if (a.has("hardware")) request["hardware"] = hardware_argument(a.get("hardware"));
+    if (a.has("predictor")) request["predictor"] = a.get("predictor");
+    if (a.has("models")) request["kernel_models"] = read_json_file(a.get("models"), ErrorCode::invalid_value, "models");
+    json reply = call(request);
+    if (a.has("out")) {
+        std::ofstream file(a.get("out"));
+        if (!file || !(file << reply["calibration"].dump(2) << "\n"))
+            throw Error("cannot write '" + a.get("out") + "'");
+    }
+    if (a.has("json")) return print(out, reply, true, nullptr);
+    print(out, reply, false, print_calibration_table);
+    if (!a.has("out")) out << "(no --out: the calibration was not written)\n";
     return 0;
 }
 
@@ -195,6 +245,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out) {
     if (command->bit == kPredict) return print(out, call(request_from(*command, a)), as_json, print_prediction_table);
     if (command->bit == kFeatures) return print(out, call(request_from(*command, a)), as_json, print_features_table);
     if (command->bit == kKernels) return kernels_command(a, out);
+    if (command->bit == kCalibrate) return calibrate_command(a, out);
     if (command->bit == kFit) return fit_command(a);
     json reply = call({{"command", a.command}});
     if (a.command == "zoo") return print(out, reply, as_json, print_zoo_table);

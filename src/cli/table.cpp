@@ -309,6 +309,30 @@ void print_hardware_table(std::ostream& out, const json& doc) {
     print_rows(out, rows);
 }
 
+void print_calibration_table(std::ostream& out, const json& doc) {
+    std::vector<std::vector<std::string>> rows = {
+        {"row", "hardware", "measures", "measured ms", "before ms", "after ms", "APE before %", "APE after %"}};
+    for (const auto& r : doc["rows"])
+        rows.push_back({fmt("%.0f", r["row"].get<double>()), r["hardware"].get<std::string>(),
+                        r["measures"].get<std::string>(), fmt("%.4g", r["measured_ms"].get<double>()),
+                        fmt("%.4g", r["predicted_ms_before"].get<double>()),
+                        fmt("%.4g", r["predicted_ms_after"].get<double>()), fmt("%.1f", r["ape_before_pct"].get<double>()),
+                        fmt("%.1f", r["ape_after_pct"].get<double>())});
+    print_rows(out, rows);
+    out << "\nFactors per device (x the uncalibrated prediction; 1 where the rows say nothing):\n";
+    std::vector<std::vector<std::string>> factors = {{"hardware", "rows", "median APE before -> after %", "factors"}};
+    for (const auto& [id, d] : doc["calibration"]["devices"].items()) {
+        std::string list;
+        for (const auto& [key, scale] : d["scales"].items())
+            if (std::abs(scale.get<double>() - 1.0) >= 0.005) list += (list.empty() ? "" : ", ") + key + " " + fmt("%.2f", scale.get<double>());
+        factors.push_back({id, fmt("%.0f", d["rows"].get<double>()),
+                           fmt("%.1f", d["before"]["median_ape_pct"].get<double>()) + " -> " +
+                               fmt("%.1f", d["after"]["median_ape_pct"].get<double>()),
+                           list.empty() ? "none" : list});
+    }
+    print_rows(out, factors);
+}
+
 void print_layers_table(std::ostream& out, const json& doc) {
     std::vector<std::vector<std::string>> rows = {{"type", "attributes"}};
     for (const auto& l : doc["layers"]) rows.push_back({l["kind"].get<std::string>(), l["summary"].get<std::string>()});

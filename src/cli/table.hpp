@@ -10,6 +10,8 @@ namespace prenet::cli {
 void print_prediction_table(std::ostream& out, const nlohmann::json& doc);
 void print_features_table(std::ostream& out, const nlohmann::json& doc);
 void print_zoo_table(std::ostream& out, const nlohmann::json& doc);
+// `prenet calibrate`: each row before and after, then each device's factors.
+void print_calibration_table(std::ostream& out, const nlohmann::json& doc);
 void print_hardware_table(std::ostream& out, const nlohmann::json& doc);
 void print_layers_table(std::ostream& out, const nlohmann::json& doc);
 void print_options_table(std::ostream& out, const nlohmann::json& doc);

@@ -120,7 +120,7 @@ double comm_ms(const std::vector<CommOp>& ops, const ParallelContext& c, bool ba
         if ((backward_only && !op.backward) || (forward_only && op.backward)) continue;
         ms += op.count * comm_op_ms(op, *c.collectives, *c.cluster);
     }
-    return ms;
+    return ms * c.predictor->communication_factor(*c.hw);
 }
 
 // What of `comm` stays exposed when it overlaps `compute`: its unhidden part always, the rest beyond compute.
@@ -256,7 +256,8 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     size_t slowest = size_t(std::max_element(per_micro_batch.begin(), per_micro_batch.end()) - per_micro_batch.begin());
     // One send to the next stage: the peer is a whole stage of tp x cp x dp ranks away.
     double p2p = l.pp > 1 ? c.collectives->time_ms(Collective::send_recv, models.pipeline_message_bytes(l),
-                                                   {2, l.tp * l.cp * l.dp}, *c.cluster)
+                                                   {2, l.tp * l.cp * l.dp}, *c.cluster) *
+                                c.predictor->communication_factor(*c.hw)
                           : 0.0;
     const StageResult& r = results[slowest];
     double m = double(l.grad_accum);
@@ -275,7 +276,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     // (their total counts the bubble's sends, which the bubble already holds).
     double hidden = 0;
     for (const auto& [kind, ms] : r.total) hidden += ms - r.exposed.at(kind);
-    s.time.overhead_ms += overlap_loss_ms(c.step.overhead, hidden);
+    s.time.overhead_ms += overlap_loss_ms(c.step.overhead, hidden) * c.predictor->overhead_factor(*c.hw);
     ParallelMemory memory = known_memory ? *known_memory : parallel_memory(l, models, c);
     s.memory = memory.memory;
     s.fullest_stage = memory.fullest_stage;

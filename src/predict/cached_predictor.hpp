@@ -18,6 +18,8 @@ public:
                                                const HardwareSpec& hw) const override {
         return inner_.relative_uncertainty(ms_by_family, hw);
     }
+    double overhead_factor(const HardwareSpec& hw) const override { return inner_.overhead_factor(hw); }
+    double communication_factor(const HardwareSpec& hw) const override { return inner_.communication_factor(hw); }
 
 private:
     struct Hash {

@@ -22,6 +22,12 @@ public:
     // predictor says which it is.
     virtual std::optional<double> relative_uncertainty(const std::map<Family, double>& ms_by_family,
                                                        const HardwareSpec& hw) const = 0;
+    // Factors on the parts of a step that no kernel model times, the framework's overhead (run/overhead.hpp) and
+    // the communication of a parallel step on `hw`: 1 but where a user's calibration (calibration/) has measured
+    // them. Here, beside the kernel times they are fitted with, so that every path that times a step (one device,
+    // the plan search, memory advice) applies the same calibration.
+    virtual double overhead_factor(const HardwareSpec&) const { return 1.0; }
+    virtual double communication_factor(const HardwareSpec&) const { return 1.0; }
 };
 
 // time = max(FLOPs / peak for the kernel's precision, bytes / bandwidth) + launch cost.
@@ -61,6 +67,8 @@ public:
                                                const HardwareSpec& hw) const override {
         return inner_.relative_uncertainty(ms_by_family, hw);
     }
+    double overhead_factor(const HardwareSpec& hw) const override { return inner_.overhead_factor(hw); }
+    double communication_factor(const HardwareSpec& hw) const override { return inner_.communication_factor(hw); }
 
 private:
     const KernelPredictor& inner_;

@@ -78,7 +78,7 @@ MicroBatchTime predict_micro_batch(const ModelFeatures& unfused, const HardwareS
             double runs = recomputed ? 2.0 : 1.0;  // the recompute runs the forward kernel again
             if (recomputed) t.recompute_ms += ms;
             t.by_family_ms[k.family] += runs * ms;
-            if (uses_matrix_units(k.family)) t.matmul_ms += runs * ms;
+            if (uses_matrix_units(k.family)) t.matmul_ms += runs * ms, t.matmul_by_precision_ms[k.precision] += runs * ms;
             if (uses_matrix_units(k.family) && k.phase == Phase::backward_weight) t.weight_gradient_ms += ms;
             t.kernels += runs * repeat;
             (fwd ? layer.forward_ms : layer.backward_ms) += ms;
@@ -108,7 +108,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     };
     auto add_family = [&](const Kernel& k, double ms) {
         t.by_family_ms[k.family] += ms;
-        if (uses_matrix_units(k.family)) t.matmul_ms += ms;
+        if (uses_matrix_units(k.family)) t.matmul_ms += ms, t.matmul_by_precision_ms[k.precision] += ms;
     };
 
     // One micro-batch, scaled by the number of micro-batches.
@@ -117,6 +117,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     t.recompute_ms = micro * mb.recompute_ms;
     t.backward_ms = micro * (mb.backward_ms + mb.recompute_ms);
     for (const auto& [family, ms] : mb.by_family_ms) t.by_family_ms[family] += micro * ms;
+    for (const auto& [precision, ms] : mb.matmul_by_precision_ms) t.matmul_by_precision_ms[precision] += micro * ms;
     t.matmul_ms = micro * mb.matmul_ms;
     t.weight_gradient_ms = micro * mb.weight_gradient_ms;
     t.kernels = micro * mb.kernels;
@@ -151,7 +152,7 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     }
 
     // Launch gaps and the step's fixed cost; a parallel step adds the overlapped communication's loss.
-    t.overhead_ms = launch_and_step_ms(o.overhead, t.kernels);
+    t.overhead_ms = launch_and_step_ms(o.overhead, t.kernels) * predictor.overhead_factor(hw);
 
     if (o.input_samples_per_s > 0) {
         t.input_ms = 1e3 * micro * double(o.micro_batch) / o.input_samples_per_s;

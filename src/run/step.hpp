@@ -55,6 +55,7 @@ struct StepTime {
     double overhead_ms = 0;           // the framework's step overhead (run/overhead.hpp), a part of the total
     std::int64_t grad_accum = 1;
     std::map<Family, double> by_family_ms;       // summed over passes and micro-batches (no input stall)
+    std::map<Precision, double> matmul_by_precision_ms;  // matrix-unit kernels' time by the precision they ran at
     std::vector<LayerTime> layers;               // in model order, with StepOptions::layer_breakdown
     // The clock matrix-unit kernels ran at (docs/clocks.md): their predicted times are scaled to it here, in the
     // step, and not in the kernel predictor, whose fitted data are short microbenchmarks at the vendor's limit.
@@ -77,6 +78,7 @@ struct MicroBatchTime {
     double weight_gradient_ms = 0;           // of backward: the matrix-unit weight-gradient kernels
     double kernels = 0;                      // launches, recompute included
     std::map<Family, double> by_family_ms;   // recompute included
+    std::map<Precision, double> matmul_by_precision_ms;  // recompute included
     std::vector<LayerTime> layers;           // one micro-batch's share, with StepOptions::layer_breakdown
 };
 MicroBatchTime predict_micro_batch(const ModelFeatures& features, const HardwareSpec& hw,

@@ -31,30 +31,9 @@ import statistics
 import sys
 import time
 
-SOURCE = "prenet-harness"
+from harness import HarnessError, load_sheets, resolve_hardware
 
-# torch.cuda.get_device_name() -> hardware/ id. --device-id overrides.
-DEVICE_IDS = {
-    "NVIDIA H200": "h200-sxm-141gb",
-    "NVIDIA H100 80GB HBM3": "h100-sxm5-80gb",
-    "NVIDIA H100 PCIe": "h100-pcie-80gb",
-    "NVIDIA A100-SXM4-80GB": "a100-sxm4-80gb",
-    "NVIDIA A100-SXM4-40GB": "a100-sxm4-40gb",
-    "NVIDIA A100 80GB PCIe": "a100-pcie-80gb",
-    "NVIDIA A100-PCIE-40GB": "a100-pcie-40gb",
-    "NVIDIA L4": "l4",
-    "NVIDIA L40S": "l40s",
-    "NVIDIA A10": "a10",
-    "NVIDIA B200": "b200",
-    "NVIDIA GeForce RTX 4090": "rtx-4090",
-    "NVIDIA GeForce RTX 3090": "rtx-3090",
-    "NVIDIA RTX 6000 Ada Generation": "rtx-6000-ada",
-    "NVIDIA RTX A6000": "rtx-a6000",
-    "Tesla V100-SXM2-16GB": "v100-sxm2-16gb",
-    "Tesla V100-SXM2-32GB": "v100-sxm2-32gb",
-    "Tesla V100-PCIE-32GB": "v100-pcie-32gb",
-    "Tesla T4": "t4",
-}
+SOURCE = "prenet-harness"
 
 # Column order per op, as `prenet kernels --csv` and the fit read them (src/predict/op_rows.hpp).
 DIMS = {
@@ -251,17 +230,17 @@ def time_call(call, reps, repeats):
 
 
 def resolve_device(tool, device_id, dry_run):
-    """The hardware/ id the measurements are filed under: --device-id, else the GPU's name looked up."""
+    """The hardware/ id the measurements are filed under: --device-id, else the GPU's name looked up against
+    hardware/'s sheets (harness.device_id_from_name: the one rule, shared with measure_steps.py)."""
     if dry_run:
         return device_id or "dry-run"
     import torch
     if not torch.cuda.is_available():
         sys.exit("%s: no CUDA device (use --dry-run for the plan)" % tool)
-    name = torch.cuda.get_device_name(0)
-    device = device_id or DEVICE_IDS.get(name)
-    if not device:
-        sys.exit("%s: unknown GPU '%s'; pass --device-id (a hardware/ id)" % (tool, name))
-    return device
+    try:
+        return resolve_hardware(tool, "cuda", torch.cuda.get_device_name(0), device_id, load_sheets())
+    except HarnessError as e:
+        sys.exit(str(e))
 
 
 def provenance(device, argv):

@@ -1,0 +1,307 @@
+#include "api/calibrate_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "api/api.hpp"
+#include "api/options.hpp"
+#include "calibration/calibration_fit.hpp"
+#include "core/csv.hpp"
+#include "core/precision.hpp"
+#include "core/error.hpp"
+#include "predict/predictor.hpp"
+
+namespace prenet {
+
+using nlohmann::json;
+
+namespace {
+
+// Each row is a whole prediction: a file of more is not a calibration but a benchmark (docs/limits.md).
+constexpr size_t kMaxRows = 1000;
+// Rows with the same settings whose times differ by more than this are two different runs, not noise.
+constexpr double kContradiction = 3.0;
+
+[[noreturn]] void refuse(const std::string& message, ErrorCode code = ErrorCode::invalid_value) {
+    throw Error(message, code, "measurements");
+}
+
+std::string row_name(size_t index) { return "measurements: row " + std::to_string(index + 1); }
+
+// A predict option a row may carry (any API row of predict's, as the CLI and the page send it).
+const OptionDef* predict_option(const std::string& name) {
+    const OptionDef* row = find_option(name);
+    return row && row->api && row->takes(kPredict) ? row : nullptr;
+}
+
+bool is_measurement_column(const std::string& name) { return name == kMeasuredMs || name == kMeasures; }
+
+// A number written in a CSV field: decimal digits, a point and an exponent only.
+json csv_number(const std::string& text, const std::string& where) {
+    char* end = nullptr;
+    double x = std::strtod(text.c_str(), &end);
+    if (text.find_first_not_of("0123456789.eE+-") != std::string::npos || *end != '\0' || !std::isfinite(x))
+        refuse(where + " must be a number, got '" + text + "'");
+    if (x == std::floor(x) && std::abs(x) <= 9007199254740992.0) return json(std::int64_t(x));
+    return json(x);
+}
+
+// A CSV field as the JSON value its column takes.
+json csv_value(const std::string& column, const std::string& text, const std::string& where) {
+    if (column == kMeasuredMs) return csv_number(text, where);
+    if (column == kMeasures) return text;
+    const OptionDef& row = *predict_option(column);
+    switch (row.type) {
+        case OptionType::count:
+        case OptionType::number: return csv_number(text, where);
+        case OptionType::flag:
+            if (text == "true" || text == "1") return true;
+            if (text == "false" || text == "0") return false;
+            return text;  // a switch word (checkpointing selective); predict checks it
+        default: return text;
+    }
+}
+
+std::vector<json> rows_from_csv(const std::string& text) {
+    std::istringstream in(text);
+    CsvTable table;
+    try {
+        table = read_csv(in, "measurements");
+    } catch (const Error& e) {
+        refuse(e.what());
+    }
+    for (const auto& column : table.header)
+        if (!is_measurement_column(column) && !predict_option(column))
+            refuse("measurements: unknown column '" + column + "' (predict's option names, measured_ms and measures)",
+                   ErrorCode::unknown_option);
+    std::vector<json> rows;
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+        json row = json::object();
+        for (size_t c = 0; c < table.header.size(); ++c) {
+            const std::string& text = table.rows[r][c];
+            if (text.empty()) continue;  // not given
+            row[table.header[c]] = csv_value(table.header[c], text, row_name(r) + ", column '" + table.header[c] + "'");
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+struct MeasuredRow {
+    json request;  // the predict request
+    std::string measures;
+    double measured_ms = 0;
+};
+
+MeasuredRow measured_row(const json& row, size_t index, const json& default_hardware, const std::string& predictor) {
+    const std::string where = row_name(index);
+    MeasuredRow m;
+    m.request = {{"command", "predict"}};
+    for (const auto& [key, value] : row.items()) {
+        if (key == kMeasuredMs) {
+            if (!value.is_number() || !std::isfinite(value.get<double>()) || !(value.get<double>() > 0))
+                refuse(where + ": measured_ms must be a positive number of milliseconds, got " + value.dump());
+            m.measured_ms = value.get<double>();
+        } else if (key == kMeasures) {
+            const auto& known = measured_quantities();
+            if (!value.is_string() || std::find(known.begin(), known.end(), value.get<std::string>()) == known.end())
+                refuse(where + ": measures must be step, forward_backward or forward, got " + value.dump());
+            m.measures = value.get<std::string>();
+        } else if (!predict_option(key)) {
+            refuse(where + ": unknown column '" + key + "' (predict's option names, measured_ms and measures)",
+                   ErrorCode::unknown_option);
+        } else if (key == "calibration" || key == "breakdown" || key == "kernel_models") {
+            refuse(where + ": '" + key + "' is not a setting of a measured run", ErrorCode::unknown_option);
+        } else {
+            m.request[key] = value;
+        }
+    }
+    if (m.measured_ms == 0) refuse(where + ": missing measured_ms", ErrorCode::missing);
+    if (m.measures.empty()) refuse(where + ": missing measures (step, forward_backward or forward)", ErrorCode::missing);
+    if (!m.request.contains("model")) refuse(where + ": missing model", ErrorCode::missing);
+    if (!m.request.contains("hardware")) {
+        if (default_hardware.is_null())
+            refuse(where + ": missing hardware (a column, or --hardware for every row)", ErrorCode::missing);
+        m.request["hardware"] = default_hardware;
+    }
+    const json& hw = m.request["hardware"];
+    if ((hw.is_string() && hw.get<std::string>() == "all") || (hw.is_array() && hw.size() != 1))
+        refuse(where + ": hardware must name the one accelerator the row was measured on");
+    if (!predictor.empty()) m.request["predictor"] = predictor;
+    return m;
+}
+
+// A row's predicted quantity from a predict result, split into the parts the calibration scales.
+CalibrationObservation observe(const json& result, const std::string& measures, double measured_ms) {
+    const json& step = result.at("step");
+    CalibrationObservation o;
+    o.measured_ms = measured_ms;
+    double quantity = step.at("total_ms").get<double>();
+    bool forward = measures == "forward";
+    bool with_optimizer = measures == "step";
+    double fb = step.at("forward_ms").get<double>() + step.at("backward_ms").get<double>();
+    // The forward's kernels by family: the step's in the forward's share (the step keeps no per-pass split).
+    double forward_share = forward && fb > 0 ? step.at("forward_ms").get<double>() / fb : 1.0;
+    for (const auto& [name, ms] : step.at("by_family_ms").items()) {
+        std::optional<Family> family = family_from_string(name);
+        if (!family || (!with_optimizer && *family == Family::optimizer)) continue;
+        o.family_ms[*family] += ms.get<double>() * forward_share;
+    }
+    for (const auto& [name, ms] : step.at("matmul_by_precision_ms").items())
+        o.matmul_precision_ms[parse_precision(name)] += ms.get<double>();
+    if (forward) {
+        quantity = step.at("forward_ms").get<double>();
+    } else {
+        if (!with_optimizer) quantity -= step.at("optimizer_ms").get<double>();
+        o.communication_ms = step.at("communication_ms").get<double>();
+        o.overhead_ms = step.at("overhead_ms").get<double>();
+        o.idle_ms = step.value("bubble_ms", 0.0);
+    }
+    // What the parts leave of the quantity (an input stall, the optimizer's non-kernel work) is fixed; parts
+    // that add up to more (the forward's share estimate) are scaled down to it.
+    double parts = o.predicted_ms();
+    if (parts > quantity && parts > 0) {
+        double k = quantity / parts;
+        for (auto& [family, ms] : o.family_ms) ms *= k;
+        o.communication_ms *= k, o.overhead_ms *= k, o.idle_ms *= k;
+    } else {
+        o.fixed_ms = quantity - parts;
+    }
+    return o;
+}
+
+double measured_quantity(const json& result, const std::string& measures) {
+    const json& step = result.at("step");
+    if (measures == "forward") return step.at("forward_ms").get<double>();
+    double total = step.at("total_ms").get<double>();
+    return measures == "step" ? total : total - step.at("optimizer_ms").get<double>();
+}
+
+// The one result of a row's predict request, or the row's error.
+json predict_row(const json& request, size_t index) {
+    json reply = handle_request(request);
+    if (reply.contains("error")) {
+        const json& e = reply["error"];
+        std::string field = e.value("field", json(nullptr)).is_string() ? e["field"].get<std::string>() : "";
+        std::string code = e.value("code", std::string("invalid_value"));
+        ErrorCode c = code == "invalid_model" ? ErrorCode::invalid_model
+                    : code == "invalid_hardware" ? ErrorCode::invalid_hardware
+                    : code == "unknown_option" ? ErrorCode::unknown_option
+                    : code == "conflict" ? ErrorCode::conflict
+                    : code == "missing" ? ErrorCode::missing
+                    : ErrorCode::invalid_value;
+        refuse(row_name(index) + (field.empty() ? "" : ", column '" + field + "'") + ": " +
+                   e.value("message", std::string("refused")),
+               c);
+    }
+    const json& result = reply.at("results").at(0);
+    if (result.contains("error"))
+        refuse(row_name(index) + ": " + result["error"].value("message", std::string("refused")));
+    return result;
+}
+
+double ape_pct(double predicted, double measured) { return 100.0 * std::abs(predicted - measured) / measured; }
+
+}  // namespace
+
+const std::vector<std::string>& measured_quantities() {
+    static const std::vector<std::string> q = {"step", "forward_backward", "forward"};
+    return q;
+}
+
+std::vector<json> measurement_rows(const json& measurements) {
+    std::vector<json> rows;
+    if (measurements.is_string()) {
+        rows = rows_from_csv(measurements.get<std::string>());
+    } else if (measurements.is_array()) {
+        for (size_t i = 0; i < measurements.size(); ++i) {
+            if (!measurements[i].is_object()) refuse(row_name(i) + " must be an object of option names and values");
+            rows.push_back(measurements[i]);
+        }
+    } else {
+        refuse("measurements must be a list of row objects or CSV text");
+    }
+    if (rows.empty()) refuse("measurements: no rows (a header and at least one measured row)", ErrorCode::missing);
+    if (rows.size() > kMaxRows)
+        refuse("measurements: " + std::to_string(rows.size()) + " rows, more than the " + std::to_string(kMaxRows) +
+               " a calibration takes");
+    return rows;
+}
+
+json calibrate_reply(const json& request) {
+    RequestOptions o(request, kCalibrate);
+    if (!o.has("measurements"))
+        refuse("missing 'measurements' (a CSV file or a JSON list of measured rows)", ErrorCode::missing);
+    std::vector<json> rows = measurement_rows(o.value("measurements"));
+    json default_hardware = o.has("hardware") ? o.value("hardware") : json(nullptr);
+    std::string predictor = o.has("predictor") ? o.text("predictor") : default_predictor_name();
+    const json& kernel_models = o.value("kernel_models");
+
+    std::vector<MeasuredRow> measured;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        measured.push_back(measured_row(rows[i], i, default_hardware, predictor));
+        if (!kernel_models.is_null()) measured.back().request["kernel_models"] = kernel_models;
+    }
+    // The same run measured twice: noise, unless the times are further apart than any noise.
+    std::map<std::string, size_t> first_of;
+    for (size_t i = 0; i < measured.size(); ++i) {
+        json key = measured[i].request;
+        key["measures"] = measured[i].measures;
+        auto [it, fresh] = first_of.emplace(key.dump(), i);
+        if (fresh) continue;
+        double a = measured[it->second].measured_ms, b = measured[i].measured_ms;
+        if (std::max(a, b) > kContradiction * std::min(a, b))
+            refuse("measurements: rows " + std::to_string(it->second + 1) + " and " + std::to_string(i + 1) +
+                       " have the same settings and times more than 3x apart (" + json(a).dump() + " and " +
+                       json(b).dump() + " ms): two different runs, or a unit mistaken",
+                   ErrorCode::conflict);
+    }
+
+    std::map<std::string, std::vector<size_t>> rows_of;
+    std::vector<CalibrationObservation> observations;
+    std::vector<std::string> device_of;
+    for (size_t i = 0; i < measured.size(); ++i) {
+        json result = predict_row(measured[i].request, i);
+        observations.push_back(observe(result, measured[i].measures, measured[i].measured_ms));
+        device_of.push_back(result.at("hardware").get<std::string>());
+        rows_of[device_of.back()].push_back(i);
+    }
+    Calibration calibration;
+    calibration.predictor = predictor;
+    if (!kernel_models.is_null()) calibration.kernel_models = kernel_models_fingerprint(kernel_models);
+    for (const auto& [device, indices] : rows_of) {
+        std::vector<CalibrationObservation> mine;
+        for (size_t i : indices) mine.push_back(observations[i]);
+        calibration.devices[device] = fit_calibration(mine);
+    }
+    json document = to_json(calibration);
+
+    // Every row again, as `predict --calibration` answers it.
+    json out_rows = json::array();
+    std::map<std::string, std::vector<double>> after_of, measured_of;
+    for (size_t i = 0; i < measured.size(); ++i) {
+        json again = measured[i].request;
+        again["calibration"] = document;
+        double after = measured_quantity(predict_row(again, i), measured[i].measures);
+        double before = observations[i].predicted_ms();
+        double m = measured[i].measured_ms;
+        after_of[device_of[i]].push_back(after);
+        measured_of[device_of[i]].push_back(m);
+        out_rows.push_back({{"row", i + 1},
+                            {"hardware", device_of[i]},
+                            {"measures", measured[i].measures},
+                            {"measured_ms", m},
+                            {"predicted_ms_before", before},
+                            {"predicted_ms_after", after},
+                            {"ape_before_pct", ape_pct(before, m)},
+                            {"ape_after_pct", ape_pct(after, m)}});
+    }
+    // The summaries of the answers themselves, not of the fit's linear arithmetic.
+    for (auto& [device, d] : calibration.devices) d.after = summarise(after_of[device], measured_of[device]);
+    return {{"calibration", to_json(calibration)}, {"rows", out_rows}};
+}
+
+}  // namespace prenet

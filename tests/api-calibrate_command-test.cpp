@@ -1,0 +1,168 @@
+// api/calibrate_command.hpp: measured rows in, a calibration out, and predict applying it to its devices only.
+#include "api/calibrate_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include "api/api.hpp"
+
+namespace prenet {
+namespace {
+
+using nlohmann::json;
+
+json predict(json request) {
+    request["command"] = "predict";
+    return handle_request(request);
+}
+
+// What predict says of one run's step on one device (the learned predictor, the API's default).
+double step_ms(const json& settings, const char* hardware) {
+    json r = settings;
+    r["hardware"] = hardware;
+    json reply = predict(r);
+    EXPECT_FALSE(reply.contains("error")) << reply.dump();
+    return reply["results"][0]["step"]["total_ms"].get<double>();
+}
+
+const json kSmall = {{"model", "gpt2"}, {"batch", 4}, {"seq", 512}, {"precision", "bf16"}};
+const json kLarge = {{"model", "gpt2"}, {"batch", 16}, {"seq", 1024}, {"precision", "bf16"}};
+
+// Rows measured as if the A100 ran 1.25x slower than predicted.
+json slow_a100_rows() {
+    json rows = json::array();
+    for (const json& s : {kSmall, kLarge}) {
+        json row = s;
+        row["hardware"] = "a100-sxm4-80gb";
+        row["measured_ms"] = 1.25 * step_ms(s, "a100-sxm4-80gb");
+        row["measures"] = "step";
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string error_of(const json& reply) {
+    return reply.contains("error") ? reply["error"]["message"].get<std::string>() : std::string();
+}
+
+TEST(CalibrateCommand, FitsTheMeasuredDeviceAndReportsBeforeAndAfter) {
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", slow_a100_rows()}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    const json& device = reply["calibration"]["devices"]["a100-sxm4-80gb"];
+    EXPECT_EQ(device["rows"], 2);
+    EXPECT_NEAR(device["scales"]["gemm"].get<double>(), 1.25, 0.05);
+    ASSERT_EQ(reply["rows"].size(), 2u);
+    for (const auto& row : reply["rows"]) {
+        EXPECT_NEAR(row["ape_before_pct"].get<double>(), 20.0, 0.01);  // 1/1.25
+        EXPECT_LT(row["ape_after_pct"].get<double>(), 2.0);
+    }
+    EXPECT_EQ(reply["calibration"]["devices"].size(), 1u);
+}
+
+TEST(CalibrateCommand, TakesCsvTextAsWellAsObjects) {
+    double measured = 2.0 * step_ms(kSmall, "h100-sxm5-80gb");
+    std::string csv = "model,hardware,batch,seq,precision,measured_ms,measures\ngpt2,h100-sxm5-80gb,4,512,bf16," +
+                      json(measured).dump() + ",step\n";
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", csv}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    EXPECT_NEAR(reply["rows"][0]["measured_ms"].get<double>(), measured, 1e-9 * measured);
+    EXPECT_LT(reply["rows"][0]["ape_after_pct"].get<double>(), 5.0);
+}
+
+TEST(CalibrateCommand, PredictAppliesItToItsDevicesOnly) {
+    json calibration = handle_request({{"command", "calibrate"}, {"measurements", slow_a100_rows()}})["calibration"];
+    json asked = kLarge;
+    asked["hardware"] = json::array({"a100-sxm4-80gb", "h100-sxm5-80gb"});
+    json plain = predict(asked);
+    asked["calibration"] = calibration;
+    json calibrated = predict(asked);
+    ASSERT_FALSE(calibrated.contains("error")) << calibrated.dump();
+    const json& a100 = calibrated["results"][0];
+    EXPECT_EQ(a100["calibrated"], true);
+    EXPECT_EQ(a100["calibration_rows"], 2);
+    EXPECT_NEAR(a100["step"]["total_ms"].get<double>() / plain["results"][0]["step"]["total_ms"].get<double>(), 1.25,
+                0.03);
+    // The other device: every number as without the calibration.
+    json h100 = calibrated["results"][1];
+    EXPECT_EQ(h100["calibrated"], false);
+    EXPECT_TRUE(h100["calibration_rows"].is_null());
+    h100.erase("calibrated");
+    h100.erase("calibration_rows");
+    json before = plain["results"][1];
+    before.erase("calibrated");
+    before.erase("calibration_rows");
+    EXPECT_EQ(h100, before);
+    EXPECT_EQ(calibrated["settings"]["calibrated_devices"], json::array({"a100-sxm4-80gb"}));
+}
+
+TEST(CalibrateCommand, ACalibrationOfAnotherPredictorIsRefused) {
+    json calibration = handle_request({{"command", "calibrate"}, {"measurements", slow_a100_rows()}})["calibration"];
+    json asked = kSmall;
+    asked["hardware"] = "a100-sxm4-80gb";
+    asked["predictor"] = "roofline";
+    asked["calibration"] = calibration;
+    json reply = predict(asked);
+    EXPECT_EQ(reply["error"]["field"], "calibration");
+    EXPECT_NE(error_of(reply).find("'learned' predictor"), std::string::npos) << reply.dump();
+}
+
+TEST(CalibrateCommand, BadRowsAreRefusedNamingTheRowAndField) {
+    auto message = [](json measurements) {
+        json reply = handle_request({{"command", "calibrate"}, {"measurements", measurements}});
+        EXPECT_TRUE(reply.contains("error")) << reply.dump();
+        EXPECT_EQ(reply["error"]["field"], "measurements");
+        return error_of(reply);
+    };
+    std::string header = "model,hardware,batch,measured_ms,measures\n";
+    EXPECT_NE(message("model,hardware,speed,measured_ms,measures\ngpt2,a100-sxm4-80gb,3,10,step\n")
+                  .find("unknown column 'speed'"), std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,0,step\n").find("row 1: measured_ms must be a positive"),
+              std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,-5,step\n").find("row 1: measured_ms"), std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,ten,step\n").find("row 1, column 'measured_ms' must be a number"),
+              std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,10,step\ngpt2,warp-drive,4,10,step\n").find("row 2, column 'hardware'"),
+              std::string::npos);
+    EXPECT_NE(message(header + "no-such-model,a100-sxm4-80gb,4,10,step\n").find("row 1, column 'model'"),
+              std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,10,backward\n").find("measures must be step"), std::string::npos);
+    EXPECT_NE(message("model,batch,measured_ms,measures\ngpt2,4,10,step\n").find("row 1: missing hardware"),
+              std::string::npos);
+    EXPECT_NE(message(header + "gpt2,all,4,10,step\n").find("the one accelerator"), std::string::npos);
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,10,step\ngpt2,a100-sxm4-80gb,4,31,step\n")
+                  .find("rows 1 and 2 have the same settings and times more than 3x apart"),
+              std::string::npos);
+    EXPECT_NE(message(header).find("no rows"), std::string::npos);
+    EXPECT_NE(message(json::array({1})).find("row 1 must be an object"), std::string::npos);
+    EXPECT_NE(message(json(7)).find("must be a list"), std::string::npos);
+}
+
+TEST(CalibrateCommand, RowsWithinThreeTimesOfEachOtherAreNoise) {
+    std::string csv = "model,hardware,batch,measured_ms,measures\ngpt2,a100-sxm4-80gb,4,10,step\n"
+                      "gpt2,a100-sxm4-80gb,4,29,step\n";
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", csv}});
+    EXPECT_FALSE(reply.contains("error")) << reply.dump();
+}
+
+TEST(CalibrateCommand, TheHardwareOptionNamesTheDeviceOfRowsWithout) {
+    json rows = slow_a100_rows();
+    for (auto& r : rows) r.erase("hardware");
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", rows}, {"hardware", "a100-sxm4-80gb"}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    EXPECT_TRUE(reply["calibration"]["devices"].contains("a100-sxm4-80gb"));
+}
+
+TEST(CalibrateCommand, ForwardRowsCompareWithTheForward) {
+    json r = kSmall;
+    r["hardware"] = "a100-sxm4-80gb";
+    double forward = predict(r)["results"][0]["step"]["forward_ms"].get<double>();
+    json row = r;
+    row["measured_ms"] = 1.5 * forward;
+    row["measures"] = "forward";
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({row})}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    EXPECT_NEAR(reply["rows"][0]["predicted_ms_before"].get<double>(), forward, 1e-9 * forward);
+    EXPECT_LT(reply["rows"][0]["ape_after_pct"].get<double>(), 5.0);
+}
+
+}  // namespace
+}  // namespace prenet

@@ -108,7 +108,8 @@ describe('the Calibrate panel', () => {
     assert.ok(ape('ape_after_pct') < ape('ape_before_pct'), 'median APE after < before');
     // The scales per accelerator are shown.
     const families = await page.$$eval(`#cal-scales [data-device="${HW}"] [data-scale]`, (lis) => lis.map((li) => li.dataset.scale));
-    assert.deepEqual(families.sort(), Object.keys(native.devices[HW].scales).sort());
+    assert.deepEqual(families.sort(), Object.keys(native.devices[HW].scales).filter((k) => native.devices[HW].scales[k] !== 1).sort());
+    assert.ok(families.includes('gemm'));
 
     // The results are corrected at once: the A100 is calibrated and marked, the T4 is unchanged, bit for bit.
     const calibrated = await predict(page);
@@ -185,6 +186,8 @@ describe('the Calibrate panel', () => {
     await page.fill('#cal-measured_ms-0', '-3');
     await page.click('#cal-run');
     await page.waitForFunction(() => /row 1/i.test(document.getElementById('cal-file-status').textContent) && document.getElementById('cal-file-status').classList.contains('bad'));
+    assert.match(await page.textContent('#cal-file-status'), /row 1: measured_ms must be a positive number/);
+    assert.equal(await page.getAttribute('#cal-measured_ms-0', 'aria-invalid'), 'true', 'the field the API names is marked');
     assert.equal((await state(page)).calibration, null);
     await page.fill('#cal-measured_ms-0', '280');
     await page.click('#cal-add');

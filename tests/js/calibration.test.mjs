@@ -156,6 +156,12 @@ test('in words: the status, each row before and after, the scales per accelerato
   assert.match(scales, /data-scale="gemm"><span>gemm<\/span> <strong>× 1\.12<\/strong>/);
   assert.match(scales, /Median error 14\.2% → 2\.1%; worst off by 1\.25× → 1\.04×/);
   assert.doesNotMatch(scales, /<SXM4>/);
+  assert.doesNotMatch(scales, /data-scale="communication"/, 'a scale left at 1 is not listed');
+  assert.match(scales, /the others stay at 1/);
+  // The CLI's form: the sd from the log_covariance diagonal over scale_keys.
+  const cov = { ...DOC, scale_keys: ['gemm', 'overhead'], devices: { x: { rows: 1, scales: { gemm: 1.1, overhead: 1 }, log_covariance: [[0.01, 0], [0, 0.04]] } } };
+  assert.deepEqual(C.devices(cov)[0].log_sd, { gemm: 0.1, overhead: 0.2 });
+  assert.match(C.scalesHtml(cov), /× 1\.1<\/strong><span class="hint"> ±11%/);
 });
 
 test('the typed rows as fields: one labelled control per column, the known accelerators, the page model as placeholder', () => {

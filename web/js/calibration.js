@@ -144,10 +144,22 @@ export function readMeasurementsFile(name, text, readJson) {
 const pct = (x) => (F.isNum(x) ? `${F.num(x, 3)}%` : '—');
 const times = (x) => (F.isNum(x) ? `${F.num(x, 3)}×` : '—');
 
+// The posterior sd of each log(scale): the document's `log_sd` where it has one, else the square root of its
+// `log_covariance` diagonal (a matrix over the document's `scale_keys`).
+function logSd(doc, d) {
+  if (d?.log_sd && typeof d.log_sd === 'object') return d.log_sd;
+  const keys = Array.isArray(doc?.scale_keys) ? doc.scale_keys : [];
+  const cov = Array.isArray(d?.log_covariance) ? d.log_covariance : [];
+  return Object.fromEntries(keys.map((k, i) => [k, Math.sqrt(Math.max(0, Number(cov[i]?.[i])))]).filter(([, v]) => F.isNum(v)));
+}
+
 /** The accelerators a calibration names, each {id, name, rows, scales, log_sd, before, after}. */
 export function devices(doc, nameOf = (id) => id) {
-  return Object.entries(doc?.devices ?? {}).map(([id, d]) => ({ id, name: nameOf(id), rows: d?.rows, scales: d?.scales ?? {}, log_sd: d?.log_sd ?? {}, before: d?.before ?? {}, after: d?.after ?? {} }));
+  return Object.entries(doc?.devices ?? {}).map(([id, d]) => ({ id, name: nameOf(id), rows: d?.rows, scales: d?.scales ?? {}, log_sd: logSd(doc, d), before: d?.before ?? {}, after: d?.after ?? {} }));
 }
+
+/** The scales a calibration moved (1 where its rows say nothing), in the document's order. */
+export const movedScales = (scales) => Object.entries(scales ?? {}).filter(([, s]) => F.isNum(s) && s !== 1);
 
 /** One line on the calibration in use: "Calibrated with your measurements: A100 (3 rows), H100 (1 row)." */
 export function statusHtml(doc, nameOf) {
@@ -184,12 +196,14 @@ export function scalesHtml(doc, nameOf = (id) => id) {
   if (!list.length) return '';
   return list
     .map((d) => {
-      const scales = Object.entries(d.scales)
+      const moved = movedScales(d.scales);
+      const scales = moved
         .map(([k, s]) => `<li data-scale="${esc(k)}"><span>${esc(k)}</span> <strong>× ${F.num(s, 4)}</strong><span class="hint">${spread(d.log_sd[k])}</span></li>`)
         .join('');
       return `<section class="cal-device" data-device="${esc(d.id)}" aria-label="Calibration of ${esc(d.name)}"><h4>${esc(d.name)} · ${F.isNum(d.rows) ? F.plural(d.rows, 'row') : ''}</h4>
         <p class="hint">Median error ${pct(d.before.median_ape_pct)} → ${pct(d.after.median_ape_pct)}; worst off by ${times(d.before.worst_off_by)} → ${times(d.after.worst_off_by)}.</p>
-        <ul class="cal-scales" aria-label="Scale factors of ${esc(d.name)}">${scales}</ul></section>`;
+        <ul class="cal-scales" aria-label="Scale factors of ${esc(d.name)}">${scales}</ul>
+        <p class="hint">Times of each kind × these factors${moved.length < Object.keys(d.scales).length ? '; the others stay at 1 (the measurements say nothing about them)' : ''}.</p></section>`;
     })
     .join('');
 }

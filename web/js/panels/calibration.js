@@ -106,8 +106,11 @@ function apply(ctx, doc, rows, { keep = true } = {}) {
 
 function markRowError(ctx, error) {
   for (const el of ctx.$('cal-rows').querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
-  const row = /\brow (\d+)\b/i.exec(error?.message ?? '')?.[1] ?? error?.row;
-  const field = error?.field;
+  // The API names the row and the column in its message ("measurements: row 2: measured_ms must be ..."; its
+  // field is `measurements`); the page's own check gives them as {row, field}.
+  const found = /\brow (\d+)\b(.*)$/is.exec(error?.message ?? '');
+  const row = found?.[1] ?? error?.row;
+  const field = C.COLUMNS.includes(error?.field) ? error.field : C.COLUMNS.find((k) => new RegExp(`\\b${k}\\b`).test(found?.[2] ?? ''));
   if (row == null || !field) return;
   const el = ctx.$('cal-rows').querySelector(`[data-row="${Number(row) - 1}"][data-key="${CSS.escape(field)}"]`);
   el?.setAttribute('aria-invalid', 'true');

@@ -4,6 +4,7 @@
 // the only fetches are this site's own files (the worker's wasm module, the schema and examples for the editor).
 import { createClient, debounce, latest } from './client.js';
 import { isCluster, mergeReplies, splitRequest } from './cluster.js';
+import * as calibration from './panels/calibration.js';
 import * as compare from './panels/compare.js';
 import * as custom from './panels/custom-hardware.js';
 import * as hardware from './panels/hardware.js';
@@ -18,12 +19,12 @@ const client = createClient(); // picks up the worker js/boot.js started
 const $ = (id) => document.getElementById(id);
 
 // In render order: the results mark the inputs an error names after the inputs have been filled.
-const PANELS = [model, training, hardware, custom, results, compare, share];
+const PANELS = [model, training, hardware, custom, calibration, results, compare, share];
 
 let table = null; // the API's option table (state.js optionTable), before anything else
 let state = null;
 // What the worker said, for the state in `last.snapshot` (the panels' '@features' and '@predict').
-const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, rows: [], language: true, computeMs: 0, selAuto: null, cancelled: 0 };
+const last = { snapshot: null, features: null, featuresError: null, predict: null, predictError: null, request: null, calibrate: null, rows: [], language: true, computeMs: 0, selAuto: null, cancelled: 0 };
 // The catalogues ('@meta'), filled at start.
 const meta = { zoo: [], zooById: new Map(), hardware: [], hardwareById: new Map() };
 const featuresCache = new Map();
@@ -252,6 +253,7 @@ window.addEventListener('hashchange', async () => {
   if (!table) return;
   const notes = [];
   const next = await S.fromHash(location.hash, table, notes);
+  next.calibration ??= calibration.saved();
   if (S.keepKnown(next, meta, notes)) writeHash();
   showLinkNotes(notes);
   if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
@@ -279,6 +281,8 @@ async function start() {
     const saved = custom.saved();
     if (saved.length) state.custom = saved;
   }
+  // The calibration kept in this browser, unless the link carries one (the results it shares are for that).
+  state.calibration ??= calibration.saved();
   for (const panel of PANELS) panel.bind(ctx);
   renderAll();
   // The default prediction, queued ahead of the catalogue requests below; a link that names a model or

@@ -28,6 +28,8 @@ const PAGE_STATE = Object.freeze({
   log: false, // the charts' scale: logarithmic
   preset: '', // 'llm': the page's defaults for an uploaded language model were applied (named in the assumptions)
   pins: [], // pinned scenarios to compare with: each the hash of a whole state (without pins)
+  calibration: null, // the calibration document (`prenet calibrate`'s output) sent with every predict request, or null
+  shareCal: false, // the calibration goes into the link (URL `cal=`): only when the user ticks it
 });
 
 /**
@@ -154,7 +156,10 @@ function trainingOptions(state, table, command) {
 export function predictRequest(state, table) {
   const r = { command: 'predict', model: modelArgument(state), hardware: state.hw ?? 'all' };
   if (state.custom.length) r.custom_hardware = state.custom;
-  return Object.assign(r, trainingOptions(state, table, 'predict'));
+  Object.assign(r, trainingOptions(state, table, 'predict'));
+  // The user's calibration (docs/calibration.md): the accelerators it names are corrected, the others unchanged.
+  if (state.calibration) r.calibration = state.calibration;
+  return r;
 }
 
 export function featuresRequest(state, table, model = modelArgument(state)) {
@@ -164,6 +169,9 @@ export function featuresRequest(state, table, model = modelArgument(state)) {
 // ---- the equivalent command line ------------------------------------------------------------------------
 
 const quote = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${String(s).replace(/'/g, `'\\''`)}'`);
+
+/** File name the calibration is saved under for the command line (`--calibration calibration.json`). */
+export const CALIBRATION_FILE = 'calibration.json';
 
 /** File name a custom sheet is saved under for the command line. */
 export const sheetFile = (sheet) => `${String(sheet.id || 'custom').replace(/[^\w.-]+/g, '-')}.json`;
@@ -187,6 +195,7 @@ export function commandLine(state, table, used = null) {
     const flag = table.byName.get(key)?.flag;
     if (!flag || unused.has(key)) continue;
     if (key === 'model') args.push(flag, modelFile(state) ?? state.model);
+    else if (key === 'calibration') args.push(flag, CALIBRATION_FILE);
     else if (key === 'hardware') args.push(flag, [...(state.hw ?? ['all']), ...state.custom.map(sheetFile)].join(','));
     else if (value === true) args.push(flag);
     else if (value !== false) args.push(flag, String(value));
@@ -291,6 +300,8 @@ export async function toHash(state, table) {
   if (state.log) p.set('log', '1');
   if (state.preset) p.set('preset', state.preset);
   if (state.pins?.length) p.set('pins', await pack(state.pins));
+  // The user's calibration only on an explicit opt-in ("Include my calibration in the link").
+  if (state.calibration && state.shareCal) p.set('cal', await pack(state.calibration));
   const text = p.toString();
   return text ? `#${text}` : '';
 }
@@ -423,5 +434,39 @@ export async function fromHash(hash, table, notes = []) {
       notes.push(`The link's pinned scenarios could not be used (${error.message}).`);
     }
   }
+  if (p.has('cal')) {
+    try {
+      const doc = await unpack(p.get('cal'), table.limits);
+      const problem = calibrationProblem(doc);
+      if (problem) throw new Error(problem);
+      s.calibration = doc;
+      s.shareCal = true;
+    } catch (error) {
+      notes.push(`The link's calibration could not be used (${error.message}): the results are not calibrated by it.`);
+    }
+  }
   return s;
+}
+
+// ---- the calibration document ----------------------------------------------------------------------------
+
+/** What a calibration document (`prenet calibrate --out`) may hold: its devices and their keys, per LIMITS. */
+export const CALIBRATION_FORMAT = 'prenet-calibration';
+
+/**
+ * Why a value is not a calibration document the page can send (a short reason), or null. Only its shape is
+ * checked here (format, version, devices by well-formed id); its numbers are the API's to check.
+ */
+export function calibrationProblem(doc) {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return 'it is not a JSON object';
+  if (doc.format !== CALIBRATION_FORMAT) return `it is not a calibration (its "format" is not "${CALIBRATION_FORMAT}")`;
+  if (doc.version !== 1) return `its version ${JSON.stringify(doc.version ?? null)} is not one this page reads (1)`;
+  const devices = doc.devices;
+  if (!devices || typeof devices !== 'object' || Array.isArray(devices)) return 'it has no "devices" object';
+  const ids = Object.keys(devices);
+  if (!ids.length) return 'it names no accelerator';
+  if (ids.length > LIMITS.ids) return `it names more than ${LIMITS.ids} accelerators`;
+  const bad = ids.find((id) => !validId(id) || !devices[id] || typeof devices[id] !== 'object');
+  if (bad != null) return `its accelerator ${linkText(bad)} is not an id with a calibration`;
+  return null;
 }

@@ -10,7 +10,7 @@ const MODEL = /^[\w.+:/-]{1,128}$/;
  * The query's problems, each in words ("batch=-3: Batch size must be at least 1"): a value its row refuses,
  * an attribute the widget does not know, a malformed model or accelerator list. Pure.
  */
-export function queryProblems(query, table) {
+export function queryProblems(query, table, origin = globalThis.location?.origin ?? null) {
   const problems = [];
   const byUrl = new Map(table.fields.filter((r) => r.url).map((r) => [r.url, r]));
   for (const [key, value] of query) {
@@ -18,6 +18,9 @@ export function queryProblems(query, table) {
       if (!MODEL.test(value)) problems.push(`model=${value}: not a model id (letters, digits and . _ - + / : only)`);
     } else if (key === 'hardware') {
       if (value !== 'all' && value.split(',').some((id) => !S.validId(id))) problems.push(`hardware=${value}: a comma-separated list of accelerator ids, or all`);
+    } else if (key === 'calibration') {
+      const problem = calibrationUrlProblem(value, origin);
+      if (problem) problems.push(`calibration=${value}: ${problem}`);
     } else if (key === 'budget') {
       if (!['tokens', 'samples', ''].includes(value)) problems.push(`budget=${value}: tokens or samples`);
     } else if (byUrl.has(key)) {
@@ -27,6 +30,21 @@ export function queryProblems(query, table) {
     } else problems.push(`${key}: not an attribute the widget knows`);
   }
   return problems;
+}
+
+/**
+ * Why a `calibration` attribute is not a URL the widget fetches (null when it is): a calibration JSON on the
+ * widget's own origin (relative to widget.html, or absolute with the same origin). Pure.
+ */
+export function calibrationUrlProblem(value, origin) {
+  let url;
+  try {
+    url = new URL(value, origin ? `${origin}/` : undefined);
+  } catch {
+    return 'not a URL';
+  }
+  if (!/^https?:$/.test(url.protocol) || url.origin !== origin) return `not on this site (${origin ?? 'no origin'}): the widget fetches a calibration from its own site only`;
+  return null;
 }
 
 /** An API error in the widget's words: what in the attributes is wrong, never a command to run. */

@@ -8,7 +8,7 @@ import { isCluster, mergeReplies, splitRequest } from './cluster.js';
 import { createClient } from './client.js';
 import * as F from './format.js';
 import { buildRows } from './results/rows.js';
-import { sortRows } from './results/table.js';
+import { calibratedBadge, sortRows } from './results/table.js';
 import { pickBest } from './results/verdict.js';
 import * as S from './state.js';
 import { budgetWords, plain, queryProblems, widgetMessage } from './widget-words.js';
@@ -41,6 +41,18 @@ async function stateFromQuery(table) {
   return s;
 }
 
+async function fetchCalibration(value) {
+  try {
+    const response = await fetch(new URL(value, location.href), { credentials: 'same-origin' });
+    if (!response.ok) return { problem: `HTTP ${response.status}` };
+    const doc = JSON.parse(await response.text());
+    const problem = S.calibrationProblem(doc);
+    return problem ? { problem } : { doc };
+  } catch (error) {
+    return { problem: error.message ?? String(error) };
+  }
+}
+
 async function predict(request, table) {
   if (!isCluster(request, table)) return client.call(request);
   const ids = request.hardware === 'all' ? ((await client.call({ command: 'hardware' })).doc.hardware ?? []).map((h) => h.id) : [];
@@ -57,6 +69,14 @@ async function main() {
   const problems = queryProblems(q, table);
   if (problems.length) return fail(`This widget's attributes are not valid, so it shows nothing: ${problems.join('; ')}.`);
   const state = await stateFromQuery(table);
+  // A calibration (`prenet calibrate --out`, the page's export) on this site: every result on the accelerators it
+  // names is corrected and marked; it travels on to the full calculator by the "Open" link.
+  if (q.has('calibration')) {
+    const { doc, problem } = await fetchCalibration(q.get('calibration'));
+    if (problem) return fail(`This widget's calibration (${q.get('calibration')}) cannot be used: ${problem}.`);
+    state.calibration = doc;
+    state.shareCal = true;
+  }
   $('w-open').href = `index.html${await S.toHash(state, table)}`;
   const request = S.predictRequest(state, table);
   const [reply, hardware] = await Promise.all([predict(request, table), client.call({ command: 'hardware' })]);
@@ -78,7 +98,7 @@ async function main() {
     <thead><tr><th scope="col">Accelerator</th><th scope="col">Memory</th><th scope="col">Step</th><th scope="col">${rate}</th><th scope="col">Time to train</th><th scope="col">Cost</th></tr></thead>
     <tbody>${rows
       .map(
-        (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}</th>
+        (r) => `<tr class="${r.id === best?.id ? 'best' : ''} ${r.fits ? '' : 'nofit'}"><th scope="row">${F.esc(r.name)}${r.id === best?.id ? '<span class="badge best">best</span>' : ''}${calibratedBadge(r)}</th>
         <td data-label="Memory">${F.gib(r.peak)} ${r.fits ? '<span class="fits">fits</span>' : '<span class="nofit-label">too big</span>'}</td>
         <td data-label="Step">${F.ms(r.step)}</td><td data-label="${rate}">${F.si(language ? r.tokensPerS : r.samplesPerS)}</td>
         <td data-label="Time to train">${F.hours(r.hours)}</td><td data-label="Cost">${F.usd(r.cost)}</td></tr>`,

@@ -82,6 +82,8 @@ export function render(state, ctx) {
   Promise.all(
     state.pins.map(async (hash) => {
       const pinned = await S.fromHash(hash, ctx.table);
+      // The calibration is the user's (their accelerators), not the scenario's: a pin is computed with the one in use.
+      pinned.calibration ??= state.calibration;
       const request = S.predictRequest(pinned, ctx.table);
       const key = JSON.stringify(request);
       if (!cache.has(key)) {

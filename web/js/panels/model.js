@@ -308,7 +308,8 @@ export function bind(ctx) {
   // Dropping a file anywhere on the page uses it too (instead of the browser opening it).
   window.addEventListener('dragover', (e) => e.preventDefault());
   window.addEventListener('drop', (e) => {
-    if (drop.contains(e.target)) return;
+    // The model's drop zone, and the calibration's (panels/calibration.js), handle their own files.
+    if (drop.contains(e.target) || e.target.closest?.('#cal-drop')) return;
     e.preventDefault();
     if (e.dataTransfer?.files?.[0]) {
       selectTab('file', ctx);

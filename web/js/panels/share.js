@@ -32,6 +32,7 @@ export function render(state, { $, table, last }) {
   const files = [];
   if (state.source !== 'zoo' && state.doc) files.push(`<button type="button" class="small" data-save-model>${F.esc(S.modelFile(state))}</button>`);
   for (const [i, c] of state.custom.entries()) files.push(`<button type="button" class="small" data-save-sheet="${i}">${F.esc(S.sheetFile(c))}</button>`);
+  if (state.calibration) files.push(`<button type="button" class="small" data-save-calibration>${F.esc(S.CALIBRATION_FILE)}</button>`);
   const edited = Object.keys(state.prices).length;
   $('cli-files').innerHTML = [
     files.length ? `Save next to where you run it: ${files.join(' ')}` : '',
@@ -77,6 +78,8 @@ export function bind(ctx) {
       if (isOnnxDoc(state.doc)) download(S.modelFile(state), fromBase64(state.doc.onnx_base64), 'application/octet-stream');
       else download(S.modelFile(state), `${JSON.stringify(state.doc, null, 2)}\n`, 'application/json');
     }
+    if (b.dataset.saveCalibration !== undefined && state.calibration)
+      download(S.CALIBRATION_FILE, `${JSON.stringify(state.calibration, null, 2)}\n`, 'application/json');
     if (b.dataset.saveSheet !== undefined) {
       const sheet = state.custom[Number(b.dataset.saveSheet)];
       download(S.sheetFile(sheet), `${JSON.stringify(sheet, null, 2)}\n`, 'application/json');

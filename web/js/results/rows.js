@@ -68,6 +68,9 @@ export function buildRows(reply, { hardware, customs = [], prices = {} }) {
       fallback: r.precision_fallback && typeof r.precision_fallback === 'object' ? r.precision_fallback : null,
       // What makes this answer misleading, in the API's words (a global batch past published runs, a run shorter
       // than one step, a precision fallback).
+      // Corrected by the user's calibration (the request's `calibration`): how many measurements of this device it rests on.
+      calibrated: r.calibrated === true,
+      calibrationRows: isNum(r.calibration_rows) ? r.calibration_rows : null,
       warnings: Array.isArray(r.warnings) ? r.warnings.filter((w) => typeof w === 'string') : [],
       // A cluster's answer: the plan (layout) and how well it uses the devices.
       devices: r.plan?.gpus ?? devices,

@@ -23,6 +23,13 @@ export const COLUMNS = [
 /** The columns shown for these rows. */
 export const columnsFor = (rows) => COLUMNS.filter((c) => !c.when || c.when(rows));
 
+/** The mark of a result corrected by the user's calibration, with how many measurements it rests on. */
+export function calibratedBadge(r) {
+  if (!r.calibrated) return '';
+  const text = `Calibrated with ${r.calibrationRows == null ? 'your measurements' : `${r.calibrationRows} of your measurement${r.calibrationRows === 1 ? '' : 's'}`} on this accelerator (“Calibrate”)`;
+  return `<span class="badge calibrated" title="${esc(text)}" aria-label="${esc(text)}">calibrated</span>`;
+}
+
 export function sortRows(rows, key, dir) {
   const col = COLUMNS.find((c) => c.key === key) ?? COLUMNS[1];
   return [...rows].sort((a, b) => {
@@ -87,6 +94,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
         r.id === best?.id ? '<span class="badge best">best choice</span>' : '',
         r.id === fastest?.id && fastest?.id !== best?.id ? '<span class="badge fast">fastest</span>' : '',
         r.custom ? '<span class="badge custom">custom</span>' : '',
+        calibratedBadge(r),
         precisionBadge(r),
       ].join('');
       const plan = r.plan

@@ -59,7 +59,7 @@ TEST(CalibrateCommand, FitsTheMeasuredDeviceAndReportsBeforeAndAfter) {
 }
 
 TEST(CalibrateCommand, TakesCsvTextAsWellAsObjects) {
-    double measured = 2.0 * step_ms(kSmall, "h100-sxm5-80gb");
+    double measured = 1.2 * step_ms(kSmall, "h100-sxm5-80gb");
     std::string csv = "model,hardware,batch,seq,precision,measured_ms,measures\ngpt2,h100-sxm5-80gb,4,512,bf16," +
                       json(measured).dump() + ",step\n";
     json reply = handle_request({{"command", "calibrate"}, {"measurements", csv}});
@@ -162,6 +162,50 @@ TEST(CalibrateCommand, ForwardRowsCompareWithTheForward) {
     ASSERT_FALSE(reply.contains("error")) << reply.dump();
     EXPECT_NEAR(reply["rows"][0]["predicted_ms_before"].get<double>(), forward, 1e-9 * forward);
     EXPECT_LT(reply["rows"][0]["ape_after_pct"].get<double>(), 5.0);
+}
+
+}  // namespace
+}  // namespace prenet
+
+namespace prenet {
+namespace {
+
+TEST(CalibrateCommand, AProfilerTraceCalibratesTheFamiliesItTimes) {
+    json r = kLarge;
+    r["hardware"] = "a100-sxm4-80gb";
+    const json step = predict(r)["results"][0]["step"];
+    // Two profiled steps whose GEMMs ran 1.3x the prediction and whose norms ran as predicted.
+    json events = json::array();
+    for (int s = 0; s < 2; ++s) {
+        events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(s)}, {"dur", 1}});
+        events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ampere_bf16_s16816gemm_bf16_128x128"},
+                          {"dur", 1e3 * 1.3 * step["by_family_ms"]["gemm"].get<double>()}});
+        events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "vectorized_layer_norm_kernel"},
+                          {"dur", 1e3 * step["by_family_ms"]["norm"].get<double>()}});
+    }
+    json row = r;
+    row["trace"] = {{"traceEvents", events}};
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({row})}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    ASSERT_EQ(reply["rows"].size(), 2u);  // one per family the trace and the prediction both hold
+    for (const auto& row_out : reply["rows"]) EXPECT_EQ(row_out["row"], 1);
+    EXPECT_EQ(reply["rows"][0]["measures"], "kernels:gemm");
+    EXPECT_NEAR(reply["rows"][0]["ape_before_pct"].get<double>(), 100.0 * 0.3 / 1.3, 1e-6);
+    EXPECT_LT(reply["rows"][0]["ape_after_pct"].get<double>(), 5.0);
+    EXPECT_EQ(reply["rows"][1]["measures"], "kernels:norm");
+    EXPECT_LT(reply["rows"][1]["ape_after_pct"].get<double>(), 5.0);  // measured as predicted: stays near
+    const json& scales = reply["calibration"]["devices"]["a100-sxm4-80gb"]["scales"];
+    EXPECT_GT(scales["gemm"].get<double>() * scales["matmul.bf16"].get<double>(), 1.2);
+    EXPECT_NEAR(scales["norm"].get<double>(), 1.0, 0.1);
+
+    json both = row;
+    both["measured_ms"] = 5;
+    reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({both})}});
+    EXPECT_NE(error_of(reply).find("row 1: a row with a trace measures its kernels"), std::string::npos) << reply.dump();
+    json text = r;
+    text["trace"] = "trace.json";
+    reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({text})}});
+    EXPECT_NE(error_of(reply).find("row 1: trace must be a profiler trace document"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "api/api.hpp"
 #include "api/options.hpp"
 #include "calibration/calibration_fit.hpp"
+#include "calibration/profiler_trace.hpp"
 #include "core/csv.hpp"
 #include "core/precision.hpp"
 #include "core/error.hpp"
@@ -37,7 +38,11 @@ const OptionDef* predict_option(const std::string& name) {
     return row && row->api && row->takes(kPredict) ? row : nullptr;
 }
 
-bool is_measurement_column(const std::string& name) { return name == kMeasuredMs || name == kMeasures; }
+const std::string kColumns = "predict's option names, measured_ms, measures and trace";
+
+bool is_measurement_column(const std::string& name) {
+    return name == kMeasuredMs || name == kMeasures || name == kTrace;
+}
 
 // A number written in a CSV field: decimal digits, a point and an exponent only.
 json csv_number(const std::string& text, const std::string& where) {
@@ -52,7 +57,7 @@ json csv_number(const std::string& text, const std::string& where) {
 // A CSV field as the JSON value its column takes.
 json csv_value(const std::string& column, const std::string& text, const std::string& where) {
     if (column == kMeasuredMs) return csv_number(text, where);
-    if (column == kMeasures) return text;
+    if (column == kMeasures || column == kTrace) return text;
     const OptionDef& row = *predict_option(column);
     switch (row.type) {
         case OptionType::count:
@@ -75,8 +80,7 @@ std::vector<json> rows_from_csv(const std::string& text) {
     }
     for (const auto& column : table.header)
         if (!is_measurement_column(column) && !predict_option(column))
-            refuse("measurements: unknown column '" + column + "' (predict's option names, measured_ms and measures)",
-                   ErrorCode::unknown_option);
+            refuse("measurements: unknown column '" + column + "' (" + kColumns + ")", ErrorCode::unknown_option);
     std::vector<json> rows;
     for (size_t r = 0; r < table.rows.size(); ++r) {
         json row = json::object();
@@ -94,6 +98,7 @@ struct MeasuredRow {
     json request;  // the predict request
     std::string measures;
     double measured_ms = 0;
+    std::optional<ProfiledKernels> trace;  // a profiler trace's kernel time per family (measures "kernels")
 };
 
 MeasuredRow measured_row(const json& row, size_t index, const json& default_hardware, const std::string& predictor) {
@@ -108,19 +113,32 @@ MeasuredRow measured_row(const json& row, size_t index, const json& default_hard
         } else if (key == kMeasures) {
             const auto& known = measured_quantities();
             if (!value.is_string() || std::find(known.begin(), known.end(), value.get<std::string>()) == known.end())
-                refuse(where + ": measures must be step, forward_backward or forward, got " + value.dump());
+                refuse(where + ": measures must be step, forward_backward, forward or kernels, got " + value.dump());
             m.measures = value.get<std::string>();
+        } else if (key == kTrace) {
+            if (!value.is_object() && !value.is_array())
+                refuse(where + ": trace must be a profiler trace document (the CLI reads the file the CSV names)");
+            m.trace = read_profiler_trace(value, where);
         } else if (!predict_option(key)) {
-            refuse(where + ": unknown column '" + key + "' (predict's option names, measured_ms and measures)",
-                   ErrorCode::unknown_option);
+            refuse(where + ": unknown column '" + key + "' (" + kColumns + ")", ErrorCode::unknown_option);
         } else if (key == "calibration" || key == "breakdown" || key == "kernel_models") {
             refuse(where + ": '" + key + "' is not a setting of a measured run", ErrorCode::unknown_option);
         } else {
             m.request[key] = value;
         }
     }
-    if (m.measured_ms == 0) refuse(where + ": missing measured_ms", ErrorCode::missing);
-    if (m.measures.empty()) refuse(where + ": missing measures (step, forward_backward or forward)", ErrorCode::missing);
+    if (m.trace) {
+        // The trace is the measurement: its kernels per family.
+        if (m.measured_ms != 0 || (!m.measures.empty() && m.measures != kKernelsMeasured))
+            refuse(where + ": a row with a trace measures its kernels: no measured_ms, and measures empty or kernels",
+                   ErrorCode::conflict);
+        m.measures = kKernelsMeasured;
+    } else {
+        if (m.measured_ms == 0) refuse(where + ": missing measured_ms", ErrorCode::missing);
+        if (m.measures.empty() || m.measures == kKernelsMeasured)
+            refuse(where + ": missing measures (step, forward_backward or forward; kernels with a trace)",
+                   ErrorCode::missing);
+    }
     if (!m.request.contains("model")) refuse(where + ": missing model", ErrorCode::missing);
     if (!m.request.contains("hardware")) {
         if (default_hardware.is_null())
@@ -208,7 +226,7 @@ double ape_pct(double predicted, double measured) { return 100.0 * std::abs(pred
 }  // namespace
 
 const std::vector<std::string>& measured_quantities() {
-    static const std::vector<std::string> q = {"step", "forward_backward", "forward"};
+    static const std::vector<std::string> q = {"step", "forward_backward", "forward", kKernelsMeasured};
     return q;
 }
 
@@ -250,6 +268,7 @@ json calibrate_reply(const json& request) {
     for (size_t i = 0; i < measured.size(); ++i) {
         json key = measured[i].request;
         key["measures"] = measured[i].measures;
+        if (measured[i].trace) continue;  // a trace's kernels are compared family by family
         auto [it, fresh] = first_of.emplace(key.dump(), i);
         if (fresh) continue;
         double a = measured[it->second].measured_ms, b = measured[i].measured_ms;
@@ -260,21 +279,41 @@ json calibrate_reply(const json& request) {
                    ErrorCode::conflict);
     }
 
-    std::map<std::string, std::vector<size_t>> rows_of;
-    std::vector<CalibrationObservation> observations;
-    std::vector<std::string> device_of;
+    // One observation per row; a trace row gives one per kernel family both it and the prediction hold.
+    struct Observed {
+        size_t row;
+        CalibrationObservation observation;
+        std::optional<Family> family;  // a trace's family; none: the row's quantity
+        std::string device;
+    };
+    std::vector<Observed> observed;
+    std::map<std::string, std::vector<CalibrationObservation>> observations_of;
     for (size_t i = 0; i < measured.size(); ++i) {
         json result = predict_row(measured[i].request, i);
-        observations.push_back(observe(result, measured[i].measures, measured[i].measured_ms));
-        device_of.push_back(result.at("hardware").get<std::string>());
-        rows_of[device_of.back()].push_back(i);
+        std::string device = result.at("hardware").get<std::string>();
+        if (!measured[i].trace) {
+            observed.push_back({i, observe(result, measured[i].measures, measured[i].measured_ms), std::nullopt, device});
+        } else {
+            CalibrationObservation whole = observe(result, "step", 1.0);
+            for (const auto& [family, ms] : measured[i].trace->ms_per_step) {
+                auto predicted = whole.family_ms.find(family);
+                if (predicted == whole.family_ms.end() || !(predicted->second > 0) || !(ms > 0)) continue;
+                CalibrationObservation o;
+                o.family_ms[family] = predicted->second;
+                if (uses_matrix_units(family)) o.matmul_precision_ms = whole.matmul_precision_ms;
+                o.measured_ms = ms;
+                observed.push_back({i, o, family, device});
+            }
+        }
+        observations_of[device];
     }
+    for (const auto& o : observed) observations_of[o.device].push_back(o.observation);
     Calibration calibration;
     calibration.predictor = predictor;
     if (!kernel_models.is_null()) calibration.kernel_models = kernel_models_fingerprint(kernel_models);
-    for (const auto& [device, indices] : rows_of) {
-        std::vector<CalibrationObservation> mine;
-        for (size_t i : indices) mine.push_back(observations[i]);
+    for (const auto& [device, mine] : observations_of) {
+        if (mine.empty())
+            refuse("measurements: no kernel family of the traces on " + device + " is one the predictions hold");
         calibration.devices[device] = fit_calibration(mine);
     }
     json document = to_json(calibration);
@@ -282,17 +321,25 @@ json calibrate_reply(const json& request) {
     // Every row again, as `predict --calibration` answers it.
     json out_rows = json::array();
     std::map<std::string, std::vector<double>> after_of, measured_of;
-    for (size_t i = 0; i < measured.size(); ++i) {
-        json again = measured[i].request;
-        again["calibration"] = document;
-        double after = measured_quantity(predict_row(again, i), measured[i].measures);
-        double before = observations[i].predicted_ms();
-        double m = measured[i].measured_ms;
-        after_of[device_of[i]].push_back(after);
-        measured_of[device_of[i]].push_back(m);
-        out_rows.push_back({{"row", i + 1},
-                            {"hardware", device_of[i]},
-                            {"measures", measured[i].measures},
+    std::map<size_t, json> again_of;
+    for (const auto& o : observed) {
+        auto it = again_of.find(o.row);
+        if (it == again_of.end()) {
+            json again = measured[o.row].request;
+            again["calibration"] = document;
+            it = again_of.emplace(o.row, predict_row(again, o.row)).first;
+        }
+        const json& result = it->second;
+        double after = o.family ? result.at("step").at("by_family_ms").at(to_string(*o.family)).get<double>()
+                                : measured_quantity(result, measured[o.row].measures);
+        double before = o.observation.predicted_ms();
+        double m = o.observation.measured_ms;
+        after_of[o.device].push_back(after);
+        measured_of[o.device].push_back(m);
+        out_rows.push_back({{"row", o.row + 1},
+                            {"hardware", o.device},
+                            {"measures", o.family ? std::string(kKernelsMeasured) + ":" + to_string(*o.family)
+                                                  : measured[o.row].measures},
                             {"measured_ms", m},
                             {"predicted_ms_before", before},
                             {"predicted_ms_after", after},

@@ -14,7 +14,11 @@ namespace prenet {
 // The measurement columns a row adds to predict's options.
 constexpr const char* kMeasuredMs = "measured_ms";
 constexpr const char* kMeasures = "measures";
-// What a row's measured_ms is: the whole step, forward and backward without the optimizer, or the forward.
+// A profiler trace (calibration/profiler_trace.hpp) instead of measured_ms: its kernels measure each family.
+constexpr const char* kTrace = "trace";
+constexpr const char* kKernelsMeasured = "kernels";
+// What a row's measured_ms is: the whole step, forward and backward without the optimizer, or the forward; or
+// `kernels`, a trace row's GPU kernel time per family.
 const std::vector<std::string>& measured_quantities();
 
 // Measured rows as objects: a list of objects as given, or CSV text (a header of column names, one row per line)
@@ -23,7 +27,8 @@ const std::vector<std::string>& measured_quantities();
 std::vector<nlohmann::json> measurement_rows(const nlohmann::json& measurements);
 
 // The reply: {"calibration": document, "rows": [{row, hardware, measures, measured_ms, predicted_ms_before,
-// predicted_ms_after, ape_before_pct, ape_after_pct}]}. Throws Error naming the row and its field.
+// predicted_ms_after, ape_before_pct, ape_after_pct}]}, a trace row once per kernel family (measures
+// "kernels:gemm"). Throws Error naming the row and its field.
 nlohmann::json calibrate_reply(const nlohmann::json& request);
 
 }  // namespace prenet

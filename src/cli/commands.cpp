@@ -180,6 +180,9 @@ int calibrate_command(const Args& a, std::ostream& out) {
     for (auto& row : rows) {
         if (row.contains("model") && row["model"].is_string() && !is_zoo_id(row["model"].get<std::string>()))
             row["model"] = model_value(beside(path, row["model"].get<std::string>()));
+        if (row.contains("trace") && row["trace"].is_string())
+            row["trace"] = read_json_file(beside(path, row["trace"].get<std::string>()), ErrorCode::invalid_value,
+                                          "measurements");
         if (row.contains("hardware") && row["hardware"].is_string()) {
             std::string sheet = beside(path, row["hardware"].get<std::string>());
             if (path_exists(sheet)) row["hardware"] = read_json_file(sheet, ErrorCode::invalid_hardware, "hardware");

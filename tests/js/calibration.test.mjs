@@ -135,7 +135,7 @@ test('a file: CSV text, a JSON list of rows, a profiler trace, or a calibration 
   assert.deepEqual(C.readMeasurementsFile('m.json', '[{"model":"gpt2"}]', rj), { measurements: [{ model: 'gpt2' }] });
   assert.deepEqual(C.readMeasurementsFile('c.json', JSON.stringify(DOC), rj), { calibration: DOC });
   const trace = { traceEvents: [{ name: 'ampere_sgemm', ph: 'X', dur: 10 }] };
-  assert.deepEqual(C.readMeasurementsFile('trace.json', JSON.stringify(trace), rj), { measurements: trace });
+  assert.deepEqual(C.readMeasurementsFile('trace.json', JSON.stringify(trace), rj), { trace });
   assert.match(C.readMeasurementsFile('c.json', JSON.stringify({ ...DOC, version: 9 }), rj).error, /not a calibration the page can use: its version 9/);
   assert.match(C.readMeasurementsFile('x.json', '{"a":1}', rj).error, /neither measurements/);
   assert.match(C.readMeasurementsFile('x.json', '{"a":', rj).error, /not valid JSON/);

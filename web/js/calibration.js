@@ -122,7 +122,7 @@ export function measurementsCsv(rows, modelFile = 'model.json') {
   return `${lines.join('\n')}\n`;
 }
 
-/** What a dropped or chosen file holds: {calibration} (a calibration document), {measurements} (CSV text, row objects, or a profiler trace), or {error}. */
+/** What a dropped or chosen file holds: {calibration} (a calibration document), {measurements} (CSV text or row objects), {trace} (a profiler trace, measured with the page's settings), or {error}. */
 export function readMeasurementsFile(name, text, readJson) {
   const trimmed = text.trimStart();
   if (!/\.json$/i.test(name) && !/^[[{]/.test(trimmed)) return { measurements: text };
@@ -133,9 +133,9 @@ export function readMeasurementsFile(name, text, readJson) {
     const problem = calibrationProblem(value);
     return problem ? { error: `${name} is not a calibration the page can use: ${problem}.` } : { calibration: value };
   }
-  // A torch.profiler chrome trace: the API matches its kernels to PreNeT's families.
-  if (value && typeof value === 'object' && (Array.isArray(value.traceEvents) || Array.isArray(value.measurements)))
-    return { measurements: Array.isArray(value.measurements) ? value.measurements : value };
+  // A torch.profiler chrome trace: the API matches its kernels to PreNeT's families (docs/calibration.md).
+  if (value && typeof value === 'object' && Array.isArray(value.traceEvents)) return { trace: value };
+  if (value && typeof value === 'object' && Array.isArray(value.measurements)) return { measurements: value.measurements };
   return { error: `${name} is neither measurements (a CSV, a JSON list of rows or a profiler trace) nor a calibration (format "prenet-calibration").` };
 }
 

@@ -150,7 +150,19 @@ async function loadFile(file, ctx) {
     ctx.last.calibrate = null;
     return apply(ctx, read.calibration, null);
   }
+  if (read.trace) return calibrate(ctx, [traceRow(ctx, read.trace)], `${file.name} (profiled with this page’s settings)`);
   return calibrate(ctx, read.measurements, file.name);
+}
+
+// A profiler trace measures a run of the page's own settings on the accelerator in the breakdown (or the first
+// selected): the row is the page's predict request on that one accelerator, with the trace.
+function traceRow(ctx, trace) {
+  const row = S.predictRequest(ctx.state, ctx.table);
+  for (const key of ['command', 'calibration', 'breakdown']) delete row[key];
+  row.hardware = startingRow(ctx).hardware || (ctx.state.sel ?? ctx.state.hw?.[0] ?? '');
+  if (!row.custom_hardware?.some((sheet) => sheet.id === row.hardware)) delete row.custom_hardware;
+  row.trace = trace;
+  return row;
 }
 
 export function selectTab(name, ctx, focus = false) {

@@ -5,6 +5,7 @@
 // Kept in this browser (localStorage), removable, exported and imported as the same JSON the CLI writes and reads.
 import * as C from '../calibration.js';
 import { readJson, utf8 } from '../documents.js';
+import { acceptFiles, download } from '../files.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
 
@@ -30,15 +31,6 @@ let shownFor = null; // the calibration they belong to
 let rowsShown = null; // what the typed table was last built for (its rows and the catalogue)
 
 const nameOf = (ctx) => (id) => ctx.meta.hardwareById.get(id)?.name ?? id;
-
-function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = Object.assign(document.createElement('a'), { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 2000);
-}
 
 function say(ctx, message, kind = '') {
   const el = ctx.$('cal-file-status');
@@ -189,21 +181,7 @@ export function bind(ctx) {
       selectTab(TABS[(next + TABS.length) % TABS.length], ctx, true);
     });
   }
-  $('cal-file').addEventListener('change', (e) => {
-    loadFile(e.target.files[0], ctx);
-    e.target.value = '';
-  });
-  const drop = $('cal-drop');
-  for (const type of ['dragenter', 'dragover'])
-    drop.addEventListener(type, (e) => {
-      e.preventDefault();
-      drop.classList.add('over');
-    });
-  for (const type of ['dragleave', 'drop']) drop.addEventListener(type, () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (e) => {
-    e.preventDefault();
-    loadFile(e.dataTransfer.files[0], ctx);
-  });
+  acceptFiles($('cal-file'), $('cal-drop'), (file) => loadFile(file, ctx));
 
   // The typed table: edits change the rows in place (no re-render while typing); adding or removing rebuilds it.
   const rows = $('cal-rows');

@@ -2,6 +2,7 @@
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
 import { isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
+import { acceptFiles } from '../files.js';
 import { llmDefaults } from '../results/assumptions.js';
 
 const { esc } = F;
@@ -290,26 +291,12 @@ export function bind(ctx) {
     ctx.update({ source: 'zoo', model: e.target.value, doc: null, docName: '', ...newModel(ctx.state) }, { compute: 'now' });
     $('zoo-list').querySelector(`input[value="${CSS.escape(e.target.value)}"]`)?.focus();
   });
-  $('file-input').addEventListener('change', (e) => {
-    loadFile(e.target.files[0], ctx);
-    e.target.value = '';
-  });
-  const drop = $('drop');
-  for (const type of ['dragenter', 'dragover'])
-    drop.addEventListener(type, (e) => {
-      e.preventDefault();
-      drop.classList.add('over');
-    });
-  for (const type of ['dragleave', 'drop']) drop.addEventListener(type, () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (e) => {
-    e.preventDefault();
-    loadFile(e.dataTransfer.files[0], ctx);
-  });
+  acceptFiles($('file-input'), $('drop'), (file) => loadFile(file, ctx));
   // Dropping a file anywhere on the page uses it too (instead of the browser opening it).
   window.addEventListener('dragover', (e) => e.preventDefault());
   window.addEventListener('drop', (e) => {
     // The model's drop zone, and the calibration's (panels/calibration.js), handle their own files.
-    if (drop.contains(e.target) || e.target.closest?.('#cal-drop')) return;
+    if ($('drop').contains(e.target) || e.target.closest?.('#cal-drop')) return;
     e.preventDefault();
     if (e.dataTransfer?.files?.[0]) {
       selectTab('file', ctx);

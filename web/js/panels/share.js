@@ -5,17 +5,9 @@ import { budgetOf } from '../results/rows.js';
 import * as F from '../format.js';
 import * as S from '../state.js';
 import { fromBase64, isOnnxDoc } from '../documents.js';
+import { download } from '../files.js';
 
 export const reads = ['*'];
-
-function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = Object.assign(document.createElement('a'), { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 2000);
-}
 
 async function copyText(text) {
   try {

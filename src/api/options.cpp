@@ -64,10 +64,11 @@ const std::vector<CommandDef>& command_table() {
         {"calibrate", kCalibrate, true, "fit a calibration of your devices to steps you measured on them",
          "--measurements <FILE.csv | FILE.json> [--hardware <id | spec file>] --out calibration.json",
          "Predicts every measured row (its columns are `prenet predict`'s option names, plus measured_ms and\n"
-         "measures: step, forward_backward or forward), fits per device a factor per kernel family, one on the\n"
-         "communication and one on the framework overhead, shrunk toward the uncalibrated model, and writes them\n"
-         "with each row's error before and after. `prenet predict ... --calibration calibration.json` applies them\n"
-         "to the devices it names (docs/calibration.md).\n"},
+         "measures: step, forward_backward or forward; or a trace column naming a PyTorch profiler trace of the\n"
+         "run), fits per device a factor per kernel family and matrix precision, one on the communication and one\n"
+         "on the framework overhead, shrunk toward the uncalibrated model, and writes them with each row's error\n"
+         "before and after. `prenet predict ... --calibration calibration.json` applies them to the devices it\n"
+         "names (docs/calibration.md).\n"},
         {"fit", kFit, false, "fit the kernel models on data/ and write models/ and docs/accuracy.md", "[options]",
          "Fits the per-family kernel models on the measurements in --data, validates them leaving one accelerator\n"
          "out at a time, and writes the models, the accuracy report and plots. Deterministic: the same data gives\n"
@@ -413,8 +414,8 @@ std::vector<OptionDef> build_table() {
         Row("measurements", T::rows, kCalibrate).flag("measurements", "FILE").label("Measurements")
             .defaults(nullptr, "required")
             .help("measured rows: a CSV whose columns are predict's option names plus measured_ms and measures "
-                  "(step, forward_backward, forward), or a JSON list of such objects; a model may be a file "
-                  "relative to it (the API takes the list, or the CSV text)")
+                  "(step, forward_backward, forward) or trace (a profiler trace file), or a JSON list of such "
+                  "objects; a model or trace may be a file relative to it (the API takes the list, or the CSV text)")
             .off_page("the Calibrate panel takes the file or rows typed in"),
         Row("overhead", T::choice, kRun).flag("overhead", "MODE").label("Framework overhead")
             .choices(overhead_names(), {{"fitted", "fitted: launch gaps, per-step cost, overlap's loss"},
@@ -495,8 +496,8 @@ std::vector<OptionDef> build_table() {
         // CLI only: output, and the files of the offline commands.
         Row("csv", T::path, kKernels).flag("csv", "IN").defaults(nullptr, "required")
             .help("a table of kernels (NeuSight's ops layout) and collectives (op, message_size, gpus[, nodes])").cli_only().off_page(offline),
-        Row("out", T::path, kKernels | kCalibrate).flag("out", "OUT").defaults(nullptr, "stdout")
-            .help("where to write the table with predicted_ms (calibrate: the calibration document)").cli_only().off_page(offline),
+        Row("out", T::path, kKernels | kCalibrate).flag("out", "OUT").defaults(nullptr, "kernels: stdout; calibrate: not written")
+            .help("kernels: where to write the table with predicted_ms; calibrate: the calibration document").cli_only().off_page(offline),
         Row("data", T::path, kFit).flag("data", "DIR").defaults(nullptr, "data").help("the measurements to fit on")
             .cli_only().off_page(offline),
         Row("models_out", T::path, kFit).flag("models", "OUT.json").defaults(nullptr, "models/kernels.json")

@@ -208,6 +208,33 @@ describe('the Calibrate panel', () => {
     await page.waitForFunction(() => !window.prenet.state().calibration);
   });
 
+  test('a profiler trace is measured with the page\'s settings: one row per family it times, the CLI\'s numbers', async () => {
+    const h = harness();
+    const page = await h.page(`index.html#hw=${HW},${OTHER}&model=gpt2&batch=8&seq=512&precision=bf16`);
+    await settled(page);
+    const args = splitCommand(await page.locator('#cli').textContent()).slice(1);
+    const step = cli(['predict', ...args.map((a, i) => (args[i - 1] === '--hardware' ? HW : a)), '--json']).results[0].step;
+    // Two profiled steps whose GEMMs took 1.25x the prediction.
+    const events = [];
+    for (const n of [1, 2]) {
+      events.push({ ph: 'X', cat: 'user_annotation', name: `ProfilerStep#${n}`, ts: 0, dur: 1 });
+      events.push({ ph: 'X', cat: 'kernel', name: 'ampere_bf16_s16816gemm_bf16_128x128_ldg8', ts: 0, dur: 1000 * 1.25 * step.by_family_ms.gemm });
+    }
+    const trace = join(dir, 'trace.json');
+    writeFileSync(trace, JSON.stringify({ traceEvents: events }));
+    await chooseFile(page, trace);
+    await page.waitForFunction(() => window.prenet.last().calibrate?.rows?.length);
+    await settled(page);
+    assert.match(await page.textContent('#cal-file-status'), /trace\.json \(profiled with this page’s settings\)/);
+    const reply = await page.evaluate(() => window.prenet.last().calibrate);
+    assert.deepEqual(reply.rows.map((r) => r.measures), ['kernels:gemm']);
+    close(reply.rows[0].measured_ms, 1.25 * step.by_family_ms.gemm, 'the trace\'s GEMM time per step', 1e-9);
+    close(reply.rows[0].predicted_ms_before, step.by_family_ms.gemm, 'the page\'s prediction of it', TIME_TOLERANCE);
+    assert.ok(reply.rows[0].ape_after_pct < reply.rows[0].ape_before_pct);
+    assert.deepEqual(Object.keys(reply.calibration.devices), [HW]);
+    await page.waitForFunction(() => window.prenet.last().predict.results.some((r) => r.calibrated));
+  });
+
   test('links carry it only when ticked; a link\'s calibration applies without being saved until kept; the widget fetches one from its site', async () => {
     const h = harness();
     const doc = cliCalibrate(csvFile, join(dir, 'link.json'));

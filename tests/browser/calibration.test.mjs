@@ -213,7 +213,8 @@ describe('the Calibrate panel', () => {
     const page = await h.page(`index.html#hw=${HW},${OTHER}&model=gpt2&batch=8&seq=512&precision=bf16`);
     await settled(page);
     const args = splitCommand(await page.locator('#cli').textContent()).slice(1);
-    const step = cli(['predict', ...args.map((a, i) => (args[i - 1] === '--hardware' ? HW : a)), '--json']).results[0].step;
+    // The page's own command line (`predict ... --json`) on the accelerator the trace is measured on.
+    const step = cli(args.map((a, i) => (args[i - 1] === '--hardware' ? HW : a))).results[0].step;
     // Two profiled steps whose GEMMs took 1.25x the prediction.
     const events = [];
     for (const n of [1, 2]) {
@@ -233,6 +234,9 @@ describe('the Calibrate panel', () => {
     assert.ok(reply.rows[0].ape_after_pct < reply.rows[0].ape_before_pct);
     assert.deepEqual(Object.keys(reply.calibration.devices), [HW]);
     await page.waitForFunction(() => window.prenet.last().predict.results.some((r) => r.calibrated));
+    // Kept in the browser (the origin's storage, which the next test shares): removed again.
+    await page.click('#cal-remove');
+    await page.waitForFunction(() => !window.prenet.state().calibration);
   });
 
   test('links carry it only when ticked; a link\'s calibration applies without being saved until kept; the widget fetches one from its site', async () => {

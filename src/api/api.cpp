@@ -210,6 +210,8 @@ json error_reply(const std::string& message, ErrorCode code, const std::string& 
 
 }  // namespace
 
+json predict_reply(const json& request) { return predict(request); }
+
 json handle_request(const json& request) {
     try {
         // A value built in C++ (the CLI, tests) has not been through parse_json_document.

@@ -15,6 +15,9 @@
 namespace prenet {
 
 nlohmann::json handle_request(const nlohmann::json& request);
+// The predict command's reply, throwing Error where handle_request answers {"error"} (calibrate predicts its rows
+// through it and names the row in the error).
+nlohmann::json predict_reply(const nlohmann::json& request);
 std::string handle_request_text(const std::string& request);  // for bindings: parse, handle, dump
 
 }  // namespace prenet

@@ -152,12 +152,20 @@ MeasuredRow measured_row(const json& row, size_t index, const json& default_hard
     return m;
 }
 
+// The quantity a row measured, as a predict result predicts it.
+double measured_quantity(const json& result, const std::string& measures) {
+    const json& step = result.at("step");
+    if (measures == "forward") return step.at("forward_ms").get<double>();
+    double total = step.at("total_ms").get<double>();
+    return measures == "step" ? total : total - step.at("optimizer_ms").get<double>();
+}
+
 // A row's predicted quantity from a predict result, split into the parts the calibration scales.
 CalibrationObservation observe(const json& result, const std::string& measures, double measured_ms) {
     const json& step = result.at("step");
     CalibrationObservation o;
     o.measured_ms = measured_ms;
-    double quantity = step.at("total_ms").get<double>();
+    double quantity = measured_quantity(result, measures);
     bool forward = measures == "forward";
     bool with_optimizer = measures == "step";
     double fb = step.at("forward_ms").get<double>() + step.at("backward_ms").get<double>();
@@ -170,10 +178,7 @@ CalibrationObservation observe(const json& result, const std::string& measures, 
     }
     for (const auto& [name, ms] : step.at("matmul_by_precision_ms").items())
         o.matmul_precision_ms[parse_precision(name)] += ms.get<double>();
-    if (forward) {
-        quantity = step.at("forward_ms").get<double>();
-    } else {
-        if (!with_optimizer) quantity -= step.at("optimizer_ms").get<double>();
+    if (!forward) {
         o.communication_ms = step.at("communication_ms").get<double>();
         o.overhead_ms = step.at("overhead_ms").get<double>();
         o.idle_ms = step.value("bubble_ms", 0.0);
@@ -191,29 +196,14 @@ CalibrationObservation observe(const json& result, const std::string& measures, 
     return o;
 }
 
-double measured_quantity(const json& result, const std::string& measures) {
-    const json& step = result.at("step");
-    if (measures == "forward") return step.at("forward_ms").get<double>();
-    double total = step.at("total_ms").get<double>();
-    return measures == "step" ? total : total - step.at("optimizer_ms").get<double>();
-}
 
-// The one result of a row's predict request, or the row's error.
+// The one result of a row's predict request, or the row's error (naming the row, and the column at fault).
 json predict_row(const json& request, size_t index) {
-    json reply = handle_request(request);
-    if (reply.contains("error")) {
-        const json& e = reply["error"];
-        std::string field = e.value("field", json(nullptr)).is_string() ? e["field"].get<std::string>() : "";
-        std::string code = e.value("code", std::string("invalid_value"));
-        ErrorCode c = code == "invalid_model" ? ErrorCode::invalid_model
-                    : code == "invalid_hardware" ? ErrorCode::invalid_hardware
-                    : code == "unknown_option" ? ErrorCode::unknown_option
-                    : code == "conflict" ? ErrorCode::conflict
-                    : code == "missing" ? ErrorCode::missing
-                    : ErrorCode::invalid_value;
-        refuse(row_name(index) + (field.empty() ? "" : ", column '" + field + "'") + ": " +
-                   e.value("message", std::string("refused")),
-               c);
+    json reply;
+    try {
+        reply = predict_reply(request);
+    } catch (const Error& e) {
+        refuse(row_name(index) + (e.field().empty() ? "" : ", column '" + e.field() + "'") + ": " + e.what(), e.code());
     }
     const json& result = reply.at("results").at(0);
     if (result.contains("error"))

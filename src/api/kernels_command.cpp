@@ -33,8 +33,7 @@ std::string kernel_predictions_csv(const KernelsRequest& request) {
     if (!request.kernel_models.is_null()) predictor = std::make_unique<LearnedPredictor>(request.kernel_models);
     else predictor = make_predictor(request.predictor.value_or(default_predictor_name()));
     if (!request.calibration.is_null()) {
-        std::string name = request.kernel_models.is_null() ? predictor->name() : "learned";
-        auto calibration = read_calibration(request.calibration, name, request.kernel_models);
+        auto calibration = read_calibration(request.calibration, predictor->name(), request.kernel_models);
         predictor = std::make_unique<CalibratedPredictor>(std::move(predictor), calibration);
     }
     const std::string& csv = request.csv_path;

@@ -62,12 +62,14 @@ json model_json(const Model& m, const ModelFeatures& f) {
     return out;
 }
 
+namespace {
 // Keyed by precision name, in the names' order.
 json matmul_by_precision_json(const std::map<Precision, double>& ms) {
     json out = json::object();
     for (const auto& [precision, value] : ms) out[to_string(precision)] = value;
     return out;
 }
+}  // namespace
 
 json step_json(const StepTime& t, bool input_limited, bool breakdown) {
     json out = {{"forward_ms", t.forward_ms},

@@ -195,7 +195,6 @@ json attention_run(const Model& m, bool requested_flash) {
     if (flash || eager) return flash ? "flash" : "eager";
     return requested_flash ? "flash" : "eager";
 }
-}  // namespace
 
 // The devices a --calibration names, or null without one.
 json calibrated_devices(const Settings& s) {
@@ -204,6 +203,7 @@ json calibrated_devices(const Settings& s) {
     for (const auto& [id, device] : s.calibration->devices) ids.push_back(id);
     return ids;
 }
+}  // namespace
 
 json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
     auto given = [](double x) { return x > 0 ? json(x) : json(nullptr); };

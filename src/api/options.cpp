@@ -10,6 +10,7 @@
 #include "core/precision.hpp"
 #include "hardware/link.hpp"
 #include "ops/finetune.hpp"
+#include "parallel/cluster.hpp"
 #include "parallel/layout.hpp"
 #include "predict/predictor.hpp"
 #include "run/framework.hpp"
@@ -438,6 +439,12 @@ std::vector<OptionDef> build_table() {
             .help("the scale-out network of each node: NICs x speed and kind, e.g. 8x400g-ib, roce-3200g, ethernet-100g")
             .read_by([](const std::string& text, const std::string& spelling) { (void)parse_network(text, spelling); })
             .echoed().on_page("cluster", "net").advanced().clustered(),
+        Row("topology", T::text, kRun).flag("topology", "AxBxC").label("Torus slice")
+            .defaults(nullptr, "the most even slice of at most the pod")
+            .help("the shape of each torus slice, TPU-style (4x4x8); the chips must be whole slices, joined by the "
+                  "scale-out network. Only for accelerators whose fabric is a torus")
+            .read_by([](const std::string& text, const std::string& spelling) { (void)parse_torus_shape(text, spelling); })
+            .echoed().on_page("cluster", "topo").advanced().clustered(),
         Row("dp", T::count, kRun).flag("dp", "D").label("Data parallel").up_to(double(limits::request_devices)).defaults(nullptr, "searched")
             .help("data-parallel replicas").on_page("cluster", "dp").advanced().clustered().layout_dimension(),
         Row("tp", T::count, kRun).flag("tp", "T").label("Tensor parallel").up_to(4096).defaults(nullptr, "searched")

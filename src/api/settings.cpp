@@ -44,6 +44,7 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     s.cluster.gpus = l.gpus;
     s.cluster.gpus_per_node = count_if_given(o, "gpus_per_node");
     if (o.has("network")) s.cluster.network = o.text("network");
+    if (o.has("topology")) s.cluster.topology = o.text("topology");
     if (o.has("ep_overlap")) s.ep_overlap = parse_expert_overlap(o.text("ep_overlap"));
     // More than one device, any other option of the cluster given, or selective recomputation (the parallel step
     // costs it: one device is a layout too): the rows' cluster_question, which the page reads as well.
@@ -223,6 +224,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"gpus", s.layout.gpus},
         {"gpus_per_node", s.cluster.gpus_per_node ? json(*s.cluster.gpus_per_node) : json(nullptr)},
         {"network", s.cluster.network ? json(*s.cluster.network) : json(nullptr)},
+        {"topology", s.cluster.topology ? json(*s.cluster.topology) : json(nullptr)},
         {"ep_overlap", to_string(s.ep_overlap)},
         {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
                          : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},

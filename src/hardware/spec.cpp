@@ -96,6 +96,15 @@ std::string text(const json& sheet, const char* key, const std::string& fallback
 
 }  // namespace
 
+const char* to_string(HardwareSpec::Topology t) {
+    switch (t) {
+        case HardwareSpec::Topology::full_mesh: return "full_mesh";
+        case HardwareSpec::Topology::torus: return "torus";
+        case HardwareSpec::Topology::switched: break;
+    }
+    return "switched";
+}
+
 HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     if (!sheet.is_object()) throw Error(origin + ": a hardware spec must be a JSON object");
     HardwareSpec h;
@@ -140,6 +149,24 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
     h.scale_up_domain = whole_count(links, "scale_up_domain", origin);
     h.gpus_per_node = whole_count(links, "gpus_per_node", origin);
     h.scale_out_network = text(links, "scale_out_network", "", origin);
+    std::string topology = text(links, "topology", "switched", origin);
+    if (topology == "full_mesh") h.topology = HardwareSpec::Topology::full_mesh;
+    else if (topology == "torus") h.topology = HardwareSpec::Topology::torus;
+    else if (topology != "switched")
+        throw Error(origin + ": 'interconnect.topology' must be switched, full_mesh or torus, got '" + topology + "'");
+    h.links_per_device = whole_count(links, "links_per_device", origin);
+    if (h.topology != HardwareSpec::Topology::switched && h.links_per_device < 1 && h.intra_node_gbps > 0)
+        throw Error(origin + ": a " + topology + " needs 'interconnect.links_per_device' (the links that carry "
+                    "intra_node_gbps)");
+    if (links.contains("torus_dims") && !links["torus_dims"].is_null()) {
+        const json& d = links["torus_dims"];
+        if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 3)
+            throw Error(origin + ": 'interconnect.torus_dims' must be 1, 2 or 3, got " + d.dump());
+        h.torus_dims = int(d.get<std::int64_t>());
+    }
+    if (h.topology == HardwareSpec::Topology::torus && h.torus_dims == 0)
+        throw Error(origin + ": a torus needs 'interconnect.torus_dims' (2 or 3)");
+    h.torus_wraparound = sheet_flag(links, "torus_wraparound", origin);
     if (!h.scale_out_network.empty()) {
         try {
             Link network = parse_network(h.scale_out_network);
@@ -274,6 +301,10 @@ json to_json(const HardwareSpec& h) {
             {"scale_up_domain", h.scale_up_domain},
             {"gpus_per_node", h.gpus_per_node},
             {"scale_out_network", h.scale_out_network},
+            {"topology", to_string(h.topology)},
+            {"links_per_device", h.links_per_device},
+            {"torus_dims", h.torus_dims},
+            {"torus_wraparound", h.torus_wraparound},
             {"price_per_hour", h.price_per_hour()},
             {"cloud_prices", prices}};
 }

@@ -49,6 +49,18 @@ struct HardwareSpec {
     std::int64_t scale_up_domain = 0;    // devices one scale-up fabric joins; 0 = set by the server (the node)
     std::int64_t gpus_per_node = 0;      // the usual node; 0 = set by the server
     std::string scale_out_network;       // "8x400g-ib" (the reference node's NICs); empty = set by the server
+    // How the scale-up links join the devices (docs/parallel.md, "Topologies"): a switch gives each device its whole
+    // bandwidth to any peer; a full mesh gives it one link per peer; a torus links each device to its neighbours
+    // in `torus_dims` dimensions, closed rings where `torus_wraparound`. links_per_device: 0 = not published.
+    enum class Topology { switched, full_mesh, torus };
+    Topology topology = Topology::switched;
+    std::int64_t links_per_device = 0;
+    int torus_dims = 0;
+    bool torus_wraparound = false;
+    // One scale-up link's GB/s in one direction (full mesh and torus): the sheet's total over its links.
+    double link_gbps_one_way() const {
+        return links_per_device > 0 ? scale_up_gbps_one_way() / double(links_per_device) : 0;
+    }
     std::vector<CloudPrice> cloud_prices;
     std::string launch_date;
 
@@ -73,6 +85,8 @@ struct HardwareSpec {
     // The cheapest on-demand cloud price on the sheet, 0 if none.
     double price_per_hour() const;
 };
+
+const char* to_string(HardwareSpec::Topology t);
 
 // Parses and validates a spec sheet; `origin` names it in errors.
 HardwareSpec parse_hardware(const nlohmann::json& sheet, const std::string& origin);

@@ -15,7 +15,112 @@ namespace {
 constexpr const char* kDefaultNetwork = "ethernet-100g";
 constexpr double kDefaultPcieGbpsOneWay = 32;  // PCIe 4.0 x16, when the sheet gives no link figure at all
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::string t;
+    for (std::int64_t d : shape) t += (t.empty() ? "" : "x") + std::to_string(d);
+    return t;
+}
+
+// A torus pod is cut into slices (docs/parallel.md, "Topologies"): one slice of the request's shape, or as few
+// equal slices of at most the pod as the chips allow, each of the most even shape; the slices are joined by the
+// scale-out network, so a slice is the scale-up domain.
+void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& request, std::int64_t pod) {
+    c.torus_wraparound = hw.torus_wraparound;
+    std::int64_t slice = 0;
+    if (request.topology) {
+        c.torus_shape = parse_torus_shape(*request.topology);
+        if (int(c.torus_shape.size()) > hw.torus_dims)
+            throw Error(hw.name + ": its torus has " + std::to_string(hw.torus_dims) + " dimensions, not " +
+                            std::to_string(c.torus_shape.size()) + " (--topology " + *request.topology + ")",
+                        ErrorCode::invalid_value, "topology");
+        slice = 1;
+        for (std::int64_t d : c.torus_shape) slice *= d;
+        if (slice > pod)
+            throw Error(hw.name + ": a slice of " + shape_text(c.torus_shape) + " is " + std::to_string(slice) +
+                            " chips, more than its pod of " + std::to_string(pod),
+                        ErrorCode::invalid_value, "topology");
+        if (c.gpus % slice != 0)
+            throw Error(std::to_string(c.gpus) + " chips are not whole slices of " + shape_text(c.torus_shape) + " (" +
+                            std::to_string(slice) + " chips)",
+                        ErrorCode::invalid_value, "gpus");
+    } else {
+        std::int64_t slices = (c.gpus + pod - 1) / pod;
+        if (c.gpus % slices != 0)
+            throw Error(std::to_string(c.gpus) + " chips do not split into " + std::to_string(slices) +
+                            " equal slices of at most " + std::to_string(pod) + " (its pod); give --topology",
+                        ErrorCode::invalid_value, "gpus");
+        slice = c.gpus / slices;
+        c.torus_shape = even_torus_shape(slice, hw.torus_dims, 4);
+    }
+    if (slice < c.gpus && slice % c.gpus_per_node != 0)
+        throw Error("slices of " + std::to_string(slice) + " chips are not whole hosts of " +
+                        std::to_string(c.gpus_per_node),
+                    ErrorCode::invalid_value, "topology");
+    c.scale_up_domain = slice;
+}
+
 }  // namespace
+
+std::vector<std::int64_t> parse_torus_shape(const std::string& text, const std::string& spelling) {
+    std::vector<std::int64_t> shape;
+    std::size_t at = 0;
+    auto bad = [&] {
+        return Error(spelling + " must be 1 to 3 whole numbers joined by x (4x4x8), got '" + text + "'",
+                     ErrorCode::invalid_value, "topology");
+    };
+    while (at <= text.size()) {
+        std::size_t end = text.find('x', at);
+        if (end == std::string::npos) end = text.size();
+        std::string part = text.substr(at, end - at);
+        if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos) throw bad();
+        std::int64_t d = std::stoll(part);
+        if (d < 1) throw bad();
+        shape.push_back(d);
+        at = end + 1;
+    }
+    if (shape.empty() || shape.size() > 3) throw bad();
+    return shape;
+}
+
+std::vector<std::int64_t> even_torus_shape(std::int64_t devices, int dims, std::int64_t block) {
+    if (dims <= 1 || devices <= 1) {
+        std::vector<std::int64_t> line(std::max(dims, 1), 1);
+        line.back() = std::max<std::int64_t>(devices, 1);
+        return line;
+    }
+    std::vector<std::int64_t> divisors;
+    for (std::int64_t k = 1; k * k <= devices; ++k)
+        if (devices % k == 0) {
+            divisors.push_back(k);
+            if (k != devices / k) divisors.push_back(devices / k);
+        }
+    std::sort(divisors.begin(), divisors.end());
+    std::vector<std::int64_t> best;
+    auto better = [&](const std::vector<std::int64_t>& s) {
+        if (best.empty()) return true;
+        auto blocks = [&](const std::vector<std::int64_t>& v) {
+            int n = 0;
+            for (std::int64_t d : v) n += d % block == 0;
+            return n;
+        };
+        if (blocks(s) != blocks(best)) return blocks(s) > blocks(best);
+        return s.back() * best.front() < best.back() * s.front() ||
+               (s.back() * best.front() == best.back() * s.front() && s.back() < best.back());
+    };
+    for (std::int64_t a : divisors) {
+        if (dims == 2) {
+            std::int64_t b = devices / a;
+            if (a <= b && better({a, b})) best = {a, b};
+            continue;
+        }
+        for (std::int64_t b : divisors) {
+            if (b < a || (devices / a) % b != 0) continue;
+            std::int64_t cc = devices / a / b;
+            if (cc >= b && better({a, b, cc})) best = {a, b, cc};
+        }
+    }
+    return best;
+}
 
 // Placement rules (docs/parallel.md): nodes are filled first; a node's devices all sit in one scale-up domain.
 // - PCIe cards: the domain is the node (the server's PCIe joins all its cards).
@@ -71,6 +176,14 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
                         ErrorCode::invalid_hardware, "hardware");
         c.scale_up.gbps = kDefaultPcieGbpsOneWay;
     }
+    c.topology = hw.topology;
+    c.links_per_device = hw.links_per_device;
+    c.link_gbps = hw.link_gbps_one_way();
+    if (request.topology && hw.topology != HardwareSpec::Topology::torus)
+        throw Error(hw.name + ": --topology shapes a torus slice; its scale-up fabric is " +
+                        (hw.topology == HardwareSpec::Topology::full_mesh ? "a full mesh" : "switched"),
+                    ErrorCode::invalid_value, "topology");
+    if (hw.topology == HardwareSpec::Topology::torus) place_on_torus(c, hw, request, sheet_domain);
     if (request.network) {
         c.scale_out = parse_network(*request.network);
     } else if (!hw.scale_out_network.empty()) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hardware/link.hpp"
 #include "hardware/spec.hpp"
@@ -20,6 +21,15 @@ struct Cluster {
     std::int64_t scale_up_domain = 1;
     Link scale_up;   // per device
     Link scale_out;  // per node (all its NICs together)
+    // How the scale-up domain is wired (HardwareSpec::Topology; docs/parallel.md, "Topologies"). A full mesh and
+    // a torus give each device `links_per_device` links of `link_gbps` each way; a torus domain is a slice of
+    // the pod, `torus_shape` devices along each dimension (x first: ranks fill x, then y, then z), its rings
+    // closed where `torus_wraparound`. Slices are joined by the scale-out network (multislice).
+    HardwareSpec::Topology topology = HardwareSpec::Topology::switched;
+    std::int64_t links_per_device = 0;
+    double link_gbps = 0;
+    std::vector<std::int64_t> torus_shape;
+    bool torus_wraparound = false;
     std::int64_t nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 };
 
@@ -27,7 +37,16 @@ struct ClusterRequest {
     std::int64_t gpus = 1;
     std::optional<std::int64_t> gpus_per_node;  // default: the sheet's usual node
     std::optional<std::string> network;         // default: the sheet's reference node network
+    std::optional<std::string> topology;        // a torus slice's shape, "4x4x8"; default: the most even one
 };
+
+// "4x4x8" -> {4, 4, 8}: 1 to 3 whole numbers >= 1, each at most 10^6; throws Error (field "topology", named as
+// `spelling`) otherwise.
+std::vector<std::int64_t> parse_torus_shape(const std::string& text, const std::string& spelling = "topology");
+
+// The most even shape of `devices` chips in `dims` dimensions (sides as equal as whole numbers allow, multiples
+// of `block` where they can be), sorted small to large: 3072 chips in 3 -> 12 x 16 x 16.
+std::vector<std::int64_t> even_torus_shape(std::int64_t devices, int dims, std::int64_t block);
 
 // Whether the sheet's scale-up fabric joins more devices than one node holds (GB200/GB300 NVL72 racks).
 bool is_rack_scale(const HardwareSpec& hw);

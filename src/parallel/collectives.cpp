@@ -5,6 +5,7 @@
 
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "parallel/topology.hpp"
 
 namespace prenet {
 namespace {
@@ -135,29 +136,29 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
     const LinkKind up_kind = cluster.scale_up.kind, out_kind = cluster.scale_out.kind;
     const LinkFit& up = fit(up_kind, c);
     const LinkFit& out = fit(out_kind, c);
-    const double up_gbps = cluster.scale_up.gbps;
     const double out_gbps = cluster.scale_out.gbps / double(std::max<std::int64_t>(1, std::min(cluster.gpus_per_node,
                                                                                               cluster.gpus)));
-    if (d == 1) return up.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, p), up_gbps, up);
+    // Inside a domain the topology picks the algorithm (parallel/topology.hpp); across domains, rings on the NICs.
+    auto inside = [&](Collective op, double bytes) {
+        return inside_phase_ms(op, bytes, p, group, cluster, fit(up_kind, op));
+    };
+    if (d == 1) return up.base_us * 1e-3 + inside(c, message_bytes);
     const double base = std::max(up.base_us, out.base_us) * 1e-3;
     const double shard = message_bytes / double(p);  // what each member carries across domains
     // Each phase timed with the fit of the collective it is.
-    auto phase = [&](Collective op, double bytes, std::int64_t n, bool inside) {
-        return inside ? phase_ms(ring_terms(op, bytes, n), up_gbps, fit(up_kind, op))
-                      : phase_ms(ring_terms(op, bytes, n), out_gbps, fit(out_kind, op));
+    auto across = [&](Collective op, double bytes) {
+        return phase_ms(ring_terms(op, bytes, d), out_gbps, fit(out_kind, op));
     };
     switch (c) {
         case Collective::all_reduce:
             // reduce-scatter inside, all-reduce of 1/P across, all-gather inside
-            return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
-                   across_all_reduce_ms(shard, d, out_gbps, out) + phase(Collective::all_gather, message_bytes, p, true);
+            return base + inside(Collective::reduce_scatter, message_bytes) +
+                   across_all_reduce_ms(shard, d, out_gbps, out) + inside(Collective::all_gather, message_bytes);
         case Collective::all_gather:
             // gather the 1/P slices across domains (output S/P), then inside (output S)
-            return base + phase(Collective::all_gather, shard, d, false) +
-                   phase(Collective::all_gather, message_bytes, p, true);
+            return base + across(Collective::all_gather, shard) + inside(Collective::all_gather, message_bytes);
         case Collective::reduce_scatter:
-            return base + phase(Collective::reduce_scatter, message_bytes, p, true) +
-                   phase(Collective::reduce_scatter, shard, d, false);
+            return base + inside(Collective::reduce_scatter, message_bytes) + across(Collective::reduce_scatter, shard);
         case Collective::all_to_all: {
             if (fanout.limited()) {
                 // Node-limited dispatch (Fanout): each item crosses once to each remote domain it reaches, to the
@@ -165,16 +166,15 @@ double CollectiveModel::time_ms(Collective c, double message_bytes, const Collec
                 // copy not for the sender is delivered inside a domain: (P-1)/P of S over the scale-up link.
                 // Of the domains an item reaches, (d-1)/d are remote on average: S / copies x reached x (d-1)/d.
                 double reached = domains_per_item(fanout, d);
-                RingTerms inside{double(p - 1), message_bytes * double(p - 1) / double(p)};
-                RingTerms across{double(d - 1), message_bytes / fanout.copies * reached * double(d - 1) / double(d)};
-                return base + std::max(phase_ms(inside, up_gbps, up), phase_ms(across, out_gbps, out));
+                RingTerms remote{double(d - 1), message_bytes / fanout.copies * reached * double(d - 1) / double(d)};
+                return base + std::max(inside(Collective::all_to_all, message_bytes), phase_ms(remote, out_gbps, out));
             }
             // S/n to every peer, one pairwise exchange each: P-1 peers inside the domain ((P-1)/n of S), n-P
             // across ((n-P)/n of S). The two sets of exchanges run at once, each a phase with its own steps,
             // transfer and pipelining term (as one domain's all-to-all is), on its own link; the slower binds.
-            RingTerms inside{double(p - 1), message_bytes * double(p - 1) / double(n)};
-            RingTerms across{double(n - p), message_bytes * double(n - p) / double(n)};
-            return base + std::max(phase_ms(inside, up_gbps, up), phase_ms(across, out_gbps, out));
+            RingTerms remote{double(n - p), message_bytes * double(n - p) / double(n)};
+            return base + std::max(inside(Collective::all_to_all, message_bytes * double(p) / double(n)),
+                                   phase_ms(remote, out_gbps, out));
         }
         case Collective::send_recv:
             return out.base_us * 1e-3 + phase_ms(ring_terms(c, message_bytes, 2), out_gbps, out);

@@ -1,0 +1,86 @@
+#include "parallel/topology.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace prenet {
+namespace {
+
+// Mean distance from a place to every place of a ring of `e` (closed) or a line of `e` (open), in links.
+double mean_hops(std::int64_t e, bool closed) {
+    double n = double(e);
+    if (closed) return double((e / 2) * ((e + 1) / 2)) / n;  // floor(e^2 / 4) / e
+    return (n * n - 1) / (3 * n);
+}
+
+}  // namespace
+
+std::vector<std::int64_t> torus_extents(const CollectiveGroup& group, const Cluster& cluster) {
+    const std::vector<std::int64_t>& shape = cluster.torus_shape;
+    std::vector<std::set<std::int64_t>> seen(shape.size());
+    const std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
+    const std::int64_t size = std::max<std::int64_t>(1, group.size), stride = std::max<std::int64_t>(1, group.stride);
+    const std::int64_t run = std::clamp<std::int64_t>(group.run, 1, size);
+    const std::int64_t run_stride = std::max<std::int64_t>(1, group.run_stride);
+    for (std::int64_t i = 0; i < size; ++i) {
+        std::int64_t rank = run == 1 ? i * stride : (i / run) * stride + (i % run) * run_stride;
+        if (rank >= domain) break;  // members past the first domain sit in the others the same way
+        for (std::size_t k = 0; k < shape.size(); ++k) {
+            seen[k].insert(rank % shape[k]);
+            rank /= shape[k];
+        }
+    }
+    std::vector<std::int64_t> extents;
+    for (const auto& s : seen) extents.push_back(std::max<std::int64_t>(1, std::int64_t(s.size())));
+    return extents;
+}
+
+RingTerms torus_terms(Collective op, double message_bytes, const std::vector<std::int64_t>& extents, bool wraparound) {
+    RingTerms t;
+    int used = 0;
+    for (std::int64_t e : extents) used += e > 1;
+    if (used == 0 || message_bytes <= 0) return t;
+    const double lanes = wraparound ? 2.0 : 1.0;  // links each way per device and dimension a ring uses
+    double volume = 0, remaining = message_bytes;
+    for (std::int64_t e : extents) {
+        if (e <= 1) continue;
+        t.steps += double(e - 1);
+        volume += remaining * double(e - 1) / double(e);
+        remaining /= double(e);
+    }
+    switch (op) {
+        case Collective::all_reduce:
+            t.steps *= 2;
+            t.bus_bytes = 2 * volume / (used * lanes);
+            break;
+        case Collective::all_gather:
+        case Collective::reduce_scatter: t.bus_bytes = volume / (used * lanes); break;
+        case Collective::all_to_all: {
+            // Every byte travels its peer's distance; each device sends out on 2 links per dimension used.
+            double hops = 0;
+            for (std::int64_t e : extents)
+                if (e > 1) hops += mean_hops(e, wraparound);
+            t.bus_bytes = message_bytes * hops / (2.0 * used);
+            break;
+        }
+        case Collective::send_recv:
+            t.steps = 1;
+            t.bus_bytes = message_bytes;  // to a neighbour, over one link
+            break;
+    }
+    return t;
+}
+
+double inside_phase_ms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
+                       const Cluster& cluster, const LinkFit& fit) {
+    if (members <= 1 || message_bytes <= 0) return 0;
+    if (cluster.topology == HardwareSpec::Topology::torus && cluster.link_gbps > 0 && !cluster.torus_shape.empty()) {
+        std::vector<std::int64_t> extents = torus_extents(group, cluster);
+        return phase_ms(phase_terms(torus_terms(op, message_bytes, extents, cluster.torus_wraparound),
+                                    cluster.link_gbps),
+                        fit);
+    }
+    return phase_ms(phase_terms(ring_terms(op, message_bytes, members), cluster.scale_up.gbps), fit);
+}
+
+}  // namespace prenet

@@ -478,3 +478,18 @@ TEST(HardwareSheets, InlineEccIsAYesOrNo) {
     sheet["memory"]["inline_ecc"] = "yes";
     EXPECT_TRUE(mentions(parse_error(sheet), "'inline_ecc' must be true or false"));
 }
+
+TEST(HardwareSheet, TorusAndMeshNeedTheirLinks) {
+    json sheet = json::parse(R"({"id": "t", "peak_tflops": {"bf16": 200}, "memory": {"capacity_gb": 32,
+        "bandwidth_gbps": 1000}, "interconnect": {"intra_node_gbps": 600, "scale_up_link": "ici",
+        "topology": "torus", "torus_dims": 3}})");
+    EXPECT_THROW(parse_hardware(sheet, "t.json"), Error);  // no links_per_device
+    sheet["interconnect"]["links_per_device"] = 6;
+    sheet["interconnect"]["torus_dims"] = 4;
+    EXPECT_THROW(parse_hardware(sheet, "t.json"), Error);
+    sheet["interconnect"]["torus_dims"] = 3;
+    sheet["interconnect"]["topology"] = "ring";
+    EXPECT_THROW(parse_hardware(sheet, "t.json"), Error);
+    sheet["interconnect"]["topology"] = "full_mesh";
+    EXPECT_DOUBLE_EQ(parse_hardware(sheet, "t.json").link_gbps_one_way(), 50.0);
+}

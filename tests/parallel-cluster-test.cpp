@@ -123,3 +123,42 @@ TEST(MakeCluster, ANodesShareOfTheSheetsNetworkIsPlausible) {
     sheet["interconnect"] = {{"intra_node_gbps", kMinPlausibleGBps}};
     EXPECT_NO_THROW(parse_hardware(sheet, "x.json"));
 }
+
+TEST(TorusShape, MostEvenSidesInWholeBlocksWhereTheyFit) {
+    EXPECT_EQ(even_torus_shape(3072, 3, 4), (std::vector<std::int64_t>{12, 16, 16}));
+    EXPECT_EQ(even_torus_shape(128, 3, 4), (std::vector<std::int64_t>{4, 4, 8}));
+    EXPECT_EQ(even_torus_shape(8, 3, 4), (std::vector<std::int64_t>{2, 2, 2}));
+    EXPECT_EQ(even_torus_shape(1024, 2, 4), (std::vector<std::int64_t>{32, 32}));
+    EXPECT_EQ(even_torus_shape(7, 3, 4), (std::vector<std::int64_t>{1, 1, 7}));
+    EXPECT_EQ(even_torus_shape(1, 3, 4), (std::vector<std::int64_t>{1, 1, 1}));
+    EXPECT_EQ(parse_torus_shape("4x4x8"), (std::vector<std::int64_t>{4, 4, 8}));
+    for (const char* bad : {"", "4x", "x4", "4x4x4x4", "0x4", "4.5", "-4", "4y4", "99999999"})
+        EXPECT_EQ(error_field([&] { parse_torus_shape(bad); }), "topology") << bad;
+}
+
+TEST(MakeCluster, TorusPodsAreCutIntoEqualSlices) {
+    json sheet = json::parse(R"({"id": "t", "name": "T", "peak_tflops": {"bf16": 200}, "memory": {"capacity_gb": 32,
+        "bandwidth_gbps": 1000}, "interconnect": {"intra_node_gbps": 600, "scale_up_link": "ici",
+        "scale_up_domain": 4096, "gpus_per_node": 4, "topology": "torus", "links_per_device": 6,
+        "torus_dims": 3, "torus_wraparound": true}})");
+    HardwareSpec chip = parse_hardware(sheet, "t.json");
+    // 6,144 chips: two slices of 3,072 (12 x 16 x 16), joined by the data-centre network.
+    Cluster c = make_cluster(chip, {6144, std::nullopt, std::nullopt});
+    EXPECT_EQ(c.scale_up_domain, 3072);
+    EXPECT_EQ(c.torus_shape, (std::vector<std::int64_t>{12, 16, 16}));
+    EXPECT_DOUBLE_EQ(c.link_gbps, 50.0);
+    EXPECT_TRUE(c.torus_wraparound);
+    ClusterRequest shaped{256, std::nullopt, std::nullopt, std::string("4x4x8")};
+    EXPECT_EQ(make_cluster(chip, shaped).scale_up_domain, 128);
+    // Chips that are not whole slices, slices past the pod, too many dimensions, odd splits: refused by name.
+    EXPECT_EQ(error_field([&] { make_cluster(chip, {200, std::nullopt, std::nullopt, std::string("4x4x8")}); }), "gpus");
+    EXPECT_EQ(error_field([&] { make_cluster(chip, {8192, std::nullopt, std::nullopt, std::string("16x16x32")}); }),
+              "topology");
+    EXPECT_EQ(error_field([&] { make_cluster(chip, {4097, std::nullopt, std::nullopt}); }), "gpus");
+    sheet["interconnect"]["torus_dims"] = 2;
+    EXPECT_EQ(error_field([&] { make_cluster(parse_hardware(sheet, "t.json"), shaped); }), "topology");
+    // --topology on a switched fabric says why.
+    EXPECT_EQ(error_field([&] { make_cluster(find_hardware("h100-sxm5-80gb"), {16, std::nullopt, std::nullopt,
+                                                                               std::string("4x4")}); }),
+              "topology");
+}

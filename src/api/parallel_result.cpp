@@ -29,7 +29,18 @@ json plan_json(const ParallelStep& s, const Cluster& cluster) {
     p["scale_up"] = {{"kind", to_string(cluster.scale_up.kind)},
                      {"name", cluster.scale_up.name},
                      {"gbps_per_device", cluster.scale_up.gbps},
-                     {"domain", cluster.scale_up_domain}};
+                     {"domain", cluster.scale_up_domain},
+                     {"topology", to_string(cluster.topology)}};
+    if (cluster.links_per_device > 0) {
+        p["scale_up"]["links_per_device"] = cluster.links_per_device;
+        p["scale_up"]["gbps_per_link"] = cluster.link_gbps;
+    }
+    if (!cluster.torus_shape.empty()) {
+        // The slice each group lies on, as Cloud TPU names it (4x4x8), and how many of them the run spans.
+        p["scale_up"]["slice"] = torus_shape_text(cluster.torus_shape);
+        p["scale_up"]["slices"] = cluster.gpus / cluster.scale_up_domain;
+        p["scale_up"]["wraparound"] = cluster.torus_wraparound;
+    }
     p["scale_out"] = {{"kind", to_string(cluster.scale_out.kind)},
                       {"name", cluster.scale_out.name},
                       {"gbps_per_node", cluster.scale_out.gbps}};

@@ -15,11 +15,6 @@ namespace {
 constexpr const char* kDefaultNetwork = "ethernet-100g";
 constexpr double kDefaultPcieGbpsOneWay = 32;  // PCIe 4.0 x16, when the sheet gives no link figure at all
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    std::string t;
-    for (std::int64_t d : shape) t += (t.empty() ? "" : "x") + std::to_string(d);
-    return t;
-}
 
 // A torus pod is cut into slices (docs/parallel.md, "Topologies"): one slice of the request's shape, or as few
 // equal slices of at most the pod as the chips allow, each of the most even shape; the slices are joined by the
@@ -36,11 +31,11 @@ void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& re
         slice = 1;
         for (std::int64_t d : c.torus_shape) slice *= d;
         if (slice > pod)
-            throw Error(hw.name + ": a slice of " + shape_text(c.torus_shape) + " is " + std::to_string(slice) +
+            throw Error(hw.name + ": a slice of " + torus_shape_text(c.torus_shape) + " is " + std::to_string(slice) +
                             " chips, more than its pod of " + std::to_string(pod),
                         ErrorCode::invalid_value, "topology");
         if (c.gpus % slice != 0)
-            throw Error(std::to_string(c.gpus) + " chips are not whole slices of " + shape_text(c.torus_shape) + " (" +
+            throw Error(std::to_string(c.gpus) + " chips are not whole slices of " + torus_shape_text(c.torus_shape) + " (" +
                             std::to_string(slice) + " chips)",
                         ErrorCode::invalid_value, "gpus");
     } else {
@@ -60,6 +55,12 @@ void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& re
 }
 
 }  // namespace
+
+std::string torus_shape_text(const std::vector<std::int64_t>& shape) {
+    std::string t;
+    for (std::int64_t d : shape) t += (t.empty() ? "" : "x") + std::to_string(d);
+    return t;
+}
 
 std::vector<std::int64_t> parse_torus_shape(const std::string& text, const std::string& spelling) {
     std::vector<std::int64_t> shape;
@@ -95,6 +96,10 @@ std::vector<std::int64_t> even_torus_shape(std::int64_t devices, int dims, std::
             if (k != devices / k) divisors.push_back(devices / k);
         }
     std::sort(divisors.begin(), divisors.end());
+    // Sides in whole blocks only where every side can be one (TPU v4's 4x4x4 cubes: 3072 = 12 x 16 x 16, 8 = 2 x 2 x 2).
+    std::int64_t cube = 1;
+    for (int k = 0; k < dims; ++k) cube *= block;
+    if (devices % cube != 0) block = devices + 1;
     std::vector<std::int64_t> best;
     auto better = [&](const std::vector<std::int64_t>& s) {
         if (best.empty()) return true;

@@ -44,6 +44,9 @@ struct ClusterRequest {
 // `spelling`) otherwise.
 std::vector<std::int64_t> parse_torus_shape(const std::string& text, const std::string& spelling = "topology");
 
+// {4, 4, 8} -> "4x4x8", as Cloud TPU names slices.
+std::string torus_shape_text(const std::vector<std::int64_t>& shape);
+
 // The most even shape of `devices` chips in `dims` dimensions (sides as equal as whole numbers allow, multiples
 // of `block` where they can be), sorted small to large: 3072 chips in 3 -> 12 x 16 x 16.
 std::vector<std::int64_t> even_torus_shape(std::int64_t devices, int dims, std::int64_t block);

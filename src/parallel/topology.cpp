@@ -15,7 +15,7 @@ double mean_hops(std::int64_t e, bool closed) {
 
 }  // namespace
 
-std::vector<std::int64_t> torus_extents(const CollectiveGroup& group, const Cluster& cluster) {
+TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster) {
     const std::vector<std::int64_t>& shape = cluster.torus_shape;
     std::vector<std::set<std::int64_t>> seen(shape.size());
     const std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
@@ -30,39 +30,43 @@ std::vector<std::int64_t> torus_extents(const CollectiveGroup& group, const Clus
             rank /= shape[k];
         }
     }
-    std::vector<std::int64_t> extents;
-    for (const auto& s : seen) extents.push_back(std::max<std::int64_t>(1, std::int64_t(s.size())));
-    return extents;
+    TorusSpan span;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+        std::int64_t e = std::max<std::int64_t>(1, std::int64_t(seen[k].size()));
+        span.extents.push_back(e);
+        span.closed.push_back(cluster.torus_wraparound && e == shape[k] && e > 2);
+    }
+    return span;
 }
 
-RingTerms torus_terms(Collective op, double message_bytes, const std::vector<std::int64_t>& extents, bool wraparound) {
+RingTerms torus_terms(Collective op, double message_bytes, const TorusSpan& span) {
     RingTerms t;
     int used = 0;
-    for (std::int64_t e : extents) used += e > 1;
-    if (used == 0 || message_bytes <= 0) return t;
-    const double lanes = wraparound ? 2.0 : 1.0;  // links each way per device and dimension a ring uses
-    double volume = 0, remaining = message_bytes;
-    for (std::int64_t e : extents) {
+    double lanes = 0;  // links each way per device the rings use: 2 on a closed ring, 1 on an open line
+    double volume = 0, remaining = message_bytes, hops = 0;
+    for (std::size_t k = 0; k < span.extents.size(); ++k) {
+        std::int64_t e = span.extents[k];
         if (e <= 1) continue;
+        bool closed = k < span.closed.size() && span.closed[k];
+        ++used;
+        lanes += closed ? 2.0 : 1.0;
         t.steps += double(e - 1);
         volume += remaining * double(e - 1) / double(e);
         remaining /= double(e);
+        hops += mean_hops(e, closed);
     }
+    if (used == 0 || message_bytes <= 0) return {};
     switch (op) {
         case Collective::all_reduce:
             t.steps *= 2;
-            t.bus_bytes = 2 * volume / (used * lanes);
+            t.bus_bytes = 2 * volume / lanes;
             break;
         case Collective::all_gather:
-        case Collective::reduce_scatter: t.bus_bytes = volume / (used * lanes); break;
-        case Collective::all_to_all: {
+        case Collective::reduce_scatter: t.bus_bytes = volume / lanes; break;
+        case Collective::all_to_all:
             // Every byte travels its peer's distance; each device sends out on 2 links per dimension used.
-            double hops = 0;
-            for (std::int64_t e : extents)
-                if (e > 1) hops += mean_hops(e, wraparound);
             t.bus_bytes = message_bytes * hops / (2.0 * used);
             break;
-        }
         case Collective::send_recv:
             t.steps = 1;
             t.bus_bytes = message_bytes;  // to a neighbour, over one link
@@ -75,10 +79,7 @@ double inside_phase_ms(Collective op, double message_bytes, std::int64_t members
                        const Cluster& cluster, const LinkFit& fit) {
     if (members <= 1 || message_bytes <= 0) return 0;
     if (cluster.topology == HardwareSpec::Topology::torus && cluster.link_gbps > 0 && !cluster.torus_shape.empty()) {
-        std::vector<std::int64_t> extents = torus_extents(group, cluster);
-        return phase_ms(phase_terms(torus_terms(op, message_bytes, extents, cluster.torus_wraparound),
-                                    cluster.link_gbps),
-                        fit);
+        return phase_ms(phase_terms(torus_terms(op, message_bytes, torus_span(group, cluster)), cluster.link_gbps), fit);
     }
     return phase_ms(phase_terms(ring_terms(op, message_bytes, members), cluster.scale_up.gbps), fit);
 }

@@ -12,17 +12,22 @@
 
 namespace prenet {
 
-// How many distinct places a group's members in the first domain take along each torus dimension (the group's
-// sub-torus: a tensor-parallel group of 8 on a 4x4x4 slice is 4 x 2 x 1). Members in rank order as
-// CollectiveGroup lays them out; ranks fill x first, then y, then z.
-std::vector<std::int64_t> torus_extents(const CollectiveGroup& group, const Cluster& cluster);
+// Where a group's members in the first domain lie on the torus (the group's sub-torus): how many distinct places
+// they take along each dimension (a tensor-parallel group of 8 on a 4x4x4 slice is 4 x 2 x 1), and whether their
+// ring along it closes: the slice's rings close (`torus_wraparound`) and the members fill the whole side. Members
+// in rank order as CollectiveGroup lays them out; ranks fill x first, then y, then z.
+struct TorusSpan {
+    std::vector<std::int64_t> extents;
+    std::vector<bool> closed;
+};
+TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster);
 
-// The ring terms of `op` over a sub-torus of `extents` (docs/parallel.md, "Collectives on a torus"): one ring per
-// dimension, dimension after dimension (reduce-scatter shrinks the buffer by each side in turn, all-gather grows
-// it back), the data split over as many orders of the dimensions as are used, so that every dimension's links
-// carry a share at once. A closed ring moves data both ways (2 links each way per device and dimension); an open
-// line as fast as one closed ring used one way. bus_bytes are per device over ONE link's one-direction rate.
-RingTerms torus_terms(Collective op, double message_bytes, const std::vector<std::int64_t>& extents, bool wraparound);
+// The ring terms of `op` over a sub-torus (docs/parallel.md, "Collectives on a torus"): one ring per dimension,
+// dimension after dimension (reduce-scatter shrinks the buffer by each side in turn, all-gather grows it back),
+// the data split over as many orders of the dimensions as are used, so that every dimension's links carry a share
+// at once. A closed ring moves data both ways (2 links each way per device); an open line as fast as one closed
+// ring used one way. bus_bytes are per device over ONE link's one-direction rate.
+RingTerms torus_terms(Collective op, double message_bytes, const TorusSpan& span);
 
 // One phase of `op` among `members` members of one domain of `cluster` (`group` says where they sit), timed
 // with `fit`: the domain's topology picks the algorithm.

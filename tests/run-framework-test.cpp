@@ -42,6 +42,11 @@ TEST(Framework, EachPresetSetsItsFrameworksDefaults) {
     EXPECT_EQ(d.overlap_from_zero, 3);
     EXPECT_EQ(d.bucket_params, 5e8);
     EXPECT_EQ(d.prefetch_params, 5e7);
+    FrameworkPreset x = preset_for("xla");
+    EXPECT_EQ(x.selective, CheckpointKind::op_level);
+    EXPECT_EQ(x.tensor_overlap, TensorOverlap::all_gemms);
+    EXPECT_TRUE(x.fuses_elementwise);
+    EXPECT_FALSE(d.fuses_elementwise || m.fuses_elementwise || f.fuses_elementwise);
     EXPECT_EQ(testing::error_field([] { preset_for("jax"); }), "framework");
 }
 

@@ -342,13 +342,14 @@ std::vector<OptionDef> build_table() {
                   "attention-core: recompute only the attention core (Megatron's selective); op-selective: keep "
                   "each block's input and matmul outputs, recompute the rest (PyTorch's per-op selective); "
                   "offload: each block's activations to host memory and back; selective: what --framework calls "
-                  "selective (attention-core, op-selective with fsdp, full with deepspeed); none: keep everything")
+                  "selective (attention-core, op-selective with fsdp and xla, full with deepspeed); none: keep everything")
             .echoed().on_page("training", "ckpt").advanced().cluster_when("selective"),
         Row("framework", T::choice, kRun).flag("framework", "F").label("Training framework")
             .choices(framework_names(), {{"generic", "generic: PreNeT's defaults"},
                                          {"megatron", "Megatron-LM"},
                                          {"fsdp", "PyTorch FSDP"},
-                                         {"deepspeed", "DeepSpeed"}})
+                                         {"deepspeed", "DeepSpeed"},
+                                         {"xla", "JAX / XLA (TPU)"}})
             .defaults("generic", "generic")
             .help("what the framework does by default (docs/parallel.md): what selective checkpointing recomputes, "
                   "which tensor- and data-parallel collectives overlap compute, ZeRO-3's prefetch and re-gather")

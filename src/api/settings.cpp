@@ -140,7 +140,7 @@ Settings read_settings(const RequestOptions& o) {
                     ErrorCode::conflict, "finetune");
     s.breakdown = o.flag("breakdown");
     s.framework = preset_for(o.text("framework"));
-    s.compile = o.flag("compile");
+    s.compile = o.flag("compile") || s.framework.fuses_elementwise;  // XLA compiles the whole program
     s.channels_last = o.flag("channels_last");
     s.loss = parse_loss_mode(o.text("loss"));
     s.run.samples = o.number("samples");

@@ -60,16 +60,36 @@ FrameworkPreset deepspeed() {
     return p;
 }
 
+// JAX/XLA (TPU pods; PyTorch/XLA and the Neuron compiler compile through the same): the program is compiled whole,
+// so element-wise and norm chains are fused into their neighbours (the same as --compile); XLA's latency-hiding
+// scheduler issues collectives asynchronously and schedules compute under them (docs.nvidia.com/jax-toolbox,
+// "--xla_gpu_enable_latency_hiding_scheduler: allows XLA to move communication collectives to increase overlap
+// with compute kernels"; on by default on TPU), so data-parallel reductions overlap the backward at every ZeRO
+// stage; tensor-parallel collectives are decomposed into the matrix products that depend on them (collective
+// matmul: Wang et al., "Overlap Communication with Dependent Computation via Decomposition in Large Deep Learning
+// Models", ASPLOS 2023, implemented in XLA); FSDP-style sharding (GSPMD, Xu et al. 2021, arXiv:2105.04663: weights
+// sharded over the data axis, gathered per layer and gathered again for the backward); jax.checkpoint policies
+// that save matrix products (checkpoint_dots) recompute the rest, per op.
+FrameworkPreset xla() {
+    FrameworkPreset p;
+    p.name = "xla";
+    p.selective = CheckpointKind::op_level;
+    p.tensor_overlap = TensorOverlap::all_gemms;
+    p.fuses_elementwise = true;
+    return p;
+}
+
 }  // namespace
 
-std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed"}; }
+std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed", "xla"}; }
 
 FrameworkPreset preset_for(const std::string& name) {
     if (name == "generic") return FrameworkPreset{};
     if (name == "megatron") return megatron();
     if (name == "fsdp") return fsdp();
     if (name == "deepspeed") return deepspeed();
-    throw Error("framework must be generic, megatron, fsdp or deepspeed, got '" + name + "'",
+    if (name == "xla") return xla();
+    throw Error("framework must be generic, megatron, fsdp, deepspeed or xla, got '" + name + "'",
                 ErrorCode::invalid_value, "framework");
 }
 

@@ -47,9 +47,11 @@ struct FrameworkPreset {
     // main_grad buffer (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and
     // all-reduce to be done in fp32", accumulate_allreduce_grads_in_fp32 forced on for --bf16).
     bool fp32_gradients_under_bf16 = false;
+    // The whole program is compiled, so element-wise and norm chains are fused as --compile fuses them (XLA).
+    bool fuses_elementwise = false;
 };
 
-// The preset of `name` (generic, megatron, fsdp, deepspeed); throws Error for another name.
+// The preset of `name` (generic, megatron, fsdp, deepspeed, xla); throws Error for another name.
 FrameworkPreset preset_for(const std::string& name);
 // The preset names, generic first (the option's choices).
 std::vector<std::string> framework_names();

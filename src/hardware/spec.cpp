@@ -191,6 +191,9 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
                             p["usd_per_hour"].dump());
             h.cloud_prices.push_back({usd, text(p, "provider", "", origin), text(p, "date", "", origin)});
         }
+    if (sheet.contains("sources") && sheet["sources"].is_object())
+        for (auto it = sheet["sources"].begin(); it != sheet["sources"].end(); ++it)
+            if (it->is_string()) h.sources[it.key()] = it->get<std::string>();
     return h;
 }
 
@@ -306,7 +309,8 @@ json to_json(const HardwareSpec& h) {
             {"torus_dims", h.torus_dims},
             {"torus_wraparound", h.torus_wraparound},
             {"price_per_hour", h.price_per_hour()},
-            {"cloud_prices", prices}};
+            {"cloud_prices", prices},
+            {"sources", h.sources}};
 }
 
 }  // namespace prenet

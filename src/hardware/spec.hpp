@@ -62,6 +62,8 @@ struct HardwareSpec {
         return links_per_device > 0 ? scale_up_gbps_one_way() / double(links_per_device) : 0;
     }
     std::vector<CloudPrice> cloud_prices;
+    // The sheet's citations, key -> citation with its URL (hardware/README.md): what the page shows as sources.
+    std::map<std::string, std::string> sources;
     std::string launch_date;
 
     // Dense FLOP/s of matrix-unit kernels (GEMM, convolution, attention, RNN) at `p`, or at the precision `p` runs

@@ -40,6 +40,21 @@ async function checkCommandLine(page, label) {
 }
 
 describe('web calculator', () => {
+  test('lists every accelerator with the sources its sheet cites, linked', async () => {
+    const page = await h.page();
+    await settled(page);
+    const ids = await page.$$eval('#hw-list input[data-hw]', (els) => els.map((e) => e.dataset.hw));
+    assert.deepEqual(new Set(ids), new Set(catalogue.map((hw) => hw.id)));
+    for (const id of ['tpu-v6e', 'mi355x', 'trainium2', 'gaudi3']) assert.ok(ids.includes(id), id);
+    const item = page.locator('.hw-item', { has: page.locator('input[data-hw="tpu-v4"]') });
+    await item.locator('.hw-sources summary').click();
+    const cited = catalogue.find((hw) => hw.id === 'tpu-v4').sources;
+    assert.ok(Object.keys(cited).length >= 2);
+    const links = await item.locator('.hw-sources a').evaluateAll((as) => as.map((a) => a.href));
+    assert.ok(links.some((href) => href.startsWith('https://cloud.google.com/tpu/')), links.join(' '));
+    assert.equal(await item.locator('.hw-sources li').count(), Object.keys(cited).length);
+  });
+
   test('loads with every catalogue accelerator for GPT-2, batch 8, bf16, AdamW', async () => {
     const page = await h.page();
     await settled(page);

@@ -48,6 +48,18 @@ function priceField(state, h) {
   };
 }
 
+// A sheet's citations (hardware/README.md: every number names one), their URLs as links, shown on demand: the page
+// lists each accelerator with where its figures come from.
+function sourcesList(h) {
+  const entries = Object.entries(h.sources ?? {});
+  if (!entries.length) return '';
+  const linked = (text) =>
+    esc(text).replace(/https?:\/\/[^\s)<>"']+/g, (url) => `<a href="${url}" target="_blank" rel="noopener">${url}</a>`);
+  return `<details class="hw-sources"><summary>sources (${entries.length})</summary><ul>${entries
+    .map(([key, text]) => `<li><b>${esc(key)}</b>: ${linked(text)}</li>`)
+    .join('')}</ul></details>`;
+}
+
 export function render(state, ctx) {
   const { $, meta } = ctx;
   if (!meta.hardware.length) return;
@@ -62,6 +74,7 @@ export function render(state, ctx) {
         <label><input type="checkbox" data-hw="${esc(h.id)}" ${selected(h.id) ? 'checked' : ''} />
         <span class="hw-name">${esc(h.name)}</span>
         <span class="hw-meta">${esc(h.vendor)} · ${esc(h.architecture)} · ${F.num(h.memory_gb)} GB · ${esc(String(h.launch_date).slice(0, 4))}</span></label>
+        ${sourcesList(h)}
         <span class="price"><label class="visually-hidden" for="price-${esc(h.id)}">Price of ${esc(h.name)} in US dollars per hour</label>$<input type="number" min="0" step="0.01" id="price-${esc(h.id)}" data-price="${esc(h.id)}" value="${value}" placeholder="?" class="${edited ? 'edited' : ''}" title="${title}" />/h</span>
       </div>`;
       })

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 #include "parallel/collective_rows.hpp"
+#include "parallel/topology.hpp"
 #include "predict/op_rows.hpp"
 
 namespace prenet {
@@ -46,7 +47,11 @@ std::vector<Design> designs(const std::vector<CollectiveSample>& samples) {
         CollectiveRow r = row_of(s);
         GroupSpan span = group_span(r.group, r.cluster);
         if (span.domains != 1) continue;  // the fit reads one domain's link only
-        PhaseTerms p = phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
+        // The terms time_ms uses inside one domain: a full mesh's links to the members, else the ring on the
+        // scale-up link (parallel/topology.hpp).
+        auto mesh = full_mesh_phase(r.op, r.message_bytes, r.group.size, r.cluster);
+        PhaseTerms p = mesh ? phase_terms(mesh->terms, mesh->gbps)
+                            : phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
         out.push_back({r.cluster.scale_up.kind, r.op, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
     }
     return out;

@@ -1,5 +1,9 @@
-// parallel/topology.hpp: collectives inside a scale-up domain as it is wired (torus rings per dimension).
+// parallel/topology.hpp: collectives inside a scale-up domain as it is wired (torus rings per dimension; a full
+// mesh's links to the other members, docs/parallel.md "Inside a full mesh", worked by hand: MI300X has 7 Infinity
+// Fabric links of 64 GB/s each way, one to each of the 7 other GPUs of its board).
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "hardware/spec.hpp"
 #include "parallel/cluster.hpp"
@@ -97,4 +101,131 @@ TEST(TorusCollectives, SlicesJoinOverTheScaleOutNetwork) {
     EXPECT_EQ(two.scale_up_domain, 64);
     // A data-parallel group across the two slices pays the data-centre network too.
     EXPECT_GT(m.time_ms(Collective::all_reduce, 1e9, {128, 1}, two), m.time_ms(Collective::all_reduce, 1e9, {64, 1}, one));
+}
+
+// ---- full mesh ----
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// No latency, no base, the link's whole rate: time = bus bytes / rate.
+const LinkFit kIdeal{1.0, 0.0, 0.0, 0.0, true};
+
+Cluster mi300x(std::int64_t gpus, std::optional<std::int64_t> per_node = std::nullopt) {
+    return make_cluster(find_hardware("mi300x"), {gpus, per_node, std::nullopt});
+}
+
+// A Gaudi-2-like board: 21 RoCE ports of 100 Gb/s (12.5 GB/s each way) for scale-up, 3 to each of 7 peers.
+HardwareSpec three_links_per_peer() {
+    return parse_hardware(json::parse(R"({"id": "mesh3", "peak_tflops": {"bf16": 400},
+        "memory": {"capacity_gb": 96, "bandwidth_gbps": 2400},
+        "interconnect": {"intra_node_gbps": 525, "scale_up_link": "roce", "topology": "full_mesh",
+                         "links_per_device": 21, "scale_up_domain": 8, "gpus_per_node": 8}})"),
+                          "mesh3.json");
+}
+
+double inside_ms(Collective op, double bytes, std::int64_t members, const Cluster& c, const LinkFit& f = kIdeal) {
+    return inside_phase_ms(op, bytes, members, CollectiveGroup{members, 1}, c, f);
+}
+
+}  // namespace
+
+TEST(FullMeshCluster, MI300XHasOneLinkOfSixtyFourGBpsPerPeer) {
+    Cluster c = mi300x(8);
+    EXPECT_EQ(c.topology, HardwareSpec::Topology::full_mesh);
+    EXPECT_EQ(c.links_per_device, 7);
+    EXPECT_DOUBLE_EQ(c.link_gbps, 64.0);  // 896 GB/s both ways / 2 / 7 links
+    EXPECT_EQ(c.links_per_peer, 1);
+    // A node of 2 (a pair measured inside the 8-GPU board) keeps one link between the two, not all 7.
+    EXPECT_EQ(mi300x(2, 2).links_per_peer, 1);
+    Cluster g = make_cluster(three_links_per_peer(), {8, std::nullopt, std::nullopt});
+    EXPECT_EQ(g.links_per_peer, 3);
+    EXPECT_DOUBLE_EQ(g.link_gbps, 12.5);
+    // Switched fabrics have no per-peer links.
+    EXPECT_EQ(make_cluster(find_hardware("h100-sxm5-80gb"), {8, std::nullopt, std::nullopt}).links_per_peer, 0);
+}
+
+TEST(FullMeshTopology, EightMI300XAllGatherOfOneGiBUsesAllSevenLinks) {
+    // Bus bytes 7/8 x 2^30 over 7 x 64 GB/s = 2^30 / 512e9 s = 2.097152 ms.
+    Cluster c = mi300x(8);
+    auto m = full_mesh_phase(Collective::all_gather, kGiB, 8, c);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_DOUBLE_EQ(m->terms.steps, 7.0);
+    EXPECT_DOUBLE_EQ(m->terms.bus_bytes, kGiB * 7 / 8);
+    EXPECT_DOUBLE_EQ(m->gbps, 448.0);
+    EXPECT_NEAR(inside_ms(Collective::all_gather, kGiB, 8, c), 2.097152, 1e-9);
+    // Eight members reach the whole scale-up bandwidth: the same as a switch would give.
+    EXPECT_NEAR(inside_ms(Collective::reduce_scatter, kGiB, 8, c), 2.097152, 1e-9);
+    EXPECT_NEAR(inside_ms(Collective::all_reduce, kGiB, 8, c), 4.194304, 1e-9);
+}
+
+TEST(FullMeshTopology, TwoMembersShareOneLink) {
+    // All-gather of 1 GiB between two MI300X: half of it crosses their one link, 2^29 / 64e9 s = 8.388608 ms, 7x
+    // what the aggregate (448 GB/s) would allow.
+    Cluster c = mi300x(2, 2);
+    EXPECT_NEAR(inside_ms(Collective::all_gather, kGiB, 2, c), 8.388608, 1e-9);
+    EXPECT_NEAR(inside_ms(Collective::all_reduce, kGiB, 2, c), 16.777216, 1e-9);
+    EXPECT_NEAR(inside_ms(Collective::all_to_all, kGiB, 2, c), 8.388608, 1e-9);
+    // A send crosses one link whole: 2^30 / 64e9 s.
+    EXPECT_NEAR(inside_ms(Collective::send_recv, kGiB, 2, c), 16.777216, 1e-9);
+}
+
+TEST(FullMeshTopology, FourMembersUseThreeLinksEach) {
+    // All-reduce of 1 GiB among 4: bus bytes 2 x 3/4 x 2^30 over 3 x 64 GB/s = 8.388608 ms.
+    Cluster c = mi300x(4, 4);
+    EXPECT_NEAR(inside_ms(Collective::all_reduce, kGiB, 4, c), 8.388608, 1e-9);
+    // Four members of a full board (the rest busy with their own groups) still reach only each other.
+    EXPECT_NEAR(inside_ms(Collective::all_reduce, kGiB, 4, mi300x(8)), 8.388608, 1e-9);
+}
+
+TEST(FullMeshTopology, AllToAllSendsEachPeerItsShareOverItsOwnLink) {
+    // 8 members, 1 GiB sent in all: 2^27 to each of 7 peers, each over its own 64 GB/s link, all at once.
+    Cluster c = mi300x(8);
+    EXPECT_NEAR(inside_ms(Collective::all_to_all, kGiB, 8, c), kGiB / 8 / 64e9 * 1e3, 1e-9);
+}
+
+TEST(FullMeshTopology, SeveralLinksPerPeer) {
+    Cluster c = make_cluster(three_links_per_peer(), {8, std::nullopt, std::nullopt});
+    // A pair: 3 links of 12.5 GB/s; all-gather of 1 GiB moves 2^29 over them.
+    EXPECT_NEAR(inside_ms(Collective::all_gather, kGiB, 2, c), kGiB / 2 / 37.5e9 * 1e3, 1e-9);
+    EXPECT_NEAR(inside_ms(Collective::send_recv, kGiB, 2, c), kGiB / 37.5e9 * 1e3, 1e-9);
+    // All 8: 7 x 3 = 21 links, the whole 262.5 GB/s each way.
+    EXPECT_NEAR(inside_ms(Collective::all_gather, kGiB, 8, c), kGiB * 7 / 8 / 262.5e9 * 1e3, 1e-9);
+}
+
+TEST(FullMeshTopology, LatencyIsPaidPerRingStep) {
+    Cluster c = mi300x(8);
+    LinkFit f{1.0, 2.0, 100.0, 0.0, true};
+    // 1 KiB: the transfer is ~2 ns; 7 steps of 2 us for all-gather, 14 for all-reduce, and the base once in time_ms.
+    EXPECT_NEAR(inside_ms(Collective::all_gather, 1024, 8, c, f), 0.014, 1e-5);
+    EXPECT_NEAR(inside_ms(Collective::all_reduce, 1024, 8, c, f), 0.028, 1e-5);
+    CollectiveModel model;
+    model.links[LinkKind::infinity_fabric] = f;
+    EXPECT_NEAR(model.time_ms(Collective::all_gather, 1024, {8, 1}, c), 0.114, 1e-5);
+}
+
+TEST(FullMeshTopology, CollectiveTimeGoesThroughTheMesh) {
+    CollectiveModel model;
+    model.links[LinkKind::infinity_fabric] = kIdeal;
+    model.fallback = kIdeal;
+    // One domain: the pair's all-gather is the one-link time.
+    EXPECT_NEAR(model.time_ms(Collective::all_gather, kGiB, {2, 1}, mi300x(2, 2)), 8.388608, 1e-9);
+    // Across two boards, a group of 8 with stride 2 has 4 members per board: its reduce-scatter and all-gather
+    // inside run on 3 links, slower than the 8-member group's, which reaches all 7.
+    Cluster two = mi300x(16);
+    double spread = model.time_ms(Collective::all_reduce, kGiB, {8, 2}, two);
+    double inside = inside_ms(Collective::reduce_scatter, kGiB, 4, two) + inside_ms(Collective::all_gather, kGiB, 4, two);
+    EXPECT_GT(spread, inside);
+    EXPECT_NEAR(inside, 2 * kGiB * 3 / 4 / 192e9 * 1e3, 1e-9);
+}
+
+TEST(FullMeshTopology, NotAMeshWithoutPublishedLinks) {
+    // A switched sheet, or a mesh without links, takes the ring on the scale-up bandwidth.
+    Cluster h100 = make_cluster(find_hardware("h100-sxm5-80gb"), {8, std::nullopt, std::nullopt});
+    EXPECT_FALSE(full_mesh_phase(Collective::all_gather, kGiB, 8, h100).has_value());
+    EXPECT_NEAR(inside_ms(Collective::all_gather, kGiB, 2, h100), kGiB / 2 / 450e9 * 1e3, 1e-9);
+    Cluster c = mi300x(8);
+    c.links_per_peer = 0;
+    EXPECT_FALSE(full_mesh_phase(Collective::all_gather, kGiB, 8, c).has_value());
 }

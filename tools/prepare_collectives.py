@@ -50,9 +50,17 @@ def main():
             tput = float(r['throughput_bytes_per_s'])
             if tput <= 0:
                 continue
-            ms = int(r['bytes']) / tput * 1e3
-            xla.append(['xla', XLA_DEVICES[r['device']], OPS[r['opcode']], r['devices_per_group'], 1, r['num_groups'],
-                        r['element_type'].lower(), r['bytes'], '%.6g' % ms])
+            op = OPS[r['opcode']]
+            # XLA's throughput is per byte its cost model says the collective transfers (GpuHloCostAnalysis:
+            # BytesTransferred), and its runtime estimate is those bytes / throughput. That is the `bytes` column
+            # (the instruction's shape) for all-reduce, all-gather (the gathered output) and all-to-all, but for
+            # reduce-scatter it is the operand, devices_per_group times the scattered output that `bytes` holds
+            # (the table's reduce-scatter sizes run from 1 KiB / group to 1 GiB / group). nccl-tests' size of a
+            # reduce-scatter is that input too.
+            size = int(r['bytes']) * (int(r['devices_per_group']) if op == 'reduce_scatter' else 1)
+            ms = size / tput * 1e3
+            xla.append(['xla', XLA_DEVICES[r['device']], op, r['devices_per_group'], 1, r['num_groups'],
+                        r['element_type'].lower(), size, '%.6g' % ms])
     with open(os.path.join(OUT, 'xla.csv'), 'w', newline='') as f:
         w = csv.writer(f, lineterminator='\n')
         w.writerow(HEADER)

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
 #include "parallel/collective_rows.hpp"
+#include "parallel/topology.hpp"
 #include "predict/op_rows.hpp"
 
 namespace prenet {
@@ -46,7 +47,11 @@ std::vector<Design> designs(const std::vector<CollectiveSample>& samples) {
         CollectiveRow r = row_of(s);
         GroupSpan span = group_span(r.group, r.cluster);
         if (span.domains != 1) continue;  // the fit reads one domain's link only
-        PhaseTerms p = phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
+        // The terms time_ms uses inside one domain: a full mesh's links to the members, else the ring on the
+        // scale-up link (parallel/topology.hpp).
+        auto mesh = full_mesh_phase(r.op, r.message_bytes, r.group.size, r.cluster);
+        PhaseTerms p = mesh ? phase_terms(mesh->terms, mesh->gbps)
+                            : phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
         out.push_back({r.cluster.scale_up.kind, r.op, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
     }
     return out;
@@ -206,6 +211,40 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
         return e;
     };
     Errors loao = errors_of(fitting), xla_check = errors_of(check);
+
+    // The same leave-one-out errors by message size: small messages pay the base cost and the step latencies,
+    // large ones the link's bandwidth (which of the two a left-out device's error comes from).
+    const char* kBands[] = {"<= 1 MiB", "1-16 MiB", "> 16 MiB"};
+    auto band_of = [](double bytes) { return bytes <= 1048576.0 ? 0 : bytes <= 16777216.0 ? 1 : 2; };
+    std::map<std::string, std::vector<double>[3]> by_size;
+    auto add_sizes = [&](std::map<std::string, std::vector<double>[3]>& into, const std::string& device,
+                         const CollectiveModel& m, const CollectiveSample& s) {
+        double ape = std::abs(predict_sample(m, s) - s.measured_ms) / s.measured_ms;
+        into[device][band_of(s.message_bytes)].push_back(ape);
+    };
+    for (const auto& s : fitting) add_sizes(by_size, s.device, model_without(s.device), s);
+    // A device whose link kind no other device measured is predicted by the pooled fit: the same rows with only
+    // the base cost per collective taken from the device's own fit (rep.model) show how much of its error is that
+    // one number. A diagnostic, not a leave-one-out figure: it reads the device's own rows.
+    std::map<LinkKind, std::set<std::string>> devices_of_kind;
+    for (const auto& s : fitting)
+        devices_of_kind[link_kind_from_string(find_hardware(s.device).scale_up_link).value_or(LinkKind::pcie)].insert(
+            s.device);
+    std::map<std::string, std::vector<double>[3]> own_base;
+    std::map<std::string, std::vector<double>> own_base_all;
+    for (const auto& s : fitting) {
+        LinkKind kind = link_kind_from_string(find_hardware(s.device).scale_up_link).value_or(LinkKind::pcie);
+        if (devices_of_kind[kind].size() != 1) continue;
+        CollectiveModel m = model_without(s.device);
+        for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                              Collective::all_to_all, Collective::send_recv}) {
+            LinkFit f = m.fit(kind, op);
+            f.base_us = rep.model.fit(kind, op).base_us;
+            m.by_op[kind][op] = f;
+        }
+        add_sizes(own_base, s.device, m, s);
+        own_base_all[s.device].push_back(std::abs(predict_sample(m, s) - s.measured_ms) / s.measured_ms);
+    }
     if (verbose)
         std::cerr << "collectives: " << fitting.size() << " fitting rows on " << devices.size() << " devices, "
                   << check.size() << " check rows\n";
@@ -239,10 +278,43 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
           "accelerator out**: each device's rows are predicted by the model fitted without that device (where no "
           "other device shares its link kind, by the fit pooled over every other device). Median APE (rows):\n\n"
        << table(loao, devices)
+       << "\nThe same errors by message size (median APE, rows): up to 1 MiB a collective's time is mostly its base "
+          "cost and step latencies, above 16 MiB mostly the link's bandwidth.\n\n"
+       << "| device | " << kBands[0] << " | " << kBands[1] << " | " << kBands[2] << " |\n|---|---|---|---|\n";
+    for (const auto& [device, bands] : by_size) {
+        md << "| " << device;
+        for (const auto& b : bands) md << " | " << pct(median(b)) << " (" << b.size() << ")";
+        md << " |\n";
+    }
+    for (const auto& [device, bands] : own_base) {
+        LinkKind kind = link_kind_from_string(find_hardware(device).scale_up_link).value_or(LinkKind::pcie);
+        // The base cost per collective (the four measured ones) a model gives `kind`: "lo-hi us".
+        auto base_range = [&](const CollectiveModel& m) {
+            double lo = INFINITY, hi = 0;
+            for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                                  Collective::all_to_all}) {
+                lo = std::min(lo, m.fit(kind, op).base_us);
+                hi = std::max(hi, m.fit(kind, op).base_us);
+            }
+            std::ostringstream o;
+            o << std::fixed << std::setprecision(0) << lo << "-" << hi << " us";
+            return o.str();
+        };
+        md << "\n" << device << " is the only device on its link kind, so it is predicted by the fits pooled over "
+           << "the others, whose base cost per collective is NCCL's, " << base_range(model_without(device))
+           << ", where its own fit has " << base_range(rep.model)
+           << ". With only the base taken from its own fit (a diagnostic that reads its own rows, not a "
+              "leave-one-out figure) its median APE is " << pct(median(own_base_all[device])) << " (";
+        for (int i = 0; i < 3; ++i) md << (i ? ", " : "") << kBands[i] << ": " << pct(median(bands[i]));
+        md << ").\n";
+    }
+    md
        << "\nXLA's NVLink collective tables (B200 8-GPU node, GB200 and GB300 NVL72 groups of 2-72) are timed "
-          "another way (XLA's B200 8-GPU all-reduce runs ~1.6x faster than NCCL's here; its reduce-scatter has a "
-          "1.5-5 us floor where every NCCL collective pays 8 us or more), so they are not fitted; they are predicted "
-          "here by the model fitted without the device, as a check of the larger NVL72 groups:\n\n"
+          "another way (XLA's B200 8-GPU all-reduce runs ~1.6x faster than NCCL's here; its collectives up to 256 KiB "
+          "take 25-50 us where NCCL's B200 rows take 10-27 us), so they are not fitted; they are predicted here by "
+          "the model fitted without the device, as a check of the larger NVL72 groups. Their reduce-scatter rows are "
+          "the input each device holds (devices x the table's `bytes`, the scattered output), the bytes XLA's "
+          "throughput is counted on (tools/prepare_collectives.py):\n\n"
        << table(xla_check, check_devices)
        << "\nThe shipped fit (`models/collectives.json`), on all fitting rows: per phase, steps x latency + bus bytes / "
           "(efficiency x one-direction link bandwidth) + pipeline x sqrt(steps x 1 us x transfer), plus a base cost "

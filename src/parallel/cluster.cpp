@@ -184,6 +184,8 @@ Cluster make_cluster(const HardwareSpec& hw, const ClusterRequest& request) {
     c.topology = hw.topology;
     c.links_per_device = hw.links_per_device;
     c.link_gbps = hw.link_gbps_one_way();
+    if (hw.topology == HardwareSpec::Topology::full_mesh && hw.links_per_device > 0)
+        c.links_per_peer = std::max<std::int64_t>(1, hw.links_per_device / std::max<std::int64_t>(1, sheet_domain - 1));
     if (request.topology && hw.topology != HardwareSpec::Topology::torus)
         throw Error(hw.name + ": --topology shapes a torus slice; its scale-up fabric is " +
                         (hw.topology == HardwareSpec::Topology::full_mesh ? "a full mesh" : "switched"),

@@ -28,6 +28,10 @@ struct Cluster {
     HardwareSpec::Topology topology = HardwareSpec::Topology::switched;
     std::int64_t links_per_device = 0;
     double link_gbps = 0;
+    // Full mesh: the links between one pair of devices, the sheet's links spread evenly over the peers of its
+    // whole mesh (scale_up_domain - 1 of the sheet, whatever the node requested): MI300X 7 / 7 = 1, Gaudi 2's
+    // 21 RoCE ports / 7 = 3. 0 elsewhere.
+    std::int64_t links_per_peer = 0;
     std::vector<std::int64_t> torus_shape;
     bool torus_wraparound = false;
     std::int64_t nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }

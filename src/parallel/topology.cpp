@@ -75,12 +75,34 @@ RingTerms torus_terms(Collective op, double message_bytes, const TorusSpan& span
     return t;
 }
 
+std::optional<LinkPhase> full_mesh_phase(Collective op, double message_bytes, std::int64_t members,
+                                         const Cluster& cluster) {
+    if (cluster.topology != HardwareSpec::Topology::full_mesh || !(cluster.link_gbps > 0) || cluster.links_per_peer < 1)
+        return std::nullopt;
+    LinkPhase m;
+    m.gbps = cluster.link_gbps;
+    if (members <= 1) return m;
+    const std::int64_t per_peer = cluster.links_per_peer;
+    if (op == Collective::send_recv) {
+        m.terms = ring_terms(op, message_bytes, 2);
+        m.gbps = double(per_peer) * cluster.link_gbps;
+        return m;
+    }
+    std::int64_t links = (members - 1) * per_peer;
+    if (cluster.links_per_device > 0) links = std::min(links, cluster.links_per_device);
+    m.terms = ring_terms(op, message_bytes, members);
+    m.gbps = double(links) * cluster.link_gbps;
+    return m;
+}
+
 double inside_phase_ms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
                        const Cluster& cluster, const LinkFit& fit) {
     if (members <= 1 || message_bytes <= 0) return 0;
     if (cluster.topology == HardwareSpec::Topology::torus && cluster.link_gbps > 0 && !cluster.torus_shape.empty()) {
         return phase_ms(phase_terms(torus_terms(op, message_bytes, torus_span(group, cluster)), cluster.link_gbps), fit);
     }
+    if (auto mesh = full_mesh_phase(op, message_bytes, members, cluster))
+        return phase_ms(phase_terms(mesh->terms, mesh->gbps), fit);
     return phase_ms(phase_terms(ring_terms(op, message_bytes, members), cluster.scale_up.gbps), fit);
 }
 

@@ -5,6 +5,7 @@
 // - torus (TPU ICI, Trainium NeuronLink): a ring per dimension of the members' sub-torus.
 // collectives.cpp composes these phases with the scale-out phases across domains.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "parallel/cluster.hpp"
@@ -28,6 +29,20 @@ TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster);
 // at once. A closed ring moves data both ways (2 links each way per device); an open line as fast as one closed
 // ring used one way. bus_bytes are per device over ONE link's one-direction rate.
 RingTerms torus_terms(Collective op, double message_bytes, const TorusSpan& span);
+
+// One phase inside a full mesh (docs/parallel.md, "Inside a full mesh"): the ring terms of `op` over the
+// members (steps and nccl-tests' bus bytes per member) and the rate they move at, the one-direction GB/s of the
+// links a member has to the other members. A member reaches its p-1 peers over links_per_peer links each (at most
+// links_per_device in all); RCCL's rings over the members (one per channel, each on other links) or HCCL's direct
+// mesh algorithm keep all of them busy at once, so the bus bytes move over (p-1) x links_per_peer links. All-to-all
+// sends S/p to each peer over that peer's own links: the same terms. A send goes over the links to one peer.
+// nullopt where the cluster is not a full mesh with published links (the switched ring applies).
+struct LinkPhase {
+    RingTerms terms;
+    double gbps = 0;
+};
+std::optional<LinkPhase> full_mesh_phase(Collective op, double message_bytes, std::int64_t members,
+                                         const Cluster& cluster);
 
 // One phase of `op` among `members` members of one domain of `cluster` (`group` says where they sit), timed
 // with `fit`: the domain's topology picks the algorithm.

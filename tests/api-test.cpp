@@ -318,19 +318,22 @@ namespace prenet {
 namespace {
 
 TEST(ApiContract, AnAcceleratorThatCannotFormTheClusterAnswersWithItsOwnError) {
-    json reply = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", json::array({"a100-sxm4-80gb", "tpu-v3"})}});
+    // A torus part whose sheet publishes no scale-up bandwidth (every catalogue sheet now has one: issue 29).
+    json no_ici = json::parse(R"({"id": "no-ici-figure", "peak_tflops": {"bf16": 100}, "memory": {"capacity_gb": 32,
+        "bandwidth_gbps": 900}, "interconnect": {"scale_up_link": "ici", "scale_up_domain": 64, "gpus_per_node": 4}})");
+    json reply = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", json::array({"a100-sxm4-80gb", no_ici})}});
     ASSERT_FALSE(reply.contains("error")) << reply.dump().substr(0, 300);
     ASSERT_EQ(reply["results"].size(), 2u);
     EXPECT_TRUE(reply["results"][0].contains("plan"));
     const json& refused = reply["results"][1];
-    EXPECT_EQ(refused["hardware"], "tpu-v3");
+    EXPECT_EQ(refused["hardware"], "no-ici-figure");
     EXPECT_EQ(refused["error"]["field"], "hardware");  // its sheet publishes no scale-up bandwidth
     EXPECT_FALSE(refused.contains("step"));
     // Alone, the same refusal is the request's error, naming the accelerator it refuses (a client asking one
     // accelerator at a time reads it as that accelerator's row); an error of the request names none.
-    json alone = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", "tpu-v3"}});
+    json alone = predict({{"model", "gpt2"}, {"gpus", 8}, {"hardware", json::array({no_ici})}});
     expect_error(alone, "invalid_hardware", "hardware");
-    EXPECT_EQ(alone["error"]["hardware"], "tpu-v3");
+    EXPECT_EQ(alone["error"]["hardware"], "no-ici-figure");
     EXPECT_FALSE(predict({{"model", "gpt2"}, {"gpus", 8}, {"tp", 3}, {"hardware", "t4"}})["error"].contains("hardware"));
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
+#include "parallel/cluster.hpp"
 
 using namespace prenet;
 using nlohmann::json;
@@ -28,7 +29,8 @@ const std::vector<std::string> kRequiredIds = {
     "rtx-3090",     "rtx-4090",       "rtx-a4000",      "rtx-a6000",      "rtx-6000-ada",   "quadro-rtx-8000",
     "mi100",        "mi210",          "mi250",          "mi300x",         "tpu-v3",         "tpu-v4",
     "tpu-v5e",      "tpu-v5p",        "gaudi2",         "b300",           "gb200",          "gb300",
-    "rtx-pro-6000-server", "arc-pro-b60"};
+    "rtx-pro-6000-server", "arc-pro-b60", "mi325x",         "mi355x",         "tpu-v6e",        "tpu-v7",
+    "gaudi3",       "trainium2",      "gh200",          "h20",            "b100",           "rtx-5090"};
 
 struct Sheet {
     std::string path, stem;
@@ -78,6 +80,9 @@ void check_citations(const json& node, const std::string& where, bool cited, con
         for (size_t i = 0; i < node.size(); ++i)
             check_citations(node[i], where + "[" + std::to_string(i) + "]", cited, sources, used);
     } else if (node.is_number()) {
+        // The one plain number of the schema: a torus's dimension count, a structural fact like the topology's name
+        // (hardware/schema.json: a plain integer, cited with the links and domain it shapes).
+        if (where == "interconnect.torus_dims") return;
         EXPECT_TRUE(cited) << where << ": a number without a source";
         double x = node.get<double>();
         EXPECT_TRUE(std::isfinite(x) && x > 0) << where << ": " << x << " must be positive (absent values are null)";
@@ -308,7 +313,7 @@ TEST(MatmulFlops, ArcProB60MatrixPeaksAreXmx) {
 }
 
 TEST(MatmulFlops, TpuFp32IsEmulatedAsThreeBf16Passes) {
-    for (const char* id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
+    for (const char* id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7"}) {
         const HardwareSpec& h = find_hardware(id);
         ASSERT_FALSE(h.peak_tflops.count("fp32")) << id;
         double bf16 = h.peak_tflops.at("bf16") * 1e12;
@@ -492,4 +497,65 @@ TEST(HardwareSheet, TorusAndMeshNeedTheirLinks) {
     EXPECT_THROW(parse_hardware(sheet, "t.json"), Error);
     sheet["interconnect"]["topology"] = "full_mesh";
     EXPECT_DOUBLE_EQ(parse_hardware(sheet, "t.json").link_gbps_one_way(), 50.0);
+
+// Issue #29: the scale-up fabric of every torus and mesh part, as its sheet states it (links carry
+// intra_node_gbps together; a torus has its dimensions and whether a slice's rings close).
+TEST(HardwareSheets, TorusAndMeshPartsDescribeTheirLinks) {
+    struct Want {
+        const char* id;
+        HardwareSpec::Topology topology;
+        std::int64_t links;
+        int dims;
+        bool wraparound;
+        std::int64_t domain, node;
+    };
+    using T = HardwareSpec::Topology;
+    for (const Want& w : std::vector<Want>{{"tpu-v3", T::torus, 4, 2, false, 1024, 4},
+                                           {"tpu-v4", T::torus, 6, 3, true, 4096, 4},
+                                           {"tpu-v5e", T::torus, 4, 2, false, 256, 8},
+                                           {"tpu-v5p", T::torus, 6, 3, true, 8960, 4},
+                                           {"tpu-v6e", T::torus, 4, 2, false, 256, 8},
+                                           {"tpu-v7", T::torus, 6, 3, true, 9216, 4},
+                                           {"trainium2", T::torus, 4, 2, true, 16, 16},
+                                           {"mi250", T::full_mesh, 6, 0, false, 4, 4},
+                                           {"mi300x", T::full_mesh, 7, 0, false, 8, 8},
+                                           {"mi325x", T::full_mesh, 7, 0, false, 8, 8},
+                                           {"mi355x", T::full_mesh, 7, 0, false, 8, 8},
+                                           {"gaudi2", T::full_mesh, 21, 0, false, 8, 8},
+                                           {"gaudi3", T::full_mesh, 21, 0, false, 8, 8}}) {
+        const HardwareSpec& h = find_hardware(w.id);
+        EXPECT_EQ(h.topology, w.topology) << w.id;
+        EXPECT_EQ(h.links_per_device, w.links) << w.id;
+        EXPECT_EQ(h.torus_dims, w.dims) << w.id;
+        EXPECT_EQ(h.torus_wraparound, w.wraparound) << w.id;
+        EXPECT_EQ(h.scale_up_domain, w.domain) << w.id;
+        EXPECT_EQ(h.gpus_per_node, w.node) << w.id;
+        EXPECT_GT(h.intra_node_gbps, 0) << w.id;
+        EXPECT_DOUBLE_EQ(h.link_gbps_one_way() * double(h.links_per_device), h.intra_node_gbps / 2) << w.id;
+    }
+    // Per link, one way: ICI 83 (v3), 45 (v4), 50 (v5e), 100 (v5p, v6e, v7) GB/s; Infinity Fabric 64 (MI300X);
+    // Gaudi's RoCE ports 12.5 (100 GbE) and 25 (200 GbE).
+    EXPECT_DOUBLE_EQ(find_hardware("tpu-v4").link_gbps_one_way(), 45.0);
+    EXPECT_DOUBLE_EQ(find_hardware("tpu-v6e").link_gbps_one_way(), 100.0);
+    EXPECT_DOUBLE_EQ(find_hardware("tpu-v7").link_gbps_one_way(), 100.0);
+    EXPECT_DOUBLE_EQ(find_hardware("mi300x").link_gbps_one_way(), 64.0);
+    EXPECT_DOUBLE_EQ(find_hardware("gaudi2").link_gbps_one_way(), 12.5);
+    EXPECT_DOUBLE_EQ(find_hardware("gaudi3").link_gbps_one_way(), 25.0);
+}
+
+// Issue #29: every catalogue sheet answers a multi-device question, or names the published number it lacks.
+TEST(HardwareSheets, EverySheetFormsAClusterOrNamesTheMissingNumber) {
+    for (const auto& h : hardware_catalogue()) {
+        std::int64_t node = h.gpus_per_node > 0 ? h.gpus_per_node : 1;
+        for (std::int64_t gpus : {node, 2 * node}) {
+            try {
+                Cluster c = make_cluster(h, {gpus, std::nullopt, std::nullopt, std::nullopt});
+                EXPECT_EQ(c.gpus, gpus) << h.id;
+                EXPECT_GT(c.scale_up.gbps, 0) << h.id;
+                EXPECT_GT(c.scale_out.gbps, 0) << h.id;
+            } catch (const Error& e) {
+                EXPECT_TRUE(mentions(e.what(), "intra_node_gbps")) << h.id << ": " << e.what();
+            }
+        }
+    }
 }

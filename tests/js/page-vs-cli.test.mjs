@@ -43,8 +43,8 @@ const CASES = [
   'model=gpt2&accum=4&ckpt=1&opt_impl=foreach&mixed=half&attn=flash&input_rate=2000&pph=1.5&hw=h100-sxm5-80gb,l4',
   'model=gpt2&budget=samples&samples=100000&epochs=2&hw=a100-sxm4-80gb',
   'model=resnet50&tokens=2e9&samples=50000&epochs=3&hw=t4',
-  // Cluster questions: devices (searched layouts), a fixed layout, nodes, a global batch in tokens, a sheet
-  // that cannot form the cluster (refused, the others answered).
+  // Cluster questions: devices (searched layouts, a TPU v4 torus slice among switched nodes), a fixed layout,
+  // nodes, a global batch in tokens.
   'model=llama2-7b&gpus=8&batch=1&precision=bf16&hw=h100-sxm5-80gb,a100-sxm4-80gb,tpu-v4',
   'model=gpt2&gpus=4&dp=2&tp=2&zero=1&ckpt=selective&hw=h100-sxm5-80gb',
   'model=llama2-13b&gpus=16&gpn=8&pp=2&sched=1f1b&batch=1&gtokens=262144&precision=bf16&hw=h100-sxm5-80gb',

@@ -497,6 +497,7 @@ TEST(HardwareSheet, TorusAndMeshNeedTheirLinks) {
     EXPECT_THROW(parse_hardware(sheet, "t.json"), Error);
     sheet["interconnect"]["topology"] = "full_mesh";
     EXPECT_DOUBLE_EQ(parse_hardware(sheet, "t.json").link_gbps_one_way(), 50.0);
+}
 
 // Issue #29: the scale-up fabric of every torus and mesh part, as its sheet states it (links carry
 // intra_node_gbps together; a torus has its dimensions and whether a slice's rings close).

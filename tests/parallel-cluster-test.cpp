@@ -147,7 +147,14 @@ TEST(MakeCluster, TorusPodsAreCutIntoEqualSlices) {
     EXPECT_EQ(c.scale_up_domain, 3072);
     EXPECT_EQ(c.torus_shape, (std::vector<std::int64_t>{12, 16, 16}));
     EXPECT_DOUBLE_EQ(c.link_gbps, 50.0);
-    EXPECT_TRUE(c.torus_wraparound);
+    EXPECT_EQ(c.torus_closed, (std::vector<bool>{true, true, true}));
+    // Without optical switches only the pod's own axes close: a 32 x 32 pod's full side, not a slice's 16.
+    json flat = sheet;
+    flat["interconnect"]["torus_dims"] = 2;
+    flat["interconnect"]["scale_up_domain"] = 1024;
+    flat["interconnect"]["torus_wraparound"] = false;
+    ClusterRequest half{512, std::nullopt, std::nullopt, std::string("16x32")};
+    EXPECT_EQ(make_cluster(parse_hardware(flat, "t.json"), half).torus_closed, (std::vector<bool>{false, true}));
     ClusterRequest shaped{256, std::nullopt, std::nullopt, std::string("4x4x8")};
     EXPECT_EQ(make_cluster(chip, shaped).scale_up_domain, 128);
     // Chips that are not whole slices, slices past the pod, too many dimensions, odd splits: refused by name.

@@ -39,7 +39,7 @@ json plan_json(const ParallelStep& s, const Cluster& cluster) {
         // The slice each group lies on, as Cloud TPU names it (4x4x8), and how many of them the run spans.
         p["scale_up"]["slice"] = torus_shape_text(cluster.torus_shape);
         p["scale_up"]["slices"] = cluster.gpus / cluster.scale_up_domain;
-        p["scale_up"]["wraparound"] = cluster.torus_wraparound;
+        p["scale_up"]["closed_rings"] = cluster.torus_closed;
     }
     p["scale_out"] = {{"kind", to_string(cluster.scale_out.kind)},
                       {"name", cluster.scale_out.name},

@@ -20,7 +20,6 @@ constexpr double kDefaultPcieGbpsOneWay = 32;  // PCIe 4.0 x16, when the sheet g
 // equal slices of at most the pod as the chips allow, each of the most even shape; the slices are joined by the
 // scale-out network, so a slice is the scale-up domain.
 void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& request, std::int64_t pod) {
-    c.torus_wraparound = hw.torus_wraparound;
     std::int64_t slice = 0;
     if (request.topology) {
         c.torus_shape = parse_torus_shape(*request.topology);
@@ -52,6 +51,14 @@ void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& re
                         std::to_string(c.gpus_per_node),
                     ErrorCode::invalid_value, "topology");
     c.scale_up_domain = slice;
+    // Which of the slice's rings close (docs/parallel.md, "Topologies"): with wrap-around links through optical
+    // switches (`torus_wraparound`: TPU v4, v5p), every side in whole 4-chip blocks; without, only a side as long
+    // as the pod's own (TPU v3, v5e: the full pod's axes).
+    std::vector<std::int64_t> pod_shape = even_torus_shape(pod, hw.torus_dims, 4);
+    for (std::int64_t side : c.torus_shape) {
+        bool whole_axis = std::find(pod_shape.begin(), pod_shape.end(), side) != pod_shape.end();
+        c.torus_closed.push_back(side > 2 && (hw.torus_wraparound ? side % 4 == 0 : whole_axis));
+    }
 }
 
 }  // namespace

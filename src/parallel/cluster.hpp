@@ -24,7 +24,7 @@ struct Cluster {
     // How the scale-up domain is wired (HardwareSpec::Topology; docs/parallel.md, "Topologies"). A full mesh and
     // a torus give each device `links_per_device` links of `link_gbps` each way; a torus domain is a slice of
     // the pod, `torus_shape` devices along each dimension (x first: ranks fill x, then y, then z), its rings
-    // closed where `torus_wraparound`. Slices are joined by the scale-out network (multislice).
+    // closed along the dimensions `torus_closed` marks. Slices are joined by the scale-out network (multislice).
     HardwareSpec::Topology topology = HardwareSpec::Topology::switched;
     std::int64_t links_per_device = 0;
     double link_gbps = 0;
@@ -33,7 +33,7 @@ struct Cluster {
     // 21 RoCE ports / 7 = 3. 0 elsewhere.
     std::int64_t links_per_peer = 0;
     std::vector<std::int64_t> torus_shape;
-    bool torus_wraparound = false;
+    std::vector<bool> torus_closed;
     std::int64_t nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 };
 

@@ -34,7 +34,7 @@ TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster) {
     for (std::size_t k = 0; k < shape.size(); ++k) {
         std::int64_t e = std::max<std::int64_t>(1, std::int64_t(seen[k].size()));
         span.extents.push_back(e);
-        span.closed.push_back(cluster.torus_wraparound && e == shape[k] && e > 2);
+        span.closed.push_back(k < cluster.torus_closed.size() && cluster.torus_closed[k] && e == shape[k]);
     }
     return span;
 }

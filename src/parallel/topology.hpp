@@ -15,7 +15,7 @@ namespace prenet {
 
 // Where a group's members in the first domain lie on the torus (the group's sub-torus): how many distinct places
 // they take along each dimension (a tensor-parallel group of 8 on a 4x4x4 slice is 4 x 2 x 1), and whether their
-// ring along it closes: the slice's rings close (`torus_wraparound`) and the members fill the whole side. Members
+// ring along it closes: the slice's ring there closes (Cluster::torus_closed) and the members fill the whole side. Members
 // in rank order as CollectiveGroup lays them out; ranks fill x first, then y, then z.
 struct TorusSpan {
     std::vector<std::int64_t> extents;

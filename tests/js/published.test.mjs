@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chipOf, deviceFamily, parseCsv, throughputArgs, VENDORS_CSV } from '../../tools/compare_published.mjs';
+import { chipOf, deviceFamily, parseCsv, throughputArgs, VENDORS_CSV, withFamilyBlock } from '../../tools/compare_published.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const prenet = resolve(root, process.env.PRENET ?? 'build/prenet');
@@ -94,4 +94,13 @@ test('a pinned layout and checkpointing reach the prediction only when a row has
   const pinned = throughputArgs({ ...base, gpus: '8' });
   for (const [flag, value] of [['--gpus', '8'], ['--dp', '8'], ['--tp', '1'], ['--pp', '1'], ['--zero', '0'], ['--checkpointing', 'none']])
     assert.equal(pinned[pinned.indexOf(flag) + 1], value, flag);
+});
+
+test('the per-vendor block of docs/accuracy.md is inserted once and then replaced in place', () => {
+  const doc = '# A\n\n## Whole training steps against published throughput\n\nPointer.\n\n## Calibration\n\nText.\n';
+  const once = withFamilyBlock(doc, 'table one');
+  assert.match(once, /Pointer\.\n\n<!-- per-vendor[^\n]*-->\ntable one\n<!-- end per-vendor x generation -->\n\n## Calibration/);
+  const twice = withFamilyBlock(once, 'table two');
+  assert.equal(twice, once.replace('table one', 'table two'));
+  assert.equal(withFamilyBlock('# no such section\n', 'x'), '# no such section\n');
 });

@@ -4,24 +4,12 @@
 // and Gopher's are reserved for an independent check).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
-const run = (...args) => spawnSync(binary, args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+import { assertFails, prenet } from './helpers.mjs';
 
 function predict(...args) {
-  const r = run('predict', '--json', ...args);
+  const r = prenet(['predict', '--json', ...args], { timeout: 120_000 });
   assert.equal(r.status, 0, `prenet predict ${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout);
-}
-
-function refused(...args) {
-  const r = run('predict', ...args);
-  assert.equal(r.status, 2, `prenet predict ${args.join(' ')} exited ${r.status}: ${r.stdout}`);
-  return r.stderr;
 }
 
 test('PaLM 540B on 6,144 TPU v4 chips: two slices of 12x16x16 over the data-centre network', () => {
@@ -57,23 +45,23 @@ test('--topology shapes the slice, and a smaller slice is no faster on the same 
 });
 
 test('bad slices are refused by name', () => {
-  assert.match(refused('--model', 'gpt2', '--hardware', 'tpu-v4', '--gpus', '200', '--topology', '4x4x8'),
+  assertFails(['predict', '--model', 'gpt2', '--hardware', 'tpu-v4', '--gpus', '200', '--topology', '4x4x8'],
     /not whole slices/);
-  assert.match(refused('--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--gpus', '16', '--topology', '4x4'),
+  assertFails(['predict', '--model', 'gpt2', '--hardware', 'h100-sxm5-80gb', '--gpus', '16', '--topology', '4x4'],
     /torus/);
-  assert.match(refused('--model', 'gpt2', '--hardware', 'tpu-v4', '--gpus', '64', '--topology', '4x4x4x1'),
+  assertFails(['predict', '--model', 'gpt2', '--hardware', 'tpu-v4', '--gpus', '64', '--topology', '4x4x4x1'],
     /--topology/);
 });
 
 test('every catalogue sheet answers a 16-device request or names the missing number', () => {
-  const r = run('hardware', '--json');
+  const r = prenet(['hardware', '--json']);
   assert.equal(r.status, 0, r.stderr);
   const listing = JSON.parse(r.stdout);
   const ids = (listing.hardware ?? listing).map((h) => h.id);
   assert.ok(ids.length > 40);
   for (const id of ids) {
-    const p = run('predict', '--json', '--model', 'gpt2', '--hardware', id, '--gpus', '16', '--dp', '16', '--tp', '1',
-      '--pp', '1', '--global-batch', '64');
+    const p = prenet(['predict', '--json', '--model', 'gpt2', '--hardware', id, '--gpus', '16', '--dp', '16', '--tp', '1',
+      '--pp', '1', '--global-batch', '64'], { timeout: 60_000 });
     if (p.status === 0) continue;
     // Refused only where the sheet lacks a published interconnect figure, and then saying which.
     assert.match(p.stderr, /publishes no|not published|intra_node_gbps/, `${id}: ${p.stderr}`);

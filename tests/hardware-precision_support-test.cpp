@@ -81,3 +81,9 @@ TEST(PrecisionSupport, NeverFasterThanTheFallbackOnAnyDevice) {
 
 }  // namespace
 }  // namespace prenet
+
+TEST(Nf4Kernels, BitsandbytesBackendsOnly) {
+    // bitsandbytes (v0.50) runs on NVIDIA, AMD and Intel (XPU, Gaudi); not on TPUs or Trainium.
+    for (const char* id : {"a100-sxm4-80gb", "mi300x", "gaudi2", "gaudi3"}) EXPECT_TRUE(prenet::has_nf4_kernels(prenet::find_hardware(id))) << id;
+    for (const char* id : {"tpu-v4", "tpu-v6e", "trainium2"}) EXPECT_FALSE(prenet::has_nf4_kernels(prenet::find_hardware(id))) << id;
+}

@@ -55,6 +55,6 @@ std::string PrecisionSupport::note(const std::string& hardware_id) const {
     return hardware_id + ": no " + upper(requested) + " units, predicted as " + to_string(used);
 }
 
-bool has_nf4_kernels(const HardwareSpec& hw) { return hw.kind != "tpu"; }
+bool has_nf4_kernels(const HardwareSpec& hw) { return hw.kind != "tpu" && hw.kind != "neuron"; }
 
 }  // namespace prenet

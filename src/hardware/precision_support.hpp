@@ -30,8 +30,8 @@ struct PrecisionSupport {
 PrecisionSupport precision_support(const HardwareSpec& hw, Precision requested);
 
 // Whether bitsandbytes has 4-bit (NF4) kernels for the device, which QLoRA's quantised base needs: NVIDIA
-// (CUDA), AMD (ROCm) and Intel (XPU, Gaudi) parts have them; TPUs (XLA) have no bitsandbytes backend
-// (bitsandbytes' installation guide, v0.50), so advice never offers QLoRA there.
+// (CUDA), AMD (ROCm) and Intel (XPU, Gaudi) parts have them; TPUs (XLA) and AWS Trainium (Neuron) have no
+// bitsandbytes backend (bitsandbytes' installation guide, v0.50), so advice never offers QLoRA there.
 bool has_nf4_kernels(const HardwareSpec& hw);
 
 }  // namespace prenet

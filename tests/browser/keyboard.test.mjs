@@ -1,7 +1,7 @@
 // The page by keyboard alone (issue #26, item 2): Tab walks the whole page in order, from the top to the share
 // buttons, through every accelerator and the results, without falling back to <body> (a re-render that
 // destroyed the focused element sent the next Tab to the page's top: from the first price field Tab never
-// reached the second accelerator); toggling or editing in the accelerator list keeps the keyboard's place.
+// reached the second accelerator); each accelerator is its checkbox, its price and its sources; toggling or editing in the accelerator list keeps the keyboard's place.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { settled, useHarness } from './helpers.mjs';
@@ -43,12 +43,13 @@ describe('keyboard', () => {
     const twice = walk.filter((k, i) => walk.indexOf(k) !== i);
     assert.deepEqual(twice, [], 'each control is reached once');
     const at = (key) => walk.indexOf(key);
-    // Every accelerator's checkbox and price, in the list's order.
+    // Every accelerator's checkbox, price and sources, in the list's order.
     for (const id of accelerators) {
       assert.ok(at(`INPUT{"hw":"${id}"}`) >= 0, `accelerator ${id} reached`);
       assert.equal(at(`#price-${id}`), at(`INPUT{"hw":"${id}"}`) + 1, `${id}'s price follows its checkbox`);
+      assert.equal(at(`SUMMARY{"sources":"${id}"}`), at(`#price-${id}`) + 1, `${id}'s sources follow its price`);
     }
-    assert.ok(at(`INPUT{"hw":"${accelerators[1]}"}`) > at(`#price-${accelerators[0]}`), 'the second accelerator after the first one\'s price');
+    assert.ok(at(`INPUT{"hw":"${accelerators[1]}"}`) > at(`SUMMARY{"sources":"${accelerators[0]}"}`), 'the second accelerator after the first one\'s sources');
     // Then the results (every row's button), the chart's scale, and the share buttons.
     assert.equal(walk.filter((k) => k.startsWith('BUTTON{"pick"')).length, picks, 'every results row reached');
     const order = ['#hw-all', 'BUTTON{"sort":"name"}', '#chart-log', '#copy-link', '#download-csv', '#download-json', last].map(at);
@@ -73,10 +74,11 @@ describe('keyboard', () => {
     await page.fill(`#price-${first}`, '9');
     await page.fill(`#price-${first}`, '');
     await page.keyboard.press('Tab');
-    assert.equal(await focused(page), `INPUT{"hw":"${second}"}`);
+    assert.equal(await focused(page), `SUMMARY{"sources":"${first}"}`);
     assert.equal(await page.inputValue(`#price-${first}`), catalogue);
     await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
+    assert.equal(await focused(page), `INPUT{"hw":"${second}"}`);
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
     assert.equal(await focused(page), `INPUT{"hw":"${third}"}`);
   });
 });

@@ -49,13 +49,14 @@ function priceField(state, h) {
 }
 
 // A sheet's citations (hardware/README.md: every number names one), their URLs as links, shown on demand: the page
-// lists each accelerator with where its figures come from.
+// lists each accelerator with where its figures come from. After the price in the DOM, so that Tab goes checkbox,
+// price, sources; the grid puts it on a row of its own.
 function sourcesList(h) {
   const entries = Object.entries(h.sources ?? {});
   if (!entries.length) return '';
   const linked = (text) =>
     esc(text).replace(/https?:\/\/[^\s)<>"']+/g, (url) => `<a href="${url}" target="_blank" rel="noopener">${url}</a>`);
-  return `<details class="hw-sources"><summary>sources (${entries.length})</summary><ul>${entries
+  return `<details class="hw-sources"><summary data-sources="${esc(h.id)}">sources (${entries.length})</summary><ul>${entries
     .map(([key, text]) => `<li><b>${esc(key)}</b>: ${linked(text)}</li>`)
     .join('')}</ul></details>`;
 }
@@ -74,8 +75,8 @@ export function render(state, ctx) {
         <label><input type="checkbox" data-hw="${esc(h.id)}" ${selected(h.id) ? 'checked' : ''} />
         <span class="hw-name">${esc(h.name)}</span>
         <span class="hw-meta">${esc(h.vendor)} · ${esc(h.architecture)} · ${F.num(h.memory_gb)} GB · ${esc(String(h.launch_date).slice(0, 4))}</span></label>
-        ${sourcesList(h)}
         <span class="price"><label class="visually-hidden" for="price-${esc(h.id)}">Price of ${esc(h.name)} in US dollars per hour</label>$<input type="number" min="0" step="0.01" id="price-${esc(h.id)}" data-price="${esc(h.id)}" value="${value}" placeholder="?" class="${edited ? 'edited' : ''}" title="${title}" />/h</span>
+        ${sourcesList(h)}
       </div>`;
       })
       .join('') || '<p class="zoo-empty">No accelerator matches these filters.</p>';

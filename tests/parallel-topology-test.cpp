@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
 
 #include "hardware/spec.hpp"
 #include "parallel/cluster.hpp"
@@ -228,4 +229,54 @@ TEST(FullMeshTopology, NotAMeshWithoutPublishedLinks) {
     Cluster c = mi300x(8);
     c.links_per_peer = 0;
     EXPECT_FALSE(full_mesh_phase(Collective::all_gather, kGiB, 8, c).has_value());
+}
+
+namespace {
+
+// The places a group takes along each dimension, counted member by member (what torus_span computes in closed
+// form where it can).
+std::vector<std::int64_t> counted_extents(const CollectiveGroup& g, const Cluster& c) {
+    std::vector<std::set<std::int64_t>> seen(c.torus_shape.size());
+    for (std::int64_t i = 0; i < g.size; ++i) {
+        std::int64_t rank = g.run <= 1 ? i * g.stride : (i / g.run) * g.stride + (i % g.run) * g.run_stride;
+        if (rank >= c.scale_up_domain) break;
+        for (std::size_t k = 0; k < c.torus_shape.size(); ++k) {
+            seen[k].insert(rank % c.torus_shape[k]);
+            rank /= c.torus_shape[k];
+        }
+    }
+    std::vector<std::int64_t> out;
+    for (const auto& s : seen) out.push_back(std::max<std::int64_t>(1, std::int64_t(s.size())));
+    return out;
+}
+
+}  // namespace
+
+TEST(TorusExtents, ClosedFormsAgreeWithCountingEveryMember) {
+    for (const char* shape : {"12x16x16", "4x4x8", "5x7x3", "6x10"}) {
+        std::vector<std::int64_t> dims = parse_torus_shape(shape);
+        std::int64_t n = 1;
+        for (std::int64_t d : dims) n *= d;
+        Cluster c = slice(shape, n);
+        for (std::int64_t stride = 1; stride <= 40; ++stride)
+            for (std::int64_t size : {std::int64_t{2}, std::int64_t{3}, std::int64_t{8}, std::int64_t{12}, n / 2, n}) {
+                CollectiveGroup g{size, stride};
+                EXPECT_EQ(torus_span(g, c).extents, counted_extents(g, c)) << shape << " stride " << stride << " size " << size;
+                CollectiveGroup runs{size, stride, 2, 1};
+                EXPECT_EQ(torus_span(runs, c).extents, counted_extents(runs, c)) << shape << " runs, stride " << stride;
+            }
+    }
+}
+
+TEST(TorusExtents, AGroupOfMillionsOnAUsersPodIsSpannedWithoutVisitingEachMember) {
+    // A user's sheet may describe a pod of 2^24 chips: its data-parallel group's span comes in closed form.
+    Cluster c;
+    c.torus_shape = {256, 256, 256};
+    c.scale_up_domain = std::int64_t{1} << 24;
+    c.torus_closed = {true, true, true};
+    EXPECT_EQ(torus_span({std::int64_t{1} << 24, 1}, c).extents, (std::vector<std::int64_t>{256, 256, 256}));
+    EXPECT_EQ(torus_span({std::int64_t{1} << 16, 256}, c).extents, (std::vector<std::int64_t>{1, 256, 256}));
+    // Neither stride nor side divides the other: counted up to 65,536 members, the rest extrapolated.
+    std::vector<std::int64_t> e = torus_span({std::int64_t{1} << 23, 2, 2, 1}, c).extents;
+    for (std::size_t k = 0; k < e.size(); ++k) EXPECT_TRUE(e[k] >= 1 && e[k] <= 256) << k;
 }

@@ -28,10 +28,10 @@ void place_on_torus(Cluster& c, const HardwareSpec& hw, const ClusterRequest& re
                             std::to_string(c.torus_shape.size()) + " (--topology " + *request.topology + ")",
                         ErrorCode::invalid_value, "topology");
         slice = 1;
-        for (std::int64_t d : c.torus_shape) slice *= d;
+        for (std::int64_t d : c.torus_shape) slice = slice > pod ? slice : slice * d;  // past the pod: refused below
         if (slice > pod)
-            throw Error(hw.name + ": a slice of " + torus_shape_text(c.torus_shape) + " is " + std::to_string(slice) +
-                            " chips, more than its pod of " + std::to_string(pod),
+            throw Error(hw.name + ": a slice of " + torus_shape_text(c.torus_shape) + " is more chips than its pod of " +
+                            std::to_string(pod),
                         ErrorCode::invalid_value, "topology");
         if (c.gpus % slice != 0)
             throw Error(std::to_string(c.gpus) + " chips are not whole slices of " + torus_shape_text(c.torus_shape) + " (" +

@@ -1,7 +1,8 @@
 #include "parallel/topology.hpp"
 
 #include <algorithm>
-#include <set>
+#include <numeric>
+#include <vector>
 
 namespace prenet {
 namespace {
@@ -15,26 +16,51 @@ double mean_hops(std::int64_t e, bool closed) {
 
 }  // namespace
 
+// Members a span enumerates at most, where no closed form applies (every slice sold is under 10,000 chips; a user's
+// sheet may describe a pod of millions): a larger group's extents are extrapolated from its first members.
+constexpr std::int64_t kMaxEnumerated = std::int64_t{1} << 16;
+
 TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster) {
     const std::vector<std::int64_t>& shape = cluster.torus_shape;
-    std::vector<std::set<std::int64_t>> seen(shape.size());
     const std::int64_t domain = std::max<std::int64_t>(1, cluster.scale_up_domain);
     const std::int64_t size = std::max<std::int64_t>(1, group.size), stride = std::max<std::int64_t>(1, group.stride);
     const std::int64_t run = std::clamp<std::int64_t>(group.run, 1, size);
     const std::int64_t run_stride = std::max<std::int64_t>(1, group.run_stride);
-    for (std::int64_t i = 0; i < size; ++i) {
-        std::int64_t rank = run == 1 ? i * stride : (i / run) * stride + (i % run) * run_stride;
-        if (rank >= domain) break;  // members past the first domain sit in the others the same way
-        for (std::size_t k = 0; k < shape.size(); ++k) {
-            seen[k].insert(rank % shape[k]);
-            rank /= shape[k];
+    // Members past the first domain sit in the others the same way.
+    auto rank_of = [&](std::int64_t i) { return run == 1 ? i * stride : (i / run) * stride + (i % run) * run_stride; };
+    // Distinct coordinates along dimension k (prefix: the ranks one step along it spans) of the first `members`
+    // members, counted one by one.
+    auto enumerate = [&](std::size_t k, std::int64_t prefix, std::int64_t members) {
+        std::vector<char> seen(std::size_t(shape[k]), 0);
+        std::int64_t distinct = 0, counted = 0;
+        for (std::int64_t i = 0; i < std::min(members, kMaxEnumerated); ++i, ++counted) {
+            std::int64_t rank = rank_of(i);
+            if (rank >= domain) break;
+            char& at = seen[std::size_t((rank / prefix) % shape[k])];
+            distinct += !at, at = 1;
         }
-    }
+        if (counted < members && counted == kMaxEnumerated)  // more members than enumerated: extrapolate
+            distinct = std::min<std::int64_t>(shape[k], distinct * ((members + counted - 1) / counted));
+        return std::max<std::int64_t>(1, distinct);
+    };
     TorusSpan span;
+    std::int64_t prefix = 1;
+    const std::int64_t members = run == 1 ? std::min(size, (domain + stride - 1) / stride) : size;
     for (std::size_t k = 0; k < shape.size(); ++k) {
-        std::int64_t e = std::max<std::int64_t>(1, std::int64_t(seen[k].size()));
-        span.extents.push_back(e);
-        span.closed.push_back(k < cluster.torus_closed.size() && cluster.torus_closed[k] && e == shape[k]);
+        const std::int64_t side = shape[k];
+        std::int64_t e;
+        if (run == 1 && stride % prefix == 0) {
+            // Coordinate (i x q) mod side, q = stride / prefix: a cycle of side / gcd(q, side) places.
+            e = std::min(members, side / std::gcd(stride / prefix, side));
+        } else if (run == 1 && prefix % stride == 0) {
+            // Coordinate floor(i / t) mod side, t = prefix / stride: consecutive places, one per t members.
+            e = std::min(side, (members - 1) / (prefix / stride) + 1);
+        } else {
+            e = enumerate(k, prefix, members);
+        }
+        span.extents.push_back(std::max<std::int64_t>(1, e));
+        span.closed.push_back(k < cluster.torus_closed.size() && cluster.torus_closed[k] && e == side);
+        prefix *= side;
     }
     return span;
 }

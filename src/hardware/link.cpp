@@ -57,6 +57,7 @@ const char* to_string(LinkKind kind) {
         case LinkKind::nvlink: return "nvlink";
         case LinkKind::infinity_fabric: return "infinity_fabric";
         case LinkKind::ici: return "ici";
+        case LinkKind::neuronlink: return "neuronlink";
         case LinkKind::pcie: return "pcie";
         case LinkKind::infiniband: return "infiniband";
         case LinkKind::roce: return "roce";
@@ -66,7 +67,7 @@ const char* to_string(LinkKind kind) {
 }
 
 std::optional<LinkKind> link_kind_from_string(const std::string& name) {
-    for (LinkKind k : {LinkKind::nvlink, LinkKind::infinity_fabric, LinkKind::ici, LinkKind::pcie,
+    for (LinkKind k : {LinkKind::nvlink, LinkKind::infinity_fabric, LinkKind::ici, LinkKind::neuronlink, LinkKind::pcie,
                        LinkKind::infiniband, LinkKind::roce, LinkKind::ethernet})
         if (name == to_string(k)) return k;
     return std::nullopt;

@@ -7,7 +7,7 @@
 namespace prenet {
 
 // The kind of link, which the fitted collective model keys its efficiency and latency on.
-enum class LinkKind { nvlink, infinity_fabric, ici, pcie, infiniband, roce, ethernet };
+enum class LinkKind { nvlink, infinity_fabric, ici, neuronlink, pcie, infiniband, roce, ethernet };
 const char* to_string(LinkKind kind);
 std::optional<LinkKind> link_kind_from_string(const std::string& name);
 

@@ -69,7 +69,8 @@ std::int64_t whole_count(const json& parent, const char* key, const std::string&
 }
 
 bool is_scale_up(LinkKind k) {
-    return k == LinkKind::nvlink || k == LinkKind::infinity_fabric || k == LinkKind::ici || k == LinkKind::pcie ||
+    return k == LinkKind::nvlink || k == LinkKind::infinity_fabric || k == LinkKind::ici || k == LinkKind::neuronlink ||
+           k == LinkKind::pcie ||
            k == LinkKind::roce;
 }
 
@@ -144,7 +145,7 @@ HardwareSpec parse_hardware(const json& sheet, const std::string& origin) {
                     ", under the plausible minimum of " + json(kMinPlausibleGBps).dump() + " (docs/limits.md)");
     h.scale_up_link = text(links, "scale_up_link", "pcie", origin);
     if (!link_kind_from_string(h.scale_up_link) || !is_scale_up(*link_kind_from_string(h.scale_up_link)))
-        throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, pcie or roce, got '" +
+        throw Error(origin + ": 'interconnect.scale_up_link' must be nvlink, infinity_fabric, ici, neuronlink, pcie or roce, got '" +
                     h.scale_up_link + "'");
     h.scale_up_domain = whole_count(links, "scale_up_domain", origin);
     h.gpus_per_node = whole_count(links, "gpus_per_node", origin);

@@ -45,7 +45,7 @@ struct HardwareSpec {
     // published. The sheet's scale-out network is per node; inter_node_gbps is its share per device, one
     // direction (0 when the sheet names no network).
     double intra_node_gbps = 0, inter_node_gbps = 0;
-    std::string scale_up_link = "pcie";  // nvlink | infinity_fabric | ici | pcie | roce
+    std::string scale_up_link = "pcie";  // nvlink | infinity_fabric | ici | neuronlink | pcie | roce
     std::int64_t scale_up_domain = 0;    // devices one scale-up fabric joins; 0 = set by the server (the node)
     std::int64_t gpus_per_node = 0;      // the usual node; 0 = set by the server
     std::string scale_out_network;       // "8x400g-ib" (the reference node's NICs); empty = set by the server

@@ -60,6 +60,10 @@ describe('the questions people bring', () => {
     assert.match(breakdown, /Plan on 8 devices \(searched: the fastest that fits\)/);
     assert.match(breakdown, /Exposed communication/);
     assert.match(breakdown, /Data parallel communication\s*[\d.]+ ms exposed of [\d.]+ ms/);
+    // A TPU's torus: its slice and links, as the reply's plan.scale_up names them.
+    await page.click('[data-pick="tpu-v4"]');
+    assert.match(await text(page, '#breakdown'), /Fabric\s*a torus slice of 2 × 2 × 2, 6 links of [\d.,]+ GB\/s each way; rings open/);
+    await page.click('[data-pick="h100-sxm5-80gb"]');
     await shot(page, 'cluster-link');
     // Pin the H100's layout: the cluster fields take it, the plan is no longer searched, the numbers stay the CLI's.
     const plan = r.results.find((x) => x.hardware === 'h100-sxm5-80gb').plan;

@@ -124,11 +124,23 @@ function planHtml(row) {
   const comm = Object.entries(step.communication ?? {}).filter(([, c]) => c.total_ms > 0);
   const link = (l) => (l ? `${esc(l.name ?? l.kind)}${isNum(l.gbps_per_device) ? `, ${F.num(l.gbps_per_device)} GB/s per device` : isNum(l.gbps_per_node) ? `, ${F.num(l.gbps_per_node)} GB/s per node` : ''}` : '—');
   const alternatives = (p.alternatives ?? []).slice(0, 3);
+  // How the scale-up fabric is wired (docs/parallel.md, "Topologies"): a torus's slices, a full mesh's links.
+  const up = p.scale_up ?? {};
+  const perLink = isNum(up.gbps_per_link) ? `${F.integer(up.links_per_device)} links of ${F.num(up.gbps_per_link)} GB/s each way` : '';
+  const fabric =
+    up.topology === 'torus' && up.slice
+      ? `${up.slices > 1 ? `${F.integer(up.slices)} torus slices` : 'a torus slice'} of ${esc(up.slice.replaceAll('x', ' × '))}${up.slices > 1 ? ' joined by the network' : ''}${perLink ? `, ${perLink}` : ''}; rings ${
+          up.closed_rings?.every(Boolean) ? 'closed' : up.closed_rings?.some(Boolean) ? 'closed along some sides' : 'open'
+        }`
+      : up.topology === 'full_mesh'
+        ? `full mesh${perLink ? `: ${perLink}, one set per peer` : ''}`
+        : '';
   return `<h3>Plan on ${F.plural(p.gpus, 'device')}${p.searched ? ' (searched: the fastest that fits)' : ''}</h3>
     <p class="plan-line">${esc(planText(p))}</p>
     <ul class="legend run">
       ${li('Nodes', `${F.integer(p.nodes)} × ${F.plural(p.gpus_per_node, 'device')}`)}
       ${li('Within a node', link(p.scale_up))}
+      ${fabric ? li('Fabric', fabric) : ''}
       ${p.nodes > 1 ? li('Between nodes', link(p.scale_out)) : ''}
       ${comm.map(([kind, c]) => li(`${esc(kind[0].toUpperCase() + kind.slice(1))} communication`, `${F.ms(c.exposed_ms)} exposed of ${F.ms(c.total_ms)}`)).join('')}
       ${isNum(step.bubble_ms) && p.pp > 1 ? li('Pipeline bubble', F.ms(step.bubble_ms)) : ''}

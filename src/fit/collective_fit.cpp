@@ -47,11 +47,8 @@ std::vector<Design> designs(const std::vector<CollectiveSample>& samples) {
         CollectiveRow r = row_of(s);
         GroupSpan span = group_span(r.group, r.cluster);
         if (span.domains != 1) continue;  // the fit reads one domain's link only
-        // The terms time_ms uses inside one domain: a full mesh's links to the members, else the ring on the
-        // scale-up link (parallel/topology.hpp).
-        auto mesh = full_mesh_phase(r.op, r.message_bytes, r.group.size, r.cluster);
-        PhaseTerms p = mesh ? phase_terms(mesh->terms, mesh->gbps)
-                            : phase_terms(ring_terms(r.op, r.message_bytes, r.group.size), r.cluster.scale_up.gbps);
+        // The terms time_ms uses inside one domain, as the domain is wired (parallel/topology.hpp).
+        PhaseTerms p = inside_phase_terms(r.op, r.message_bytes, r.group.size, r.group, r.cluster);
         out.push_back({r.cluster.scale_up.kind, r.op, {1e-3, p.latency, p.transfer, p.pipeline}, s.measured_ms});
     }
     return out;
@@ -226,14 +223,15 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
     // A device whose link kind no other device measured is predicted by the pooled fit: the same rows with only
     // the base cost per collective taken from the device's own fit (rep.model) show how much of its error is that
     // one number. A diagnostic, not a leave-one-out figure: it reads the device's own rows.
+    auto kind_of = [](const std::string& device) {
+        return link_kind_from_string(find_hardware(device).scale_up_link).value_or(LinkKind::pcie);
+    };
     std::map<LinkKind, std::set<std::string>> devices_of_kind;
-    for (const auto& s : fitting)
-        devices_of_kind[link_kind_from_string(find_hardware(s.device).scale_up_link).value_or(LinkKind::pcie)].insert(
-            s.device);
+    for (const auto& s : fitting) devices_of_kind[kind_of(s.device)].insert(s.device);
     std::map<std::string, std::vector<double>[3]> own_base;
     std::map<std::string, std::vector<double>> own_base_all;
     for (const auto& s : fitting) {
-        LinkKind kind = link_kind_from_string(find_hardware(s.device).scale_up_link).value_or(LinkKind::pcie);
+        LinkKind kind = kind_of(s.device);
         if (devices_of_kind[kind].size() != 1) continue;
         CollectiveModel m = model_without(s.device);
         for (Collective op : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
@@ -287,7 +285,7 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
         md << " |\n";
     }
     for (const auto& [device, bands] : own_base) {
-        LinkKind kind = link_kind_from_string(find_hardware(device).scale_up_link).value_or(LinkKind::pcie);
+        LinkKind kind = kind_of(device);
         // The base cost per collective (the four measured ones) a model gives `kind`: "lo-hi us".
         auto base_range = [&](const CollectiveModel& m) {
             double lo = INFINITY, hi = 0;

@@ -106,16 +106,12 @@ std::vector<std::int64_t> even_torus_shape(std::int64_t devices, int dims, std::
     // Sides in whole blocks only where every side can be one (TPU v4's 4x4x4 cubes: 3072 = 12 x 16 x 16, 8 = 2 x 2 x 2).
     std::int64_t cube = 1;
     for (int k = 0; k < dims; ++k) cube *= block;
-    if (devices % cube != 0) block = devices + 1;
+    const bool in_blocks = devices % cube == 0;
     std::vector<std::int64_t> best;
+    // The most even candidate (smallest largest-to-smallest ratio, then the smallest largest side) among the allowed.
     auto better = [&](const std::vector<std::int64_t>& s) {
+        if (in_blocks && std::any_of(s.begin(), s.end(), [&](std::int64_t d) { return d % block != 0; })) return false;
         if (best.empty()) return true;
-        auto blocks = [&](const std::vector<std::int64_t>& v) {
-            int n = 0;
-            for (std::int64_t d : v) n += d % block == 0;
-            return n;
-        };
-        if (blocks(s) != blocks(best)) return blocks(s) > blocks(best);
         return s.back() * best.front() < best.back() * s.front() ||
                (s.back() * best.front() == best.back() * s.front() && s.back() < best.back());
     };

@@ -44,7 +44,7 @@ struct ClusterRequest {
     std::optional<std::string> topology;        // a torus slice's shape, "4x4x8"; default: the most even one
 };
 
-// "4x4x8" -> {4, 4, 8}: 1 to 3 whole numbers >= 1, each at most 10^6; throws Error (field "topology", named as
+// "4x4x8" -> {4, 4, 8}: 1 to 3 whole numbers >= 1 of at most 7 digits each; throws Error (field "topology", named as
 // `spelling`) otherwise.
 std::vector<std::int64_t> parse_torus_shape(const std::string& text, const std::string& spelling = "topology");
 

@@ -14,11 +14,11 @@ double mean_hops(std::int64_t e, bool closed) {
     return (n * n - 1) / (3 * n);
 }
 
-}  // namespace
-
 // Members a span enumerates at most, where no closed form applies (every slice sold is under 10,000 chips; a user's
 // sheet may describe a pod of millions): a larger group's extents are extrapolated from its first members.
 constexpr std::int64_t kMaxEnumerated = std::int64_t{1} << 16;
+
+}  // namespace
 
 TorusSpan torus_span(const CollectiveGroup& group, const Cluster& cluster) {
     const std::vector<std::int64_t>& shape = cluster.torus_shape;
@@ -121,15 +121,18 @@ std::optional<LinkPhase> full_mesh_phase(Collective op, double message_bytes, st
     return m;
 }
 
+PhaseTerms inside_phase_terms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
+                              const Cluster& cluster) {
+    if (cluster.topology == HardwareSpec::Topology::torus && cluster.link_gbps > 0 && !cluster.torus_shape.empty())
+        return phase_terms(torus_terms(op, message_bytes, torus_span(group, cluster)), cluster.link_gbps);
+    if (auto mesh = full_mesh_phase(op, message_bytes, members, cluster)) return phase_terms(mesh->terms, mesh->gbps);
+    return phase_terms(ring_terms(op, message_bytes, members), cluster.scale_up.gbps);
+}
+
 double inside_phase_ms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
                        const Cluster& cluster, const LinkFit& fit) {
     if (members <= 1 || message_bytes <= 0) return 0;
-    if (cluster.topology == HardwareSpec::Topology::torus && cluster.link_gbps > 0 && !cluster.torus_shape.empty()) {
-        return phase_ms(phase_terms(torus_terms(op, message_bytes, torus_span(group, cluster)), cluster.link_gbps), fit);
-    }
-    if (auto mesh = full_mesh_phase(op, message_bytes, members, cluster))
-        return phase_ms(phase_terms(mesh->terms, mesh->gbps), fit);
-    return phase_ms(phase_terms(ring_terms(op, message_bytes, members), cluster.scale_up.gbps), fit);
+    return phase_ms(inside_phase_terms(op, message_bytes, members, group, cluster), fit);
 }
 
 }  // namespace prenet

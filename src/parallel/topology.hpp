@@ -44,8 +44,12 @@ struct LinkPhase {
 std::optional<LinkPhase> full_mesh_phase(Collective op, double message_bytes, std::int64_t members,
                                          const Cluster& cluster);
 
-// One phase of `op` among `members` members of one domain of `cluster` (`group` says where they sit), timed
-// with `fit`: the domain's topology picks the algorithm.
+// The terms of one phase of `op` among `members` members of one domain of `cluster` (`group` says where they
+// sit): the domain's topology picks the algorithm. What inside_phase_ms times and the collective fit regresses on.
+PhaseTerms inside_phase_terms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
+                              const Cluster& cluster);
+
+// That phase timed with `fit`; 0 for one member or no bytes.
 double inside_phase_ms(Collective op, double message_bytes, std::int64_t members, const CollectiveGroup& group,
                        const Cluster& cluster, const LinkFit& fit);
 

@@ -57,6 +57,33 @@ describe('share links', () => {
     assert.ok((await rowIds(page)).length > 40);
   });
 
+  test('a link followed in an open page: the page is not settled until it has read it, and an edit made meanwhile stays', async () => {
+    const page = await harness().page('index.html#hw=t4&batch=8');
+    await settled(page);
+    // A link followed (no reload): until the page has read it, its results are not the link's.
+    const right = await page.evaluate(() => {
+      history.pushState(null, '', '#hw=t4&batch=4');
+      return window.prenet.settled();
+    });
+    assert.equal(right, false, 'settled() before the hashchange event was handled');
+    await page.evaluate(() => window.dispatchEvent(new HashChangeEvent('hashchange')));
+    await settled(page);
+    assert.equal((await page.evaluate(() => window.prenet.last().request)).batch, 4);
+    // A field edited while a newer link is still being read (fromHash is asynchronous): the edit is the newer
+    // input and stays, and the address follows it.
+    await page.evaluate(() => {
+      history.pushState(null, '', '#hw=t4&batch=2');
+      window.dispatchEvent(new HashChangeEvent('hashchange'));
+      const field = document.getElementById('batch');
+      field.value = '16';
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.waitForFunction(() => /batch=16/.test(location.hash));
+    await settled(page);
+    assert.equal((await page.evaluate(() => window.prenet.last().request)).batch, 16);
+    assert.equal(await page.inputValue('#batch'), '16');
+  });
+
   test('a link with nothing to compute: the error says why, and the charts point to it instead of standing empty', async () => {
     const page = await harness().page('index.html#hw=none');
     await page.waitForFunction(() => !document.getElementById('error').hidden);

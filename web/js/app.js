@@ -60,9 +60,17 @@ const ctx = {
 
 // ---- the one way the page changes ----------------------------------------------------------------------
 
+// The link is an input too. `hashSeen`: the hash the state was last read from or written to; `hashReading`: a
+// link being read (fromHash is async). Until both are done the results are not those of the link (settled()).
+let hashSeen = null;
+let hashReading = 0;
+// Counts the edits (patches), so that a link read that an edit overtook does not undo the edit.
+let edits = 0;
+
 const writeHash = debounce(async () => {
   const hash = await S.toHash(state, table);
   if (hash !== location.hash && !(hash === '' && location.hash === '')) history.replaceState(null, '', hash || `${location.pathname}${location.search}`);
+  hashSeen = location.hash;
 }, 200);
 
 /**
@@ -72,6 +80,7 @@ const writeHash = debounce(async () => {
  */
 function update(patch = {}, { compute = 'debounced', changed = [] } = {}) {
   Object.assign(state, patch);
+  if (Object.keys(patch).length) edits++;
   for (const key of Object.keys(patch)) if (invalid.delete(key)) changed = [...changed, '@invalid'];
   const keys = [...Object.keys(patch), ...changed];
   if (Object.keys(patch).length) writeHash();
@@ -250,17 +259,28 @@ function showLinkNotes(notes) {
 }
 
 window.addEventListener('hashchange', async () => {
-  if (!table) return;
-  const notes = [];
-  const next = await S.fromHash(location.hash, table, notes);
-  next.calibration ??= calibration.saved();
-  if (S.keepKnown(next, meta, notes)) writeHash();
-  showLinkNotes(notes);
-  if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
-  state = next;
-  invalid.clear();
-  renderAll();
-  scheduleCompute.now();
+  if (!table) return; // start() has not read the link yet, and will read this one
+  hashSeen = location.hash;
+  const since = edits;
+  hashReading++;
+  try {
+    const notes = [];
+    const next = await S.fromHash(hashSeen, table, notes);
+    next.calibration ??= calibration.saved();
+    // An edit made while the link was read (a file dropped just after a link was followed) is the newer
+    // input: it stays, and its own writeHash puts it in the address.
+    if (edits !== since) return;
+    if (S.keepKnown(next, meta, notes)) writeHash();
+    showLinkNotes(notes);
+    if ((await S.toHash(next, table)) === (await S.toHash(state, table))) return;
+    if (edits !== since) return;
+    state = next;
+    invalid.clear();
+    renderAll();
+    scheduleCompute.now();
+  } finally {
+    hashReading--;
+  }
 });
 
 function startFailed(error) {
@@ -275,7 +295,8 @@ async function start() {
   if (options.error) return startFailed(options.error);
   table = S.optionTable(options.doc);
   const notes = [];
-  state = await S.fromHash(location.hash, table, notes);
+  hashSeen = location.hash;
+  state = await S.fromHash(hashSeen, table, notes);
   showLinkNotes(notes);
   if (!location.hash.includes('custom=')) {
     const saved = custom.saved();
@@ -307,13 +328,15 @@ async function start() {
 }
 
 // A hook for the tests and benchmarks (tests/browser, bench/): the worker client and the current results.
-// settled(): the results on the page are those of the current inputs (no recompute pending).
+// settled(): the results on the page are those of the current inputs (no recompute pending, the link read).
 window.prenet = {
   client,
   state: () => structuredClone(state),
   table: () => table,
   last: () => last,
   settled: () =>
+    hashReading === 0 &&
+    location.hash === hashSeen &&
     !$('busy').classList.contains('on') &&
     last.request != null &&
     !last.predictError &&

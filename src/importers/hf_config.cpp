@@ -597,7 +597,7 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
     if (it == importers.end()) {
         std::string known;
         for (const auto& [k, v] : importers) known += (known.empty() ? "" : ", ") + k;
-        known += ", gemma3, clip, siglip";
+        known += ", gemma3, clip, siglip, and the vision-language llava, llava_next, qwen2_vl, qwen2_5_vl, idefics3, paligemma";
         throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
     }
     TransformerSpec spec = it->second(c);

@@ -18,6 +18,7 @@
 #include "importers/layers_json.hpp"
 #include "importers/onnx.hpp"
 #include "importers/transformer.hpp"
+#include "importers/vision_language.hpp"
 #include "ops/features.hpp"
 
 namespace prenet::fuzz {
@@ -35,10 +36,16 @@ inline void layers_json(const nlohmann::json& document) {
 inline void hf_config(const nlohmann::json& config) {
     try {
         (void)looks_like_hf_config(config);
-        TransformerSpec spec = spec_from_hf_config(config, "fuzz");
         ModelInputs inputs;
         inputs.seq = 128;
         inputs.image = 64;
+        if (is_vision_language_config(config)) {
+            // Its own image size (64 px fits none of them) and a sequence long enough for the image tokens.
+            inputs.image = 0, inputs.seq = 8192;
+            (void)build_vision_language(vision_language_spec_from_hf_config(config, "fuzz"), inputs);
+            return;
+        }
+        TransformerSpec spec = spec_from_hf_config(config, "fuzz");
         (void)build_transformer(spec, inputs);
     } catch (const Error&) {
     }

@@ -54,8 +54,13 @@ Model build_request_model(const json& model_argument, Settings& s) {
     Model m = build_model(model_argument, s.inputs);
     if (s.finetune.mode != FineTuneMode::none && s.inputs.seq == 0 && m.domain != "vision" &&
         m.tokens_per_sample > finetune_default_seq) {
-        s.inputs.seq = finetune_default_seq;
-        m = build_model(model_argument, s.inputs);
+        // Unless the model cannot take it (a vision-language model whose image tokens fill it): then its own.
+        ModelInputs shorter = s.inputs;
+        shorter.seq = finetune_default_seq;
+        if (builds(model_argument, shorter)) {
+            s.inputs = shorter;
+            m = build_model(model_argument, s.inputs);
+        }
     }
     return m;
 }

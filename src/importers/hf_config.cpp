@@ -7,103 +7,12 @@
 #include "core/error.hpp"
 #include "core/checked.hpp"
 #include "core/limits.hpp"
+#include "importers/hf_fields.hpp"
 
 namespace prenet {
-namespace {
+namespace hf {
 
-// Typed access to a config with errors that say which model type and field are at fault.
-class Config {
-public:
-    Config(const json& j, std::string type) : j_(j), type_(std::move(type)) {}
-
-    std::int64_t integer(const char* key) const {
-        const json* v = find(key);
-        if (!v) fail(std::string("missing field '") + key + "'");
-        return to_int(key, *v);
-    }
-    std::int64_t integer(const char* key, std::int64_t fallback) const {
-        const json* v = find(key);
-        return v ? to_int(key, *v) : fallback;
-    }
-    // First present of several synonyms (e.g. n_embd / hidden_size).
-    std::int64_t integer_any(std::initializer_list<const char*> keys) const {
-        for (const char* k : keys)
-            if (find(k)) return integer(k);
-        std::string names;
-        for (const char* k : keys) names += std::string(names.empty() ? "'" : " or '") + k + "'";
-        fail("missing field " + names);
-    }
-    // A layer count: within limits::layers as soon as it is read, before anything sizes or loops over a per-layer
-    // table with it (layer_types, mlp_only_layers, max_window_layers, moe_layer_freq's pattern): 2^31 - 1 layers
-    // took 5-12 s and ~530 MB to be refused after those loops. check_bounds (transformer.cpp) checks the spec's
-    // counts again; this is where a config's own are read.
-    std::int64_t layers(const char* key) const { return layer_count(key, integer(key)); }
-    std::int64_t layers(const char* key, std::int64_t fallback) const {
-        return find(key) ? layer_count(key, integer(key)) : fallback;
-    }
-    std::int64_t layers_any(std::initializer_list<const char*> keys) const {
-        for (const char* k : keys)
-            if (find(k)) return layers(k);
-        return integer_any(keys);  // fails naming them all
-    }
-    bool boolean(const char* key, bool fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_boolean()) fail(std::string("field '") + key + "' must be true or false");
-        return v->get<bool>();
-    }
-    double number(const char* key, double fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_number()) fail(std::string("field '") + key + "' must be a number");
-        double x = v->get<double>();
-        if (!std::isfinite(x) || std::fabs(x) > double(limits::dimension))
-            fail(std::string("field '") + key + "' is " + v->dump() + ", out of the range +-" +
-                 std::to_string(limits::dimension));
-        return x;
-    }
-    std::string text(const char* key, const std::string& fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_string()) fail(std::string("field '") + key + "' must be a string");
-        return v->get<std::string>();
-    }
-    bool has(const char* key) const { return find(key) != nullptr; }
-    const json& raw(const char* key) const { return *find(key); }
-    [[noreturn]] void fail(const std::string& message) const {
-        throw Error("config.json (model_type '" + type_ + "'): " + message);
-    }
-
-private:
-    const json* find(const char* key) const {
-        auto it = j_.find(key);
-        return (it == j_.end() || it->is_null()) ? nullptr : &*it;
-    }
-    std::int64_t layer_count(const char* key, std::int64_t n) const {
-        if (n > limits::layers)
-            fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over " + std::to_string(limits::layers) +
-                 " (the limit on layers)");
-        return n;
-    }
-    std::int64_t to_int(const char* key, const json& v) const {
-        if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(limits::dimension))
-            fail(std::string("field '") + key + "' is " + v.dump() + ", over the limit of " +
-                 std::to_string(limits::dimension) + " on any dimension");
-        if (v.is_number_integer()) {
-            std::int64_t x = v.get<std::int64_t>();
-            if (x < 0) fail(std::string("field '") + key + "' must not be negative");
-            if (x > limits::dimension)
-                fail(std::string("field '") + key + "' is " + std::to_string(x) + ", over the limit of " +
-                     std::to_string(limits::dimension) + " on any dimension");
-            return x;
-        }
-        fail(std::string("field '") + key + "' must be an integer, got " + v.dump());
-    }
-    const json& j_;
-    std::string type_;
-};
-
-std::string hf_activation(const Config& c, const std::string& act) {
+std::string activation(const Config& c, const std::string& act) {
     // gelu_new runs as eight unfused PyTorch ops in Hugging Face; gelu_pytorch_tanh is one fused kernel.
     if (act == "gelu_new" || act == "gelu_fast") return "gelu_new";
     if (act == "gelu_pytorch_tanh" || act == "gelu_tanh") return "gelu_tanh";
@@ -114,6 +23,39 @@ std::string hf_activation(const Config& c, const std::string& act) {
     if (act == "quick_gelu") return "gelu";
     c.fail("unsupported activation '" + act + "'");
 }
+
+// CLIP's and SigLIP's vision towers, from a *_vision_model config or the vision_config of a whole CLIP/SigLIP
+// config (whose text tower is then left out, and said so). CLIP: a bias-free patch convolution, a class token,
+// a LayerNorm before the encoder and one on the pooled class token. SigLIP: no class token, a biased patch
+// convolution, a LayerNorm after the encoder and the attention-pooling (MAP) head (vision_use_head, default on).
+TransformerSpec clip_vision_tower(const Config& c, bool siglip) {
+    TransformerSpec s;
+    s.separate_qkv = true;
+    s.arch = "vit";
+    s.hidden = c.integer("hidden_size", 768);
+    s.layers = c.layers("num_hidden_layers", 12);
+    s.heads = c.integer("num_attention_heads", 12);
+    s.intermediate = c.integer("intermediate_size", 3072);
+    s.image = c.integer("image_size", 224);
+    s.patch = c.integer("patch_size", siglip ? 16 : 32);
+    s.channels = c.integer("num_channels", 3);
+    s.activation = activation(c, c.text("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
+    s.vocab = 1, s.classes = 1;
+    s.patch_bias = siglip, s.class_token = !siglip, s.pre_norm = !siglip, s.pooled_norm = !siglip;
+    s.final_norm = siglip;  // SigLIP's post_layernorm over every token (CLIP's norms the pooled token only)
+    s.vision_head = siglip ? (c.boolean("vision_use_head", true) ? "map" : "final_norm_only") : "none";
+    if (s.vision_head == "final_norm_only") s.vision_head = "none", s.pooled_norm = false;
+    return s;
+}
+
+}  // namespace hf
+
+namespace {
+
+using hf::Config;
+
+std::string hf_activation(const Config& c, const std::string& act) { return hf::activation(c, act); }
+TransformerSpec vision_tower(const Config& c, bool siglip) { return hf::clip_vision_tower(c, siglip); }
 
 // Sliding-window attention. `layer_types` (transformers >= 4.53: "sliding_attention" / "full_attention" per layer)
 // wins; otherwise each family's own rule: Mistral and Phi-3 window every layer when `sliding_window` is set,
@@ -315,29 +257,6 @@ TransformerSpec whisper(const Config& c) {
     s.dropout = c.number("dropout", 0.0);
     s.tied_embeddings = c.boolean("tie_word_embeddings", true);
     s.default_seq = s.max_positions;
-    return s;
-}
-
-// CLIP's and SigLIP's vision towers, from a *_vision_model config or the vision_config of a whole CLIP/SigLIP
-// config (whose text tower is then left out, and said so). CLIP: a bias-free patch convolution, a class token,
-// a LayerNorm before the encoder and one on the pooled class token. SigLIP: no class token, a biased patch
-// convolution, a LayerNorm after the encoder and the attention-pooling (MAP) head (vision_use_head, default on).
-TransformerSpec vision_tower(const Config& c, bool siglip) {
-    TransformerSpec s;
-    s.separate_qkv = true;
-    s.arch = "vit";
-    s.hidden = c.integer("hidden_size", 768);
-    s.layers = c.layers("num_hidden_layers", 12);
-    s.heads = c.integer("num_attention_heads", 12);
-    s.intermediate = c.integer("intermediate_size", 3072);
-    s.image = c.integer("image_size", 224);
-    s.patch = c.integer("patch_size", siglip ? 16 : 32);
-    s.channels = c.integer("num_channels", 3);
-    s.activation = hf_activation(c, c.text("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
-    s.vocab = 1, s.classes = 1;
-    s.patch_bias = siglip, s.class_token = !siglip, s.pre_norm = !siglip, s.pooled_norm = !siglip;
-    s.vision_head = siglip ? (c.boolean("vision_use_head", true) ? "map" : "final_norm_only") : "none";
-    if (s.vision_head == "final_norm_only") s.vision_head = "none", s.pooled_norm = false;
     return s;
 }
 
@@ -678,7 +597,7 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
     if (it == importers.end()) {
         std::string known;
         for (const auto& [k, v] : importers) known += (known.empty() ? "" : ", ") + k;
-        known += ", gemma3, clip, siglip";
+        known += ", gemma3, clip, siglip, and the vision-language llava, llava_next, qwen2_vl, qwen2_5_vl, idefics3, paligemma";
         throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
     }
     TransformerSpec spec = it->second(c);

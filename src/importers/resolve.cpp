@@ -6,6 +6,7 @@
 #include "importers/layers_json.hpp"
 #include "importers/onnx.hpp"
 #include "importers/transformer.hpp"
+#include "importers/vision_language.hpp"
 
 namespace prenet {
 
@@ -17,6 +18,7 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
         std::string name = arg.contains("_name_or_path") && arg["_name_or_path"].is_string()
                                ? arg["_name_or_path"].get<std::string>()
                                : arg["model_type"].is_string() ? arg["model_type"].get<std::string>() : std::string("model");
+        if (is_vision_language_config(arg)) return build_vision_language(vision_language_spec_from_hf_config(arg, name), inputs);
         return build_transformer(spec_from_hf_config(arg, name), inputs);
     }
     if (looks_like_keras_json(arg)) return model_from_keras_json(arg, inputs);

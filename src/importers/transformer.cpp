@@ -267,11 +267,28 @@ Model build_vit(const TransformerSpec& s, const ModelInputs& in) {
           {{"out_channels", s.hidden}, {"kernel_size", s.patch}, {"stride", s.patch}, {"bias", s.patch_bias}});
     b.add("reshape", "flatten_patches", {{"shape", {patches, s.hidden}}});
     if (s.class_token) b.add("cls_token", "class_token");
-    b.add("positional_embedding", "position_embedding", {{"num_embeddings", patches + (s.class_token ? 1 : 0)}});
+    // Rotary towers (Qwen2-VL's 2D RoPE) have no position table.
+    if (s.position == "learned")
+        b.add("positional_embedding", "position_embedding", {{"num_embeddings", patches + (s.class_token ? 1 : 0)}});
     if (s.dropout > 0) b.add("dropout", "embedding_dropout", {{"p", s.dropout}});
     if (s.pre_norm) add_norm(b, s, "pre_layernorm");
     add_stack(b, s, "encoder", s.layers, false, 0);
+    if (s.vision_head == "tokens") {
+        // CLIP still computes its pooled output (the normed class token), as Hugging Face's CLIPVisionModel does
+        // inside a LLaVA; the patch tokens without the class token (LLaVA's "default" feature selection) go on.
+        Shape tokens = b.shape();
+        if (s.class_token) {
+            b.add("select_token", "class_token_output");
+            if (s.pooled_norm) add_norm(b, s, "post_layernorm");
+            b.set_shape({tokens[0], patches, tokens[2]});
+        } else if (s.final_norm) {
+            add_norm(b, s, "post_layernorm");
+        }
+        return b.finish("vision", 0);
+    }
     if (s.vision_head == "none") {  // CLIP's vision tower: the class token, normed, is the pooled output
+        // SigLIP without its head (vision_use_head false) still norms every token (post_layernorm).
+        if (s.final_norm && !s.class_token) add_norm(b, s, "post_layernorm");
         b.add("select_token", "class_token_output");
         if (s.pooled_norm) add_norm(b, s, "post_layernorm");
         return b.finish("vision", 0);

@@ -63,8 +63,9 @@ struct TransformerSpec {
     // Whisper: log-mel frames through two convolutions (the second halves them) into the encoder.
     std::int64_t mel_bins = 0, encoder_positions = 0;
     // Vision towers (CLIP, SigLIP) on top of ViT: patch conv bias, a norm before the encoder, a class token, the
-    // final norm on the pooled token only, and the head: classifier (ViT), none (CLIP's pooled output) or map
-    // (SigLIP's attention-pooling head).
+    // final norm on the pooled token only, and the head: classifier (ViT), none (CLIP's pooled output), map
+    // (SigLIP's attention-pooling head) or tokens (a vision-language model's tower: the patch tokens, without the
+    // class token, go on to its projector). final_norm on a tower: SigLIP's post_layernorm over every token.
     bool patch_bias = true, pre_norm = false, class_token = true, pooled_norm = false;
     std::string vision_head = "classifier";
     // The precision the checkpoint is stored in (torch_dtype): fp32, fp16 or bf16; empty if it names none.

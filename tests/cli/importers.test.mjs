@@ -61,6 +61,10 @@ test('what an import leaves out is in the result and in the table', () => {
   assert.match(table.stdout, /note: layer 'mystery'/);
   const predicted = json('predict', '--model', join(dir, 'custom.json'), '--hardware', 'h100-sxm5-80gb');
   assert.match(predicted.model.import_notes[0], /MyCustomLayer/);
+  // The predict table: the settings on one line (ending with the predictor), each note on a line of its own.
+  const lines = run('predict', '--model', join(dir, 'custom.json'), '--hardware', 'h100-sxm5-80gb').stdout.split('\n');
+  assert.match(lines[0], /, predictor \w+$/);
+  assert.match(lines[1], /^note: layer 'mystery'.*\]$/);
 });
 
 test('bad Keras and HF files are clear errors, not crashes', () => {

@@ -1,5 +1,6 @@
 // Transformer architectures of the zoo, with the published hyper-parameters (papers and the models' Hugging Face
 // config.json files). Parameter counts of most are checked exactly in tests/importers-zoo-transformer-test.cpp.
+#include <cctype>
 #include <string>
 #include <tuple>
 
@@ -58,6 +59,13 @@ TransformerSpec t5_like(std::string name, std::int64_t hidden, std::int64_t laye
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false, s.position = "relative", s.dropout = 0.1;
     s.default_seq = 512, s.separate_qkv = true;
     return s;
+}
+
+// The size in an id's tail as model cards write it: "0.6b" -> "0.6B".
+std::string size_label(const char* tail) {
+    std::string label = tail;
+    for (char& ch : label) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return label;
 }
 
 ZooEntry entry(TransformerSpec spec, std::string description) {
@@ -192,7 +200,7 @@ std::vector<ZooEntry> transformer_zoo() {
           std::tuple{"qwen3-14b", 5120, 40, 40, 17408, false}, std::tuple{"qwen3-32b", 5120, 64, 64, 25600, false}}) {
         TransformerSpec q = llama_like(name, 151936, hidden, layers, heads, 8, ffn, tied, 4096);
         q.head_dim = 128, q.qk_norm = true;
-        z.push_back(entry(q, std::string("Qwen3 ") + (name + 6) + " (Qwen team 2025): GQA, QK-norm" +
+        z.push_back(entry(q, "Qwen3 " + size_label(name + 6) + " (Qwen team 2025): GQA, QK-norm" +
                                  (tied ? ", tied embeddings" : "")));
     }
     // Qwen3 MoE: 128 experts, 8 per token, every layer sparse, no shared expert.
@@ -212,7 +220,7 @@ std::vector<ZooEntry> transformer_zoo() {
         TransformerSpec g = llama_like(name, 256000, hidden, layers, heads, kv, ffn, true, 8192);
         g.head_dim = head_dim, g.activation = "gelu_tanh", g.sandwich_norm = true;
         g.attn_softcap = 50, g.final_softcap = 30, g.sliding_window = 4096, g.window_pattern = 2;
-        z.push_back(entry(g, std::string("Gemma 2 ") + (name + 7) +
+        z.push_back(entry(g, "Gemma 2 " + size_label(name + 7) +
                                  " (Google 2024): local/global attention alternating, logit soft-capping"));
     }
     // Gemma 3 text models (Google 2025): five local layers (sliding window) per global one, QK-norm, no soft-capping.
@@ -226,7 +234,7 @@ std::vector<ZooEntry> transformer_zoo() {
         TransformerSpec g = llama_like(name, vocab, hidden, layers, heads, kv, ffn, true, 8192);
         g.head_dim = head_dim, g.activation = "gelu_tanh", g.sandwich_norm = true, g.qk_norm = true;
         g.sliding_window = window, g.window_pattern = 6;
-        z.push_back(entry(g, std::string("Gemma 3 ") + (name + 7) + " (Google 2025), language model: 5 local (" +
+        z.push_back(entry(g, "Gemma 3 " + size_label(name + 7) + " (Google 2025), language model: 5 local (" +
                                  std::to_string(window) + "-token window) layers per global one, QK-norm"));
     }
     // Llama 4 (Meta 2025): 17B active. Every MoE layer routes each token to 1 of its experts and through a shared
@@ -260,7 +268,7 @@ std::vector<ZooEntry> transformer_zoo() {
          {std::tuple{"olmo2-7b", 4096, 32, 11008}, std::tuple{"olmo2-13b", 5120, 40, 13824}}) {
         TransformerSpec o = llama_like(name, 100352, hidden, layers, hidden / 128, hidden / 128, ffn, false, 4096);
         o.output_norm_only = true, o.qk_norm = true, o.qk_norm_weights = "projection";
-        z.push_back(entry(o, std::string("OLMo 2 ") + (name + 6) + " (AI2 2024): norms after each sublayer, QK-norm"));
+        z.push_back(entry(o, "OLMo 2 " + size_label(name + 6) + " (AI2 2024): norms after each sublayer, QK-norm"));
     }
     TransformerSpec phi4 = llama_like("phi-4", 100352, 5120, 40, 40, 10, 17920, false, 4096);
     phi4.separate_qkv = false;  // Phi-3's fused qkv_proj

@@ -871,6 +871,11 @@ TEST(HfConfigNewFamilies, Llama4MaverickInterleavesDenseAndMoeLayers) {
     for (const auto& l : m.blocks[1].layers)
         if (l.kind == "mlp" || l.kind == "moe") { first_is_dense = l.kind == "mlp"; break; }
     EXPECT_TRUE(first_is_dense);
+    // layer_types (transformers >= 4.54) names the chunked layers where a config has it.
+    json typed = fixture("llama-4-maverick-17b-128e-text.json");
+    typed["layer_types"] = json::array();
+    for (int i = 0; i < 48; ++i) typed["layer_types"].push_back(i < 8 ? "chunked_attention" : "full_attention");
+    EXPECT_EQ(attention_with(resolve_model(typed, {1, 128, 0}), "chunked"), 8);
     // A moe_layers list off the interleave rule is followed as it is.
     json c = fixture("llama-4-maverick-17b-128e-text.json");
     c["moe_layers"] = json::array({0, 1, 2});

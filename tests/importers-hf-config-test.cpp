@@ -876,6 +876,13 @@ TEST(HfConfigNewFamilies, Llama4MaverickInterleavesDenseAndMoeLayers) {
     typed["layer_types"] = json::array();
     for (int i = 0; i < 48; ++i) typed["layer_types"].push_back(i < 8 ? "chunked_attention" : "full_attention");
     EXPECT_EQ(attention_with(resolve_model(typed, {1, 128, 0}), "chunked"), 8);
+    // attention_chunk_size null: no chunks, the RoPE layers still rotary and the others NoPE.
+    json unchunked = fixture("llama-4-maverick-17b-128e-text.json");
+    unchunked["attention_chunk_size"] = nullptr;
+    Model full = resolve_model(unchunked, {1, 128, 0});
+    EXPECT_EQ(attention_with(full, "chunked"), 0);
+    EXPECT_EQ(attention_with(full, "window"), 0);
+    EXPECT_EQ(nope_attention(full), 12);
     // A moe_layers list off the interleave rule is followed as it is.
     json c = fixture("llama-4-maverick-17b-128e-text.json");
     c["moe_layers"] = json::array({0, 1, 2});

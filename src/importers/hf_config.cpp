@@ -69,6 +69,11 @@ public:
         return v->get<std::string>();
     }
     bool has(const char* key) const { return find(key) != nullptr; }
+    // Present and null: for the few fields whose null means something other than their default.
+    bool null(const char* key) const {
+        auto it = j_.find(key);
+        return it != j_.end() && it->is_null();
+    }
     const json& raw(const char* key) const { return *find(key); }
     [[noreturn]] void fail(const std::string& message) const {
         throw Error("config.json (model_type '" + type_ + "'): " + message);
@@ -334,9 +339,11 @@ TransformerSpec llama4_text(const Config& c) {
         for (std::int64_t i = 0; i < s.layers; ++i) s.dense_layers[size_t(i)] = !sparse[size_t(i)];
     }
 
-    // Chunked local (RoPE) layers and global (NoPE) ones.
-    std::int64_t chunk = c.integer("attention_chunk_size", 8192);
-    if (chunk == 0) c.fail("field 'attention_chunk_size' must be positive");
+    // Chunked local (RoPE) layers and global (NoPE) ones; attention_chunk_size null: the RoPE layers attend to every
+    // earlier token too.
+    std::int64_t chunk = c.null("attention_chunk_size") ? 0 : c.integer("attention_chunk_size", 8192);
+    if (chunk == 0 && !c.null("attention_chunk_size"))
+        c.fail("field 'attention_chunk_size' must be positive (null: no chunks)");
     std::int64_t interval = c.layers("no_rope_layer_interval", 4);
     if (interval == 0) c.fail("field 'no_rope_layer_interval' must be positive");
     s.sliding_window = chunk, s.chunked_local_rope = true;

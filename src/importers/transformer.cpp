@@ -123,7 +123,7 @@ LayerSignature signature(const TransformerSpec& s, std::int64_t i) {
     if (s.experts > 0 && i >= s.moe_first_dense) sig.moe = (i - s.moe_first_dense) % s.moe_every == s.moe_every - 1;
     if (sig.moe && i < std::int64_t(s.dense_layers.size()) && s.dense_layers[size_t(i)]) sig.moe = false;
     sig.relative_bias = s.position == "relative" && i == 0;
-    if (s.sliding_window > 0) {
+    if (s.sliding_window > 0 || s.chunked_local_rope) {
         if (!s.local_layers.empty()) sig.local = i < std::int64_t(s.local_layers.size()) && s.local_layers[size_t(i)];
         else sig.local = s.window_pattern <= 1 || (i + 1) % s.window_pattern != 0;
     }
@@ -164,10 +164,11 @@ void add_attention(ModelBuilder& b, const TransformerSpec& s, const LayerSignatu
               {{"heads", s.heads}, {"buckets", s.relative_buckets}});
     json attrs = attention_attrs(s, causal);
     if (kv_tokens) attrs["kv_tokens"] = kv_tokens, attrs["cross"] = true;
-    if (sig.local && !s.mla) attrs["window"] = s.sliding_window;
+    if (sig.local && !s.mla && s.sliding_window > 0) attrs["window"] = s.sliding_window;
     if (s.chunked_local_rope) {
-        if (sig.local) attrs["chunked"] = true;
-        else attrs["position"] = "none", attrs.erase("qk_norm"), attrs.erase("qk_norm_weights");
+        if (sig.local) {
+            if (s.sliding_window > 0) attrs["chunked"] = true;
+        } else attrs["position"] = "none", attrs.erase("qk_norm"), attrs.erase("qk_norm_weights");
     }
     b.add(s.mla ? "mla_attention" : "attention", name, attrs);
     if (s.dropout > 0) b.add("dropout", name + "_dropout", {{"p", s.dropout}});

@@ -797,3 +797,139 @@ TEST(HfConfigLimits, PerLayerTableSeedsImport) {
     }
     EXPECT_GE(count, 5);
 }
+
+namespace {
+
+// Attention layers (executions) whose attribute `key` is set, and whose `position` is none.
+std::int64_t attention_with(const Model& m, const std::string& key) {
+    std::int64_t n = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.contains(key)) n += b.repeat;
+    return n;
+}
+
+std::int64_t nope_attention(const Model& m) {
+    std::int64_t n = 0;
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.value("position", "") == "none") n += b.repeat;
+    return n;
+}
+
+}  // namespace
+
+// meta-llama/Llama-4-Scout-17B-16E (Llama4ForConditionalGeneration; its language model): untied 202048 x 5120; per
+// layer q and o 5120 x 5120, k and v 5120 x 1024 (GQA 40/8 heads of 128), 16 experts and a shared expert of
+// 3 x 5120 x 8192, router 5120 x 16, two norms; the L2 QK-norm has no weights. 107,769,861,120: the Hub's
+// 108,641,793,536 for the whole checkpoint less its vision tower and projector (871,932,416), "109B" in the card.
+TEST(HfConfigNewFamilies, Llama4Scout) {
+    std::int64_t d = 5120, expert = 3 * d * 8192;
+    std::int64_t layer = 2 * d * d + 2 * d * 1024 + 17 * expert + d * 16 + 2 * d;
+    EXPECT_EQ(fixture_params("llama-4-scout-17b-16e.json"), 2 * 202048LL * d + 48 * layer + d);
+    EXPECT_EQ(fixture_params("llama-4-scout-17b-16e.json"), 108641793536LL - 871932416LL);
+    Model m = resolve_model(fixture("llama-4-scout-17b-16e.json"), {1, 16384, 0});
+    EXPECT_EQ(count_layers(m, "moe"), 48);
+    EXPECT_EQ(count_layers(m, "mlp"), 0);
+    // no_rope_layers: three chunked RoPE layers (with QK-norm) per global NoPE layer (3, 7, ..., 47).
+    EXPECT_EQ(attention_with(m, "chunked"), 36);
+    EXPECT_EQ(attention_with(m, "qk_norm"), 36);
+    EXPECT_EQ(nope_attention(m), 12);
+    for (const auto& b : m.blocks)
+        for (const auto& l : b.layers)
+            if (l.kind == "attention" && l.attrs.contains("chunked")) EXPECT_EQ(l.attrs.value("window", 0), 8192);
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_NE(m.notes[0].find("vision tower"), std::string::npos);
+    EXPECT_EQ(document_dtype(fixture("llama-4-scout-17b-16e.json")), "bf16");
+    // The rule without the per-layer lists (interleave_moe_layer_step, no_rope_layer_interval) builds the same model.
+    json rule = fixture("llama-4-scout-17b-16e.json");
+    rule["text_config"].erase("moe_layers"), rule["text_config"].erase("no_rope_layers");
+    Model by_rule = resolve_model(rule, {1, 16384, 0});
+    EXPECT_EQ(compute_features(by_rule, Precision::bf16).forward_flops, compute_features(m, Precision::bf16).forward_flops);
+    // Chunked attention costs less than full attention over the same tokens.
+    json unchunked = rule;
+    unchunked["text_config"]["attention_chunk_size"] = 1 << 20;
+    auto flops = [](const json& c) {
+        return compute_features(resolve_model(c, {1, 16384, 0, true}), Precision::bf16).forward_flops;
+    };
+    EXPECT_LT(flops(rule), flops(unchunked));
+}
+
+// meta-llama/Llama-4-Maverick-17B-128E's language model (llama4_text): MoE layers 1, 3, ..., 47 with 128 experts and
+// the shared one, dense layers of 3 x 5120 x 16384 between them, no QK-norm. 400,711,848,960: the Hub's
+// 401,583,781,376 less the vision tower and projector (871,932,416); "400B" in Meta's card.
+TEST(HfConfigNewFamilies, Llama4MaverickInterleavesDenseAndMoeLayers) {
+    std::int64_t d = 5120, attention = 2 * d * d + 2 * d * 1024;
+    std::int64_t moe = attention + 129 * 3 * d * 8192 + d * 128 + 2 * d, dense = attention + 3 * d * 16384 + 2 * d;
+    EXPECT_EQ(fixture_params("llama-4-maverick-17b-128e-text.json"), 2 * 202048LL * d + 24 * moe + 24 * dense + d);
+    EXPECT_EQ(fixture_params("llama-4-maverick-17b-128e-text.json"), 401583781376LL - 871932416LL);
+    Model m = resolve_model(fixture("llama-4-maverick-17b-128e-text.json"), {1, 128, 0});
+    EXPECT_EQ(count_layers(m, "moe"), 24);
+    EXPECT_EQ(count_layers(m, "mlp"), 24);
+    EXPECT_EQ(attention_with(m, "qk_norm"), 0);
+    EXPECT_EQ(attention_with(m, "chunked"), 36);
+    // The odd layers are the sparse ones: the first block's first layer is dense.
+    ASSERT_FALSE(m.blocks.empty());
+    bool first_is_dense = false;
+    for (const auto& l : m.blocks[1].layers)
+        if (l.kind == "mlp" || l.kind == "moe") { first_is_dense = l.kind == "mlp"; break; }
+    EXPECT_TRUE(first_is_dense);
+    // layer_types (transformers >= 4.54) names the chunked layers where a config has it.
+    json typed = fixture("llama-4-maverick-17b-128e-text.json");
+    typed["layer_types"] = json::array();
+    for (int i = 0; i < 48; ++i) typed["layer_types"].push_back(i < 8 ? "chunked_attention" : "full_attention");
+    EXPECT_EQ(attention_with(resolve_model(typed, {1, 128, 0}), "chunked"), 8);
+    // attention_chunk_size null: no chunks, the RoPE layers still rotary and the others NoPE.
+    json unchunked = fixture("llama-4-maverick-17b-128e-text.json");
+    unchunked["attention_chunk_size"] = nullptr;
+    Model full = resolve_model(unchunked, {1, 128, 0});
+    EXPECT_EQ(attention_with(full, "chunked"), 0);
+    EXPECT_EQ(attention_with(full, "window"), 0);
+    EXPECT_EQ(nope_attention(full), 12);
+    // A moe_layers list off the interleave rule is followed as it is.
+    json c = fixture("llama-4-maverick-17b-128e-text.json");
+    c["moe_layers"] = json::array({0, 1, 2});
+    Model listed = resolve_model(c, {1, 128, 0});
+    EXPECT_EQ(count_layers(listed, "moe"), 3);
+    EXPECT_EQ(count_layers(listed, "mlp"), 45);
+}
+
+TEST(HfConfigNewFamilies, Llama4BadConfigsNameTheField) {
+    json base = fixture("llama-4-maverick-17b-128e-text.json");
+    auto error_with = [&](const char* key, const json& value) {
+        json c = base;
+        c[key] = value;
+        return import_error(c);
+    };
+    EXPECT_NE(error_with("moe_layers", json::array({48})).find("'moe_layers' holds 48"), std::string::npos);
+    EXPECT_NE(error_with("moe_layers", 3).find("'moe_layers' must be a list"), std::string::npos);
+    EXPECT_NE(error_with("no_rope_layers", json::array({1, 0})).find("'no_rope_layers' must list"), std::string::npos);
+    json two(48, 1);
+    two[5] = 2;
+    EXPECT_NE(error_with("no_rope_layers", two).find("'no_rope_layers' holds 2"), std::string::npos);
+    EXPECT_NE(error_with("interleave_moe_layer_step", 0).find("'interleave_moe_layer_step'"), std::string::npos);
+    EXPECT_NE(error_with("attention_chunk_size", 0).find("'attention_chunk_size'"), std::string::npos);
+    EXPECT_NE(error_with("no_rope_layer_interval", 0).find("'no_rope_layer_interval'"), std::string::npos);
+    EXPECT_NE(error_with("layer_types", json::array({"sliding_attention"})).find("'layer_types'"), std::string::npos);
+    EXPECT_NE(error_with("num_experts_per_tok", 200).find("experts per token (200)"), std::string::npos);
+    json no_text = {{"model_type", "llama4"}};
+    EXPECT_NE(import_error(no_text).find("text_config"), std::string::npos);
+    json huge = base;
+    huge["num_hidden_layers"] = (std::int64_t{1} << 31) - 1;
+    EXPECT_NE(import_error(huge).find("'num_hidden_layers' is 2147483647"), std::string::npos);
+}
+
+// allenai/OLMo-2-1124-7B: untied 100352 x 4096; per layer q, k, v, o 4096 x 4096, QK-norm weights over the whole
+// query and key projections (2 x 4096), MLP 3 x 4096 x 11008, and its two norms after the attention and the MLP
+// (none before them). 7,298,617,344: the Hub's safetensors total.
+TEST(HfConfigNewFamilies, Olmo2NormsEachSublayersOutput) {
+    std::int64_t d = 4096;
+    EXPECT_EQ(fixture_params("olmo-2-1124-7b.json"), 2 * 100352LL * d + 32 * (4 * d * d + 2 * d + 3 * d * 11008 + 2 * d) + d);
+    EXPECT_EQ(fixture_params("olmo-2-1124-7b.json"), 7298617344LL);
+    Model m = resolve_model(fixture("olmo-2-1124-7b.json"), {1, 128, 0});
+    EXPECT_EQ(count_layers(m, "rmsnorm"), 2 * 32 + 1);
+    // Each layer: attention, its norm, the residual add, then the MLP, its norm, the residual add.
+    std::vector<std::string> kinds;
+    for (const auto& l : m.blocks[1].layers) kinds.push_back(l.kind);
+    EXPECT_EQ(kinds, (std::vector<std::string>{"attention", "rmsnorm", "residual_add", "mlp", "rmsnorm", "residual_add"}));
+}

@@ -88,3 +88,66 @@ TEST(TransformerZoo, FlashAttentionSavesActivationMemory) {
     // Causal flash attention skips the masked half of the scores.
     EXPECT_LT(b.forward_flops, a.forward_flops);
 }
+
+// The models people train now (issue #30): each count is exact against a published total, unique trainable
+// parameters (tied tables once).
+//   Qwen3: the KerasHub presets' counts (keras_hub/src/models/qwen3/qwen3_presets.py and qwen3_moe_presets.py), which
+//     equal the Hub's safetensors totals (Qwen3-235B-A22B: 235,093,634,560, its "235B").
+//   Gemma 2: the KerasHub gemma presets (gemma2_2b_en 2,614,341,888, gemma2_9b_en, gemma2_27b_en).
+//   Gemma 3: the KerasHub gemma3 text presets, which embed 262,144 tokens; the Hugging Face language models of the 4B,
+//     12B and 27B multimodal checkpoints embed 262,208 (their text_config's vocab_size), 64 rows more.
+//   Llama 4: the Hub's safetensors totals of meta-llama/Llama-4-Scout-17B-16E-Instruct (108,641,793,536) and
+//     Maverick-17B-128E (401,583,781,376) less their vision tower and projector (871,932,416 each, the same
+//     vision_config): 107,769,861,120 and 400,711,848,960 ("109B" and "400B" in Meta's model card).
+//   DeepSeek-V2-Lite: its model card's 15.7B, the Hub's 15,706,484,224 (tests/importers-hf-config-test.cpp derives it).
+//   Mixtral 8x22B v0.1 (vocabulary 32000), OLMo 2 1124 7B and 13B, Phi-4: the Hub's safetensors totals.
+TEST(TransformerZoo, ModelsPeopleTrainNowMatchPublishedCounts) {
+    const std::pair<const char*, std::int64_t> expected[] = {
+        {"qwen3-0.6b", 596049920},
+        {"qwen3-1.7b", 1720574976},
+        {"qwen3-4b", 4022468096},
+        {"qwen3-8b", 8190735360},
+        {"qwen3-14b", 14768307200},
+        {"qwen3-32b", 32762123264},
+        {"qwen3-30b-a3b", 30532122624},
+        {"qwen3-235b-a22b", 235093634560},
+        {"gemma2-2b", 2614341888},
+        {"gemma2-9b", 9241705984},
+        {"gemma2-27b", 27227128320},
+        {"gemma3-1b", 999885952},
+        {"gemma3-4b", 3880099328 + 64 * 2560},
+        {"gemma3-12b", 11765788416 + 64 * 3840},
+        {"gemma3-27b", 27009002240 + 64 * 5376},
+        {"llama4-scout", 108641793536 - 871932416},
+        {"llama4-maverick", 401583781376 - 871932416},
+        {"deepseek-v2-lite", 15706484224},
+        {"mixtral-8x22b", 140620634112},
+        {"olmo2-7b", 7298617344},
+        {"olmo2-13b", 13716198400},
+        {"phi-4", 14659507200},
+    };
+    for (const auto& [id, count] : expected) EXPECT_EQ(params_of(id), count) << id;
+}
+
+// Active parameters per token, as the model cards give them (rounded): the forward multiply-accumulates per token at
+// a short sequence (128 tokens, where attention's scores are a small share) plus the input embedding table, which is
+// a lookup, not a product (DeepSeek's figure leaves the table out). Each MoE layer runs top_k experts (and any shared
+// one) per token. Measured: 3.34, 22.14, 17.17, 17.17, 2.45 and 39.15 B.
+TEST(TransformerZoo, ActiveParametersOfTheMixturesOfExperts) {
+    struct Case {
+        const char* id;
+        double active_billions, tolerance, embedding;  // the card's figure; its rounding; vocabulary x hidden
+    };
+    const Case cases[] = {
+        {"qwen3-30b-a3b", 3.3, 0.05, 151936.0 * 2048},   // "3.3B activated"
+        {"qwen3-235b-a22b", 22, 0.5, 151936.0 * 4096},   // "22B activated"
+        {"llama4-scout", 17, 0.5, 202048.0 * 5120},      // "17B (Activated)"
+        {"llama4-maverick", 17, 0.5, 202048.0 * 5120},   // "17B (Activated)"
+        {"deepseek-v2-lite", 2.4, 0.06, 0},  // "2.4B activated": without the input table (2.45 B; 2.66 B with it)
+        {"mixtral-8x22b", 39, 0.5, 32000.0 * 6144},      // "39B active"
+    };
+    for (const auto& c : cases) {
+        auto f = compute_features(build_zoo_model(c.id, {1, 128, 0}), Precision::bf16);
+        EXPECT_NEAR((f.macs / 128 + c.embedding) / 1e9, c.active_billions, c.tolerance) << c.id;
+    }
+}

@@ -1,4 +1,5 @@
-// ops/attention.hpp: the share of a FlashAttention backward that recomputes the forward's scores.
+// ops/attention.hpp: the share of a FlashAttention backward that recomputes the forward's scores; the score elements
+// a sliding or chunked window leaves.
 #include "ops/attention.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,26 @@ TEST(FlashAttentionKernels, BackwardRecomputeIsTheScoresProduct) {
     EXPECT_EQ(flash_backward_recompute_flops(k.forward), 0.0);
     s.v_dim = 4;  // forward 2 x 32 x 12 = 768, backward 1920; q k^T is still 2 x 32 x 8
     EXPECT_DOUBLE_EQ(flash_backward_recompute_flops(flash_attention_kernels(s, Precision::bf16).backward), 512.0);
+}
+
+// A causal query i sees min(i + 1, w) keys under a sliding window of w, and (i mod w) + 1 under Llama 4's chunks of w.
+// At 16384 tokens and w 8192: 8192 x 8193 / 2 + 8192 x 8192 = 100,667,392 scores sliding, 2 x 8192 x 8193 / 2 =
+// 67,117,056 chunked (two whole chunks), against 16384 x 16385 / 2 = 134,225,920 unwindowed.
+TEST(FlashAttentionKernels, ChunkedWindowSeesTheKeysOfItsOwnChunk) {
+    AttentionShape s;
+    s.batch = s.heads = s.kv_heads = 1, s.q_len = s.kv_len = 16384, s.qk_dim = s.v_dim = 64, s.causal = true;
+    auto scores = [](const AttentionShape& shape) {
+        return flash_attention_kernels(shape, Precision::bf16).forward.flops / (2.0 * 128);
+    };
+    EXPECT_DOUBLE_EQ(scores(s), 134225920.0);
+    s.window = 8192;
+    EXPECT_DOUBLE_EQ(scores(s), 100667392.0);
+    s.chunked = true;
+    EXPECT_DOUBLE_EQ(scores(s), 67117056.0);
+    s.q_len = s.kv_len = 10000;  // one whole chunk and 1808 tokens of the next
+    EXPECT_DOUBLE_EQ(scores(s), 8192.0 * 8193 / 2 + 1808.0 * 1809 / 2);
+    s.q_len = s.kv_len = 4096;  // shorter than a chunk: plain causal attention
+    EXPECT_DOUBLE_EQ(scores(s), 4096.0 * 4097 / 2);
 }
 
 }  // namespace

@@ -170,8 +170,8 @@ TEST(DataParallel, ZeroShardsExpertStatesOnlyOverTheirReplicas) {
     ParallelLayout l = dp(8, 1);
     l.ep = 8;
     ModelFeatures f = compute_features(shard_model(testing::zoo_model("mixtral-8x7b", 1, 128), l), Precision::bf16);
-    const double experts = expert_params(f), dense = double(f.params) - experts;
-    ASSERT_NEAR(experts, 32.0 * 3 * 4096 * 14336, 32.0 * 4096 * 8 + 1);  // + the routers, 4096 x 8 a layer
+    const double experts = 32.0 * 3 * 4096 * 14336, dense = double(f.params) - experts;
+    ASSERT_EQ(expert_params(f), experts + 32.0 * 4096 * 8);  // the MoE layers: the experts and the routers, dense
     PrecisionRecipe r = precision_recipe(Precision::bf16);
     MemoryUse whole = estimate_memory(f, testing::memory_options(Precision::bf16, "adamw"));
     ASSERT_NEAR(whole.optimizer_states, 8.0 * double(f.params), 1.0);
@@ -191,6 +191,18 @@ TEST(DataParallel, ZeroShardsExpertStatesOnlyOverTheirReplicas) {
     l = dp(16, 1);
     l.ep = 8;
     EXPECT_NEAR(shard_memory(whole, f, l, r, 1.0, none).optimizer_states, 8.0 * (experts / 2 + dense / 16), 1e3);
+}
+
+// Llama 4 Scout on dp 16 with ep 16: each device holds one of each layer's 16 routed experts (48 x 3 x 5120 x 8192
+// = 6,039,797,760 parameters) and no other device holds it; the shared experts and routers, like the attention and
+// embeddings, are on every device and ZeRO shards them over all 16: the other 11,133,096,960 parameters over 16.
+TEST(DataParallel, SharedExpertsShardLikeDenseWeights) {
+    ParallelLayout l = dp(16, 1);
+    l.ep = 16, l.zero = 1;
+    ModelFeatures f = compute_features(shard_model(testing::zoo_model("llama4-scout", 1, 128), l), Precision::bf16);
+    const double routed = 48.0 * 3 * 5120 * 8192, rest = 107769861120.0 - 16 * routed;
+    ASSERT_EQ(double(f.params), routed + rest);
+    EXPECT_NEAR(double(updated_params(f, l)), routed + rest / 16, 2.0);
 }
 
 }  // namespace

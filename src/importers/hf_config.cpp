@@ -114,6 +114,9 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
     // sublayer's output as well as its input; Qwen3 and Gemma 3 norm each query and key head.
     s.sandwich_norm = type == "gemma2" || type == "gemma3_text";
     s.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text";
+    // OLMo 2 norms each sublayer's output (before the residual add) instead of its input, and its QK-norm is one
+    // RMSNorm over the whole query projection and one over the key projection.
+    if (type == "olmo2") s.output_norm_only = true, s.qk_norm = true, s.qk_norm_weights = "projection";
     if (type == "gemma2") {
         s.attn_softcap = c.number("attn_logit_softcapping", 50.0);
         s.final_softcap = c.number("final_logit_softcapping", 30.0);
@@ -216,6 +219,90 @@ TransformerSpec deepseek(const Config& c) {
         if (freq > 1) {
             s.dense_layers.assign(size_t(s.layers), false);
             for (std::int64_t i = 0; i < s.layers; ++i) s.dense_layers[size_t(i)] = i % freq != 0;
+        }
+    }
+    return s;
+}
+
+// Meta's Llama 4 text model (llama4_text; the text_config of a llama4 config). Mixture-of-experts layers (those in
+// moe_layers, by default every interleave_moe_layer_step-th) route each token to num_experts_per_tok of
+// num_local_experts experts of intermediate_size and always through one shared expert as wide; the other layers
+// have a dense MLP of intermediate_size_mlp. The router has no bias. Attention interleaves chunked local layers
+// (keys within the query's chunk of attention_chunk_size, with RoPE and, when use_qk_norm, a weightless L2 norm of
+// queries and keys) with global NoPE layers: no_rope_layers[i] is 1 for a RoPE (chunked) layer, by default every
+// layer but each no_rope_layer_interval-th; layer_types (transformers >= 4.54) says the same per layer.
+TransformerSpec llama4_text(const Config& c) {
+    TransformerSpec s;
+    s.separate_qkv = true;  // Hugging Face's modelling code: q_proj, k_proj, v_proj
+    s.hidden = c.integer("hidden_size");
+    s.layers = c.layers("num_hidden_layers");
+    s.heads = c.integer("num_attention_heads");
+    s.kv_heads = c.integer("num_key_value_heads", s.heads);
+    s.head_dim = c.integer("head_dim", 0);
+    s.vocab = c.integer("vocab_size");
+    s.intermediate = c.integer("intermediate_size_mlp", 16384);
+    s.moe_intermediate = s.shared_intermediate = c.integer("intermediate_size");
+    s.experts = c.integer("num_local_experts", 16);
+    s.top_k = c.integer("num_experts_per_tok", 1);
+    s.shared_experts = 1;
+    s.activation = hf_activation(c, c.text("hidden_act", "silu"));
+    s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
+    s.attention_bias = s.attention_out_bias = c.boolean("attention_bias", false);
+    s.mlp_bias = false;
+    s.tied_embeddings = c.boolean("tie_word_embeddings", false);
+    s.default_seq = std::min<std::int64_t>(c.integer("max_position_embeddings", 131072), 8192);
+    s.qk_norm = c.boolean("use_qk_norm", true), s.qk_norm_weights = "none";
+
+    // Which layers are sparse: the rule of interleave_moe_layer_step, or the moe_layers list where one is given.
+    std::int64_t step = c.layers("interleave_moe_layer_step", 1);
+    if (step == 0) c.fail("field 'interleave_moe_layer_step' must be positive");
+    s.moe_every = step, s.moe_first_dense = 0;
+    if (c.has("moe_layers")) {
+        const json& moe = c.raw("moe_layers");
+        if (!moe.is_array()) c.fail("field 'moe_layers' must be a list of layer indices");
+        std::vector<bool> sparse(size_t(s.layers), false);
+        for (const auto& i : moe) {
+            if (!i.is_number_integer() || i.get<std::int64_t>() < 0 || i.get<std::int64_t>() >= s.layers)
+                c.fail("field 'moe_layers' holds " + i.dump() + ", not a layer index below " + std::to_string(s.layers));
+            sparse[size_t(i.get<std::int64_t>())] = true;
+        }
+        // The spec marks dense exceptions to its rule; a list that differs from the rule by sparse layers the rule
+        // leaves dense falls back to every layer sparse but those the list leaves out.
+        bool within_rule = true;
+        for (std::int64_t i = 0; i < s.layers; ++i)
+            if (sparse[size_t(i)] && (i + 1) % step != 0) within_rule = false;
+        if (!within_rule) s.moe_every = 1;
+        s.dense_layers.assign(size_t(s.layers), false);
+        for (std::int64_t i = 0; i < s.layers; ++i) s.dense_layers[size_t(i)] = !sparse[size_t(i)];
+    }
+
+    // Chunked local (RoPE) layers and global (NoPE) ones; attention_chunk_size null: the RoPE layers attend to every
+    // earlier token too.
+    std::int64_t chunk = c.null("attention_chunk_size") ? 0 : c.integer("attention_chunk_size", 8192);
+    if (chunk == 0 && !c.null("attention_chunk_size"))
+        c.fail("field 'attention_chunk_size' must be positive (null: no chunks)");
+    std::int64_t interval = c.layers("no_rope_layer_interval", 4);
+    if (interval == 0) c.fail("field 'no_rope_layer_interval' must be positive");
+    s.sliding_window = chunk, s.chunked_local_rope = true;
+    s.window_pattern = interval;  // the default rule, and the period the stack's repeated blocks are grouped by
+    if (c.has("layer_types")) {
+        const json& types = c.raw("layer_types");
+        if (!types.is_array() || std::int64_t(types.size()) != s.layers)
+            c.fail("field 'layer_types' must list one attention type per layer (" + std::to_string(s.layers) + ")");
+        for (const auto& t : types) {
+            if (!t.is_string() || (t != "chunked_attention" && t != "full_attention"))
+                c.fail("field 'layer_types' holds " + t.dump() + " (supported: chunked_attention, full_attention)");
+            s.local_layers.push_back(t == "chunked_attention");
+        }
+    } else if (c.has("no_rope_layers") && !c.raw("no_rope_layers").empty()) {  // [] means the default, as in transformers
+        const json& rope = c.raw("no_rope_layers");
+        if (!rope.is_array() || std::int64_t(rope.size()) != s.layers)
+            c.fail("field 'no_rope_layers' must list 1 (RoPE, chunked) or 0 (NoPE, global) per layer (" +
+                   std::to_string(s.layers) + ")");
+        for (const auto& r : rope) {
+            if (!r.is_number_integer() || (r != 0 && r != 1))
+                c.fail("field 'no_rope_layers' holds " + r.dump() + ", not 1 (RoPE, chunked) or 0 (NoPE, global)");
+            s.local_layers.push_back(r == 1);
         }
     }
     return s;
@@ -566,6 +653,8 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"whisper", whisper},
         {"clip_vision_model", [](const Config& c) { return vision_tower(c, false); }},
         {"siglip_vision_model", [](const Config& c) { return vision_tower(c, true); }},
+        {"llama4_text", llama4_text},
+        {"olmo2", [](const Config& c) { return llama_family(c, "olmo2"); }},
     };
     // Multimodal configs whose part we import: Gemma 3's text model (text_config), CLIP's and SigLIP's vision towers.
     if (type == "gemma3") {
@@ -587,6 +676,18 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         spec.notes.push_back("imported the language model of this Gemma 3 config; its vision tower and projector are left out");
         return spec;
     }
+    // Llama 4's multimodal config: its language model, as Gemma 3's.
+    if (type == "llama4") {
+        if (!config.contains("text_config") || !config["text_config"].is_object())
+            c.fail("missing object 'text_config' (Llama 4's language model is what is imported)");
+        json text = config["text_config"];
+        text["model_type"] = "llama4_text";
+        for (const char* key : {"torch_dtype", "dtype"})
+            if (config.contains(key) && !text.contains(key)) text[key] = config[key];
+        TransformerSpec spec = spec_from_hf_config(text, name);
+        spec.notes.push_back("imported the language model of this Llama 4 config; its vision tower and projector are left out");
+        return spec;
+    }
     if (type == "clip" || type == "siglip") {
         TransformerSpec spec = vision_tower_of(c, config, type == "siglip");
         spec.dtype = document_dtype(config);
@@ -597,7 +698,7 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
     if (it == importers.end()) {
         std::string known;
         for (const auto& [k, v] : importers) known += (known.empty() ? "" : ", ") + k;
-        known += ", gemma3, clip, siglip, and the vision-language llava, llava_next, qwen2_vl, qwen2_5_vl, idefics3, paligemma";
+        known += ", gemma3, llama4, clip, siglip, and the vision-language llava, llava_next, qwen2_vl, qwen2_5_vl, idefics3, paligemma";
         throw Error("config.json: unsupported model_type '" + type + "' (supported: " + known + ")");
     }
     TransformerSpec spec = it->second(c);

@@ -71,6 +71,11 @@ public:
         return v->get<std::string>();
     }
     bool has(const char* key) const { return find(key) != nullptr; }
+    // Present and null: for the few fields whose null means something other than their default.
+    bool null(const char* key) const {
+        auto it = j_.find(key);
+        return it != j_.end() && it->is_null();
+    }
     const json& raw(const char* key) const { return *find(key); }
     [[noreturn]] void fail(const std::string& message) const {
         throw Error("config.json (model_type '" + type_ + "'): " + message);

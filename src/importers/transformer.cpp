@@ -102,6 +102,7 @@ json attention_attrs(const TransformerSpec& s, bool causal) {
     if (s.head_dim) a["head_dim"] = s.head_dim;
     if (s.separate_qkv) a["projections"] = "separate";
     if (s.qk_norm) a["qk_norm"] = true;
+    if (s.qk_norm && s.qk_norm_weights != "head") a["qk_norm_weights"] = s.qk_norm_weights;
     if (!s.key_bias) a["key_bias"] = false;
     if (s.attn_softcap > 0) a["softcap"] = s.attn_softcap;
     return a;
@@ -122,7 +123,7 @@ LayerSignature signature(const TransformerSpec& s, std::int64_t i) {
     if (s.experts > 0 && i >= s.moe_first_dense) sig.moe = (i - s.moe_first_dense) % s.moe_every == s.moe_every - 1;
     if (sig.moe && i < std::int64_t(s.dense_layers.size()) && s.dense_layers[size_t(i)]) sig.moe = false;
     sig.relative_bias = s.position == "relative" && i == 0;
-    if (s.sliding_window > 0) {
+    if (s.sliding_window > 0 || s.chunked_local_rope) {
         if (!s.local_layers.empty()) sig.local = i < std::int64_t(s.local_layers.size()) && s.local_layers[size_t(i)];
         else sig.local = s.window_pattern <= 1 || (i + 1) % s.window_pattern != 0;
     }
@@ -163,7 +164,12 @@ void add_attention(ModelBuilder& b, const TransformerSpec& s, const LayerSignatu
               {{"heads", s.heads}, {"buckets", s.relative_buckets}});
     json attrs = attention_attrs(s, causal);
     if (kv_tokens) attrs["kv_tokens"] = kv_tokens, attrs["cross"] = true;
-    if (sig.local && !s.mla) attrs["window"] = s.sliding_window;
+    if (sig.local && !s.mla && s.sliding_window > 0) attrs["window"] = s.sliding_window;
+    if (s.chunked_local_rope) {
+        if (sig.local) {
+            if (s.sliding_window > 0) attrs["chunked"] = true;
+        } else attrs["position"] = "none", attrs.erase("qk_norm"), attrs.erase("qk_norm_weights");
+    }
     b.add(s.mla ? "mla_attention" : "attention", name, attrs);
     if (s.dropout > 0) b.add("dropout", name + "_dropout", {{"p", s.dropout}});
 }
@@ -189,18 +195,18 @@ void add_layer(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& 
         add_norm(b, s, "ln_mlp");
         return;
     }
-    add_norm(b, s, "ln_attention");
+    if (!s.output_norm_only) add_norm(b, s, "ln_attention");
     add_attention(b, s, sig, causal, "attention");
-    if (s.sandwich_norm) add_norm(b, s, "post_attention_norm");
+    if (s.sandwich_norm || s.output_norm_only) add_norm(b, s, "post_attention_norm");
     b.add("residual_add", "residual_attention");
     if (cross_tokens) {
         add_norm(b, s, "ln_cross");
         add_attention(b, s, LayerSignature{}, false, "cross_attention", cross_tokens);
         b.add("residual_add", "residual_cross");
     }
-    add_norm(b, s, "ln_mlp");
+    if (!s.output_norm_only) add_norm(b, s, "ln_mlp");
     add_ffn(b, s, sig);
-    if (s.sandwich_norm) add_norm(b, s, "post_mlp_norm");
+    if (s.sandwich_norm || s.output_norm_only) add_norm(b, s, "post_mlp_norm");
     b.add("residual_add", "residual_mlp");
 }
 

@@ -57,6 +57,12 @@ struct TransformerSpec {
     bool qk_norm = false, key_bias = true, sandwich_norm = false;
     std::int64_t sliding_window = 0, window_pattern = 0;
     std::vector<bool> local_layers;
+    // Llama 4's interleaved attention: the local layers attend within fixed chunks of sliding_window tokens (not a
+    // band; 0: no chunks), with rotary positions and, with qk_norm, its QK-norm; the global layers have no positions
+    // (NoPE).
+    bool chunked_local_rope = false;
+    std::string qk_norm_weights = "head";  // head (Qwen3, Gemma 3) | projection (OLMo 2) | none (Llama 4's L2 norm)
+    bool output_norm_only = false;         // OLMo 2: each sublayer's output normed before the residual add, no input norm
     double attn_softcap = 0, final_softcap = 0;
     bool shared_gate = false;          // Qwen2-MoE's sigmoid gate on the shared expert
     std::vector<bool> dense_layers;    // per layer: a dense MLP where the MoE rule would put experts (mlp_only_layers)

@@ -1,5 +1,6 @@
 // Transformer architectures of the zoo, with the published hyper-parameters (papers and the models' Hugging Face
-// config.json files). Parameter counts of most are checked exactly in tests/transformer-zoo-test.cpp.
+// config.json files). Parameter counts of most are checked exactly in tests/importers-zoo-transformer-test.cpp.
+#include <cctype>
 #include <string>
 #include <tuple>
 
@@ -58,6 +59,13 @@ TransformerSpec t5_like(std::string name, std::int64_t hidden, std::int64_t laye
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false, s.position = "relative", s.dropout = 0.1;
     s.default_seq = 512, s.separate_qkv = true;
     return s;
+}
+
+// The size in an id's tail as model cards write it: "0.6b" -> "0.6B".
+std::string size_label(const char* tail) {
+    std::string label = tail;
+    for (char& ch : label) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return label;
 }
 
 ZooEntry entry(TransformerSpec spec, std::string description) {
@@ -182,6 +190,89 @@ std::vector<ZooEntry> transformer_zoo() {
     deepseek.expert_groups = 8, deepseek.groups_per_token = 4;  // config.json's n_group, topk_group
     z.push_back(entry(deepseek, "DeepSeek-V3 671B (DeepSeek-AI 2024): MLA, 256 routed + 1 shared expert, top-8; "
                                 "multi-token-prediction module not included"));
+
+    // --- Models people train now (issue #30). Each one's hyper-parameters are its Hugging Face config.json's; the
+    // parameter counts are checked in tests/importers-zoo-transformer-test.cpp against the published totals.
+    // Qwen3 (Qwen team 2025): GQA with head_dim 128, QK-norm, tied embeddings up to 4B.
+    for (auto [name, hidden, layers, heads, ffn, tied] :
+         {std::tuple{"qwen3-0.6b", 1024, 28, 16, 3072, true}, std::tuple{"qwen3-1.7b", 2048, 28, 16, 6144, true},
+          std::tuple{"qwen3-4b", 2560, 36, 32, 9728, true}, std::tuple{"qwen3-8b", 4096, 36, 32, 12288, false},
+          std::tuple{"qwen3-14b", 5120, 40, 40, 17408, false}, std::tuple{"qwen3-32b", 5120, 64, 64, 25600, false}}) {
+        TransformerSpec q = llama_like(name, 151936, hidden, layers, heads, 8, ffn, tied, 4096);
+        q.head_dim = 128, q.qk_norm = true;
+        z.push_back(entry(q, "Qwen3 " + size_label(name + 6) + " (Qwen team 2025): GQA, QK-norm" +
+                                 (tied ? ", tied embeddings" : "")));
+    }
+    // Qwen3 MoE: 128 experts, 8 per token, every layer sparse, no shared expert.
+    for (auto [name, hidden, layers, heads, expert_ffn, what] :
+         {std::tuple{"qwen3-30b-a3b", 2048, 48, 32, 768, "30.5B total, 3.3B active"},
+          std::tuple{"qwen3-235b-a22b", 4096, 94, 64, 1536, "235B total, 22B active"}}) {
+        TransformerSpec q = llama_like(name, 151936, hidden, layers, heads, 4, expert_ffn, false, 4096);
+        q.head_dim = 128, q.qk_norm = true;
+        q.experts = 128, q.top_k = 8, q.moe_intermediate = expert_ffn;
+        z.push_back(entry(q, std::string("Qwen3 MoE (Qwen team 2025): 128 experts, top-8; ") + what));
+    }
+    // Gemma 2 (Google 2024): local (4096-token sliding window) and global layers alternating, norms before and after
+    // each sublayer, logit soft-capping (attention 50, final 30), GeGLU (tanh GELU), tied embeddings.
+    for (auto [name, hidden, layers, heads, kv, head_dim, ffn] :
+         {std::tuple{"gemma2-2b", 2304, 26, 8, 4, 256, 9216}, std::tuple{"gemma2-9b", 3584, 42, 16, 8, 256, 14336},
+          std::tuple{"gemma2-27b", 4608, 46, 32, 16, 128, 36864}}) {
+        TransformerSpec g = llama_like(name, 256000, hidden, layers, heads, kv, ffn, true, 8192);
+        g.head_dim = head_dim, g.activation = "gelu_tanh", g.sandwich_norm = true;
+        g.attn_softcap = 50, g.final_softcap = 30, g.sliding_window = 4096, g.window_pattern = 2;
+        z.push_back(entry(g, "Gemma 2 " + size_label(name + 7) +
+                                 " (Google 2024): local/global attention alternating, logit soft-capping"));
+    }
+    // Gemma 3 text models (Google 2025): five local layers (sliding window) per global one, QK-norm, no soft-capping.
+    // 4B and up are multimodal checkpoints: their language model, whose table has 262,208 rows (64 of them image
+    // tokens); the vision tower is left out. 1B is text-only (262,144 rows).
+    for (auto [name, vocab, hidden, layers, heads, kv, head_dim, ffn, window] :
+         {std::tuple{"gemma3-1b", 262144, 1152, 26, 4, 1, 256, 6912, 512},
+          std::tuple{"gemma3-4b", 262208, 2560, 34, 8, 4, 256, 10240, 1024},
+          std::tuple{"gemma3-12b", 262208, 3840, 48, 16, 8, 256, 15360, 1024},
+          std::tuple{"gemma3-27b", 262208, 5376, 62, 32, 16, 128, 21504, 1024}}) {
+        TransformerSpec g = llama_like(name, vocab, hidden, layers, heads, kv, ffn, true, 8192);
+        g.head_dim = head_dim, g.activation = "gelu_tanh", g.sandwich_norm = true, g.qk_norm = true;
+        g.sliding_window = window, g.window_pattern = 6;
+        z.push_back(entry(g, "Gemma 3 " + size_label(name + 7) + " (Google 2025), language model: 5 local (" +
+                                 std::to_string(window) + "-token window) layers per global one, QK-norm"));
+    }
+    // Llama 4 (Meta 2025): 17B active. Every MoE layer routes each token to 1 of its experts and through a shared
+    // expert (both 8192 wide); Maverick alternates them with dense layers (MLP 16384). Three chunked local layers
+    // (8192-token chunks, RoPE, weightless L2 QK-norm on Scout) per global NoPE layer. The language model only.
+    for (auto [name, experts, moe_every, qk_norm, what] :
+         {std::tuple{"llama4-scout", 16, 1, true, "Llama 4 Scout 17B-16E: 16 experts in every layer, 109B total"},
+          std::tuple{"llama4-maverick", 128, 2, false,
+                     "Llama 4 Maverick 17B-128E: 128 experts in every other layer, 400B total"}}) {
+        TransformerSpec l = llama_like(name, 202048, 5120, 48, 40, 8, 16384, false, 8192);
+        l.head_dim = 128, l.experts = experts, l.top_k = 1, l.moe_every = moe_every;
+        l.moe_intermediate = l.shared_intermediate = 8192, l.shared_experts = 1;
+        l.sliding_window = 8192, l.window_pattern = 4, l.chunked_local_rope = true;
+        l.qk_norm = qk_norm, l.qk_norm_weights = "none";
+        z.push_back(entry(l, std::string(what) + " (Meta 2025); chunked local and global NoPE attention; language "
+                                                 "model only"));
+    }
+    TransformerSpec v2lite = llama_like("deepseek-v2-lite", 102400, 2048, 27, 16, 16, 10944, false, 4096);
+    v2lite.mla = true, v2lite.kv_lora_rank = 512;  // q_lora_rank null: one full-rank query projection
+    v2lite.qk_nope_head_dim = 128, v2lite.qk_rope_head_dim = 64, v2lite.v_head_dim = 128;
+    v2lite.experts = 64, v2lite.top_k = 6, v2lite.moe_intermediate = 1408, v2lite.moe_first_dense = 1;
+    v2lite.shared_experts = 1, v2lite.shared_intermediate = 2 * 1408;  // n_shared_experts 2, as one MLP
+    z.push_back(entry(v2lite, "DeepSeek-V2-Lite 15.7B (DeepSeek-AI 2024): MLA, 64 routed + 2 shared experts, top-6; "
+                              "2.4B active"));
+    TransformerSpec mixtral22 = llama_like("mixtral-8x22b", 32000, 6144, 56, 48, 8, 16384, false, 4096);
+    mixtral22.experts = 8, mixtral22.top_k = 2, mixtral22.moe_intermediate = 16384;
+    z.push_back(entry(mixtral22, "Mixtral 8x22B v0.1 (Mistral AI 2024): 8 experts, top-2; 141B total, 39B active"));
+    // OLMo 2 (Groeneveld et al., arXiv:2501.00656): each sublayer's output normed before the residual add (no input
+    // norms) and QK-norm over the whole query and key projections.
+    for (auto [name, hidden, layers, ffn] :
+         {std::tuple{"olmo2-7b", 4096, 32, 11008}, std::tuple{"olmo2-13b", 5120, 40, 13824}}) {
+        TransformerSpec o = llama_like(name, 100352, hidden, layers, hidden / 128, hidden / 128, ffn, false, 4096);
+        o.output_norm_only = true, o.qk_norm = true, o.qk_norm_weights = "projection";
+        z.push_back(entry(o, "OLMo 2 " + size_label(name + 6) + " (AI2 2024): norms after each sublayer, QK-norm"));
+    }
+    TransformerSpec phi4 = llama_like("phi-4", 100352, 5120, 40, 40, 10, 17920, false, 4096);
+    phi4.separate_qkv = false;  // Phi-3's fused qkv_proj
+    z.push_back(entry(phi4, "Phi-4 14B (Microsoft 2024): Phi-3 architecture, GQA"));
 
     TransformerSpec sw = t5_like("switch-xl-4", 1024, 24, 32, 16384);
     sw.head_dim = 128, sw.experts = 4, sw.top_k = 1, sw.moe_every = 2;

@@ -1,6 +1,7 @@
 // Multi-head attention (MHA, GQA, MQA; causal or bidirectional; self or cross; optional fused "flash" kernel;
 // rotary, ALiBi or T5 relative position bias) and DeepSeek's multi-head latent attention (MLA).
 #include <algorithm>
+#include <cmath>
 
 #include "ops/attention.hpp"
 
@@ -44,6 +45,10 @@ void infer_attention(Layer& layer) {
     ops::bool_attr(layer, "qk_norm", false);
     ops::bool_attr(layer, "key_bias", true);
     ops::int_attr(layer, "window", 0);
+    ops::bool_attr(layer, "chunked", false);
+    std::string qk_weights = ops::string_attr(layer, "qk_norm_weights", "head");
+    if (qk_weights != "head" && qk_weights != "projection" && qk_weights != "none")
+        ops::fail(layer, "field 'qk_norm_weights' must be head, projection or none");
     if (ops::number_attr(layer, "softcap", 0.0) < 0) ops::fail(layer, "field 'softcap' must not be negative");
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
     if (context_shards(layer) < 1) ops::fail(layer, "context_shards must be at least 1");
@@ -67,6 +72,7 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         shape.batch = batch, shape.heads = heads, shape.kv_heads = kv_heads, shape.q_len = q_len;
         shape.kv_len = kv_len, shape.qk_dim = qk_dim, shape.v_dim = v_dim, shape.causal = causal;
         shape.window = ops::int_attr(layer, "window", 0);
+        shape.chunked = ops::bool_attr(layer, "chunked", false);
         FlashAttentionKernels fa = flash_attention_kernels(shape, p);
         cost.forward_flops += fa.forward.flops;
         cost.forward_bytes_read += fa.forward_bytes_read;
@@ -125,8 +131,17 @@ FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision
     // keys, so the kernel skips the tiles outside the band. Bidirectional windows see up to 2w - 1 keys.
     if (s.window > 0 && q > 0 && kv > 0) {
         double w = double(s.window), seen;
-        if (s.causal) seen = q <= w ? q * (q + 1.0) / 2.0 : w * (w + 1.0) / 2.0 + (q - w) * w;
-        else seen = q * std::min(kv, 2.0 * w - 1.0);
+        if (s.chunked) {
+            // Chunked attention (Llama 4): the sequence cut into chunks of w, each query seeing the keys of its own
+            // chunk up to itself (causal) or all of them: about half the work of a sliding window of w.
+            double full = std::floor(q / w), rest = q - full * w;
+            seen = s.causal ? full * w * (w + 1.0) / 2.0 + rest * (rest + 1.0) / 2.0
+                            : full * w * std::min(kv, w) + rest * std::min(kv, rest);
+        } else if (s.causal) {
+            seen = q <= w ? q * (q + 1.0) / 2.0 : w * (w + 1.0) / 2.0 + (q - w) * w;
+        } else {
+            seen = q * std::min(kv, 2.0 * w - 1.0);
+        }
         useful = std::min(useful, seen / (q * kv));
     }
     double scores = bh * q * kv * useful;
@@ -198,9 +213,13 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     // Whisper's key projection has no bias while query and value have one.
     bool key_bias = bias && ops::bool_attr(layer, "key_bias", true);
     if (bias && !key_bias) cost.params -= h.kv_heads * h.qk_dim;
-    // QK-norm (Qwen3, Gemma 3, OLMo 2): an RMSNorm over each query and key head, one weight of head_dim each.
+    // QK-norm: an RMSNorm over each query and key head with one weight of head_dim each (Qwen3, Gemma 3), one over
+    // the whole query and key projections with a weight each as wide (OLMo 2), or Llama 4's L2 norm, weightless.
     if (ops::bool_attr(layer, "qk_norm", false)) {
-        cost.params = checked_add(cost.params, 2 * h.qk_dim, "parameter count");
+        std::string weights = ops::string_attr(layer, "qk_norm_weights", "head");
+        std::int64_t norm_params = weights == "head" ? 2 * h.qk_dim
+                                   : weights == "projection" ? q_out + h.kv_heads * h.qk_dim : 0;
+        cost.params = checked_add(cost.params, norm_params, "parameter count");
         ops::add_vector(cost, layer, p, Family::norm, "qk_norm", double(rows) * (q_out + h.kv_heads * h.qk_dim), 1.0,
                         1.0, 4.0);
     }
@@ -389,8 +408,9 @@ void register_attention_ops(OpCatalogue& c) {
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
            "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
            "parallelism, the sequence shards whose keys and values this shard attends to), qk_norm (false: RMSNorm "
-           "per query and key head), key_bias (= bias; Whisper's key projection has none), window (0: sliding-window "
-           "attention over that many keys), softcap (0: Gemma 2's logit soft-capping)",
+           "per query and key head), qk_norm_weights (head: one weight per head dim | projection: one over all heads, "
+           "OLMo 2 | none: Llama 4's L2 norm), key_bias (= bias; Whisper's key projection has none), window (0: sliding-window "
+           "attention over that many keys), chunked (false: the window is a fixed chunk, Llama 4), softcap (0: Gemma 2's logit soft-capping)",
            infer_attention, cost_attention, OpTraits(attention).with_linear_modules(attention_modules)});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank (0: a full-rank q_proj), kv_lora_rank, qk_nope_head_dim, "

@@ -37,10 +37,11 @@ struct AttentionShape {
     std::int64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, qk_dim = 1, v_dim = 1;
     bool causal = false;
     std::int64_t window = 0;  // sliding-window (local) attention: each query sees at most `window` keys; 0: all
+    bool chunked = false;     // Llama 4's chunked attention: the window is a fixed chunk, not a band ending at the query
     bool operator==(const AttentionShape& o) const {
         return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && q_len == o.q_len &&
                kv_len == o.kv_len && qk_dim == o.qk_dim && v_dim == o.v_dim && causal == o.causal &&
-               window == o.window;
+               window == o.window && chunked == o.chunked;
     }
     bool operator!=(const AttentionShape& o) const { return !(*this == o); }
 };

@@ -7,6 +7,7 @@
 #include "core/limits.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/mlp.hpp"
+#include "ops/moe.hpp"
 #include "ops/op_support.hpp"
 
 namespace prenet {
@@ -96,6 +97,12 @@ void cost_moe(const Layer& layer, Precision p, LayerCost& cost) {
 }
 
 }  // namespace
+
+std::int64_t routed_expert_params(const Layer& layer) {
+    if (!is_expert_layer(layer)) return 0;
+    std::int64_t local_experts = ops::int_attr(layer, "experts") / ops::int_attr(layer, "expert_shards", 1);
+    return checked_mul(local_experts, mlp_params(read_mlp(layer)), "parameter count");
+}
 
 void register_moe_ops(OpCatalogue& c) {
     c.add({"moe",

@@ -4,15 +4,16 @@
 #include <map>
 
 #include "ops/catalogue.hpp"
+#include "ops/moe.hpp"
 
 namespace prenet {
 
 namespace {
 
+// The routed experts' parameters (their router and shared experts are replicated like the dense ones).
 double moe_params(const ModelFeatures& stage) {
     double n = 0;
-    for (const auto& lf : stage.layers)
-        if (is_expert_layer(lf.layer)) n += double(lf.repeat) * double(lf.cost.params);
+    for (const auto& lf : stage.layers) n += double(lf.repeat) * double(routed_expert_params(lf.layer));
     return n;
 }
 

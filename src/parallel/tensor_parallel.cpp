@@ -65,6 +65,12 @@ void split_hidden_units(Layer& layer, const ParallelLayout& l) {
                         " hidden units of layer '" + layer.name + "'",
                     ErrorCode::invalid_value, "tp");
     layer.attrs["intermediate"] = inter / tp;
+    // A Mamba-2 mixer's B and C groups split with its heads (Megatron's MambaMixer); with fewer groups than ranks
+    // each rank keeps one, as attention's key/value heads.
+    if (layer.attrs.contains("ssm_groups")) {
+        std::int64_t groups = int_attr(layer, "ssm_groups", 1);
+        layer.attrs["ssm_groups"] = groups >= tp ? groups / tp : 1;
+    }
 }
 
 }  // namespace

@@ -7,113 +7,14 @@
 #include "core/error.hpp"
 #include "core/checked.hpp"
 #include "core/limits.hpp"
+#include "importers/hf_fields.hpp"
+#include "importers/state_space.hpp"
 
 namespace prenet {
 namespace {
 
-// Typed access to a config with errors that say which model type and field are at fault.
-class Config {
-public:
-    Config(const json& j, std::string type) : j_(j), type_(std::move(type)) {}
-
-    std::int64_t integer(const char* key) const {
-        const json* v = find(key);
-        if (!v) fail(std::string("missing field '") + key + "'");
-        return to_int(key, *v);
-    }
-    std::int64_t integer(const char* key, std::int64_t fallback) const {
-        const json* v = find(key);
-        return v ? to_int(key, *v) : fallback;
-    }
-    // First present of several synonyms (e.g. n_embd / hidden_size).
-    std::int64_t integer_any(std::initializer_list<const char*> keys) const {
-        for (const char* k : keys)
-            if (find(k)) return integer(k);
-        std::string names;
-        for (const char* k : keys) names += std::string(names.empty() ? "'" : " or '") + k + "'";
-        fail("missing field " + names);
-    }
-    // A layer count: within limits::layers as soon as it is read, before anything sizes or loops over a per-layer
-    // table with it (layer_types, mlp_only_layers, max_window_layers, moe_layer_freq's pattern): 2^31 - 1 layers
-    // took 5-12 s and ~530 MB to be refused after those loops. check_bounds (transformer.cpp) checks the spec's
-    // counts again; this is where a config's own are read.
-    std::int64_t layers(const char* key) const { return layer_count(key, integer(key)); }
-    std::int64_t layers(const char* key, std::int64_t fallback) const {
-        return find(key) ? layer_count(key, integer(key)) : fallback;
-    }
-    std::int64_t layers_any(std::initializer_list<const char*> keys) const {
-        for (const char* k : keys)
-            if (find(k)) return layers(k);
-        return integer_any(keys);  // fails naming them all
-    }
-    bool boolean(const char* key, bool fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_boolean()) fail(std::string("field '") + key + "' must be true or false");
-        return v->get<bool>();
-    }
-    double number(const char* key, double fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_number()) fail(std::string("field '") + key + "' must be a number");
-        double x = v->get<double>();
-        if (!std::isfinite(x) || std::fabs(x) > double(limits::dimension))
-            fail(std::string("field '") + key + "' is " + v->dump() + ", out of the range +-" +
-                 std::to_string(limits::dimension));
-        return x;
-    }
-    std::string text(const char* key, const std::string& fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_string()) fail(std::string("field '") + key + "' must be a string");
-        return v->get<std::string>();
-    }
-    bool has(const char* key) const { return find(key) != nullptr; }
-    const json& raw(const char* key) const { return *find(key); }
-    [[noreturn]] void fail(const std::string& message) const {
-        throw Error("config.json (model_type '" + type_ + "'): " + message);
-    }
-
-private:
-    const json* find(const char* key) const {
-        auto it = j_.find(key);
-        return (it == j_.end() || it->is_null()) ? nullptr : &*it;
-    }
-    std::int64_t layer_count(const char* key, std::int64_t n) const {
-        if (n > limits::layers)
-            fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over " + std::to_string(limits::layers) +
-                 " (the limit on layers)");
-        return n;
-    }
-    std::int64_t to_int(const char* key, const json& v) const {
-        if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(limits::dimension))
-            fail(std::string("field '") + key + "' is " + v.dump() + ", over the limit of " +
-                 std::to_string(limits::dimension) + " on any dimension");
-        if (v.is_number_integer()) {
-            std::int64_t x = v.get<std::int64_t>();
-            if (x < 0) fail(std::string("field '") + key + "' must not be negative");
-            if (x > limits::dimension)
-                fail(std::string("field '") + key + "' is " + std::to_string(x) + ", over the limit of " +
-                     std::to_string(limits::dimension) + " on any dimension");
-            return x;
-        }
-        fail(std::string("field '") + key + "' must be an integer, got " + v.dump());
-    }
-    const json& j_;
-    std::string type_;
-};
-
-std::string hf_activation(const Config& c, const std::string& act) {
-    // gelu_new runs as eight unfused PyTorch ops in Hugging Face; gelu_pytorch_tanh is one fused kernel.
-    if (act == "gelu_new" || act == "gelu_fast") return "gelu_new";
-    if (act == "gelu_pytorch_tanh" || act == "gelu_tanh") return "gelu_tanh";
-    if (act == "gelu" || act == "gelu_python") return "gelu";
-    if (act == "relu") return "relu";
-    if (act == "silu" || act == "swish") return "silu";
-    // CLIP's x * sigmoid(1.702 x): costed as GELU, the function it approximates (one elementwise kernel).
-    if (act == "quick_gelu") return "gelu";
-    c.fail("unsupported activation '" + act + "'");
-}
+using hf::Config;
+using hf::hf_activation;
 
 // Sliding-window attention. `layer_types` (transformers >= 4.53: "sliding_attention" / "full_attention" per layer)
 // wins; otherwise each family's own rule: Mistral and Phi-3 window every layer when `sliding_window` is set,
@@ -647,6 +548,14 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"whisper", whisper},
         {"clip_vision_model", [](const Config& c) { return vision_tower(c, false); }},
         {"siglip_vision_model", [](const Config& c) { return vision_tower(c, true); }},
+        // State-space and hybrid models (importers/hf_state_space.cpp).
+        {"mamba", [](const Config& c) { return state_space_spec_from_hf(c, "mamba"); }},
+        {"falcon_mamba", [](const Config& c) { return state_space_spec_from_hf(c, "falcon_mamba"); }},
+        {"mamba2", [](const Config& c) { return state_space_spec_from_hf(c, "mamba2"); }},
+        {"jamba", [](const Config& c) { return state_space_spec_from_hf(c, "jamba"); }},
+        {"zamba2", [](const Config& c) { return state_space_spec_from_hf(c, "zamba2"); }},
+        {"falcon_h1", [](const Config& c) { return state_space_spec_from_hf(c, "falcon_h1"); }},
+        {"bamba", [](const Config& c) { return state_space_spec_from_hf(c, "bamba"); }},
     };
     // Multimodal configs whose part we import: Gemma 3's text model (text_config), CLIP's and SigLIP's vision towers.
     if (type == "gemma3") {

@@ -1,8 +1,9 @@
 #pragma once
 // Hugging Face `config.json` import for model_type llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe,
 // gemma, gemma2, gemma3 (its text model) and gemma3_text, phi3, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode,
-// gpt_neox, opt, bloom, falcon, mpt, bert, roberta, t5, switch_transformers, whisper, vit, and the vision towers
-// of clip and siglip (and their *_vision_model configs). Missing or wrong fields are errors that name
+// gpt_neox, opt, bloom, falcon, mpt, bert, roberta, t5, switch_transformers, whisper, vit, the vision towers
+// of clip and siglip (and their *_vision_model configs), and the state-space and hybrid types mamba, mamba2,
+// falcon_mamba, jamba, zamba2, falcon_h1 and bamba (importers/state_space.hpp). Missing or wrong fields are errors that name
 // the field.
 #include "graph/model.hpp"
 #include "importers/transformer.hpp"

@@ -146,6 +146,9 @@ TEST(StateSpace, IdenticalLayersAreStoredOnce) {
     EXPECT_EQ(m.blocks[1].repeat, 64);
     EXPECT_EQ(executions(m, "mamba"), 64);
     EXPECT_EQ(m.tokens_per_sample, 512);
+    // Its scan has no measured kernel family, and the model says so.
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_NE(m.notes[0].find("no measured kernel family"), std::string::npos);
 }
 
 TEST(StateSpace, TensorParallelismSplitsTheMixers) {

@@ -183,7 +183,16 @@ Model build_state_space(const TransformerSpec& spec, const ModelInputs& inputs) 
     transformer_parts::add_embeddings(b, spec, false, "");
     add_layers(b, spec, plans);
     transformer_parts::add_lm_head(b, spec);
-    return b.finish("language", seq);  // build_transformer adds the spec's notes
+    Model m = b.finish("language", seq);  // build_transformer adds the spec's notes
+    // No SSM kernel was measured for the learned predictor: the reply says how they are timed.
+    bool ssm = std::any_of(spec.hybrid_layers.begin(), spec.hybrid_layers.end(), [](const HybridLayer& l) { return l.ssm; });
+    if (ssm)
+        m.notes.push_back(std::string(spec.ssm.version == 1 ? "the selective scan" : "SSD's chunk products and state passing") +
+                          " and the causal convolution have no measured kernel family: they are timed by the " +
+                          (spec.ssm.version == 1 ? "streaming (elementwise) model, a memory-bound estimate likely too fast"
+                                                 : "gemm and streaming (elementwise) models") +
+                          " (docs/importers.md, State-space and hybrid models)");
+    return m;
 }
 
 }  // namespace prenet

@@ -107,7 +107,12 @@ std::int64_t ssd_chunks(const SsdShape& s) { return (s.tokens + s.chunk - 1) / s
 
 void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const SsdShape& s, const std::string& prefix) {
     std::int64_t bc = checked_mul(s.batch, ssd_chunks(s), "tensor size");
+    std::int64_t bcg = checked_mul(bc, s.groups, "tensor size");
     std::int64_t bch = checked_mul(bc, s.heads, "tensor size");
+    // The heads sharing a group's B and C read them once: each product runs per group, its heads side by side in
+    // the n dimension (mamba_ssm's kernels load a group's B, C and C B^T once for the heads of a thread block, the
+    // per-head decay applied on chip), so the bytes are the group's operands once and every head's own.
+    std::int64_t group_width = checked_mul(s.heads / s.groups, s.head_dim, "tensor size");
     double eb = activation_bytes(p);
     double tokens = double(s.batch) * double(s.tokens);
     // dt's softplus, its cumulative sum within the chunk and the decay exp(A dt), per token and head (fp32).
@@ -117,9 +122,8 @@ void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const Ssd
     cost.forward_flops += cumsum.flops;
     cost.kernels.push_back(cumsum);
     // All the SSD products take two activations (no weight): both of their gradients are input gradients.
-    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_cb", checked_mul(bc, s.groups, "tensor size"), s.chunk, s.chunk,
-                  s.state, false, true);
-    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_state", bch, s.head_dim, s.state, s.chunk, false, true);
+    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_cb", bcg, s.chunk, s.chunk, s.state, false, true);
+    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_state", bcg, s.state, group_width, s.chunk, false, true);
     // The states handed from chunk to chunk: a sequential pass over [chunks, heads, head_dim, state] in fp32.
     double states = double(bch) * double(s.head_dim) * double(s.state);
     for (Phase phase : {Phase::forward, Phase::backward_input}) {
@@ -129,15 +133,15 @@ void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const Ssd
         (phase == Phase::forward ? cost.forward_flops : cost.backward_input_flops) += pass.flops;
         cost.kernels.push_back(pass);
     }
-    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_diagonal", bch, s.chunk, s.head_dim, s.chunk, false, true);
-    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_states", bch, s.chunk, s.head_dim, s.state, false, true);
-    // The D skip and, gated, y * silu(z), fused into the chunk scan's epilogue: one more pass over y.
+    // The chunk scan: the diagonal blocks' outputs (C B^T o L) X and the incoming states' C S, with the D skip
+    // and (gated) y * silu(z) in its epilogue, no pass of their own.
+    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_diagonal", bcg, s.chunk, group_width, s.chunk, false, true);
+    ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_states", bcg, s.chunk, group_width, s.state, false, true);
+    // Kept for the backward: x, B, C, dt (and z when gated; the layer's other saves are its callers'), and the
+    // chunk states.
     double channels = tokens * double(s.heads) * double(s.head_dim);
-    ops::add_vector(cost, layer, p, Family::elementwise, prefix + "ssd_skip_gate", channels, s.gated ? 3.0 : 2.0, 1.0,
-                    s.gated ? 11.0 : 2.0);
-    // Kept for the backward: x, B, C, dt (the layer's other saves are its callers'), and the chunk states.
-    cost.saved_activation_bytes += (channels + 2.0 * tokens * double(s.groups) * double(s.state) + per_head) * eb +
-                                   states * 4.0;
+    cost.saved_activation_bytes += (channels * (s.gated ? 2.0 : 1.0) + 2.0 * tokens * double(s.groups) * double(s.state) +
+                                    per_head) * eb + states * 4.0;
 }
 
 // Hand count of the SSD's forward matmul FLOPs (2 per multiply-accumulate), per the chunked algorithm above:

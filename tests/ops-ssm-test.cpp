@@ -106,6 +106,27 @@ TEST(OpsSsm, MambaMixerParametersAreTheCheckpointsTensors) {
     EXPECT_FALSE(is_attention("mamba"));
 }
 
+TEST(OpsSsm, MixersKeepWhatTheFusedFunctionsKeep) {
+    // mamba_inner_fn (checkpoint_lvl 1): xz (2 d_inner), x_proj's output (R + 2N), the scan's output (d_inner) and
+    // its fp32 chunk states (2N per channel per 2048 tokens), plus the layer's input; the convolution and dt_proj
+    // run again in the backward pass.
+    Layer m = make("mamba", {1, 128, 768}, {{"intermediate", 1536}, {"d_state", 16}, {"dt_rank", 48}});
+    LayerCost c = layer_cost(m, Precision::fp32);
+    EXPECT_DOUBLE_EQ(c.saved_activation_bytes, 128.0 * (768 + 2 * 1536 + 48 + 32 + 1536) * 4 + 1536.0 * 2 * 16 * 4);
+    auto has = [&](const LayerCost& cost, const std::string& op) {
+        for (const auto& k : cost.kernels)
+            if (k.op == op && k.phase == Phase::backward_input) return true;
+        return false;
+    };
+    EXPECT_TRUE(has(c, "causal_conv1d_recompute"));
+    EXPECT_TRUE(has(c, "dt_proj_recompute"));
+    // mamba_split_conv1d_scan_combined: in_proj's output, SSD's output and the norm's rstd, plus the layer's input.
+    Layer m2 = make("mamba2", {1, 256, 256}, {{"intermediate", 512}, {"head_dim", 64}, {"d_state", 16}});
+    LayerCost c2 = layer_cost(m2, Precision::fp32);
+    EXPECT_DOUBLE_EQ(c2.saved_activation_bytes, 256.0 * ((256 + (2 * 512 + 2 * 16 + 8) + 512) * 4 + 4));
+    EXPECT_TRUE(has(c2, "causal_conv1d_recompute"));
+}
+
 TEST(OpsSsm, Mamba2MixerParametersAreTheCheckpointsTensors) {
     // Mamba-2 2.7B's mixer: d 2560, d_inner 5120, 80 heads of 64, N 128, one group: in_proj 2560 x
     // (2 x 5120 + 2 x 128 + 80), conv (5120 + 256) x 5, A, D, dt bias 3 x 80, norm 5120, out_proj 5120 x 2560.

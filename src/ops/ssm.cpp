@@ -38,7 +38,10 @@ double scan_forward_flops(const ScanShape& s) {
 // chunk's end (fp32, its real and the running-product part: 2 d_state per channel), for the backward pass.
 constexpr std::int64_t kScanChunk = 2048;
 
-void add_scan_kernels(LayerCost& cost, Precision p, const ScanShape& s, const std::string& prefix) {
+// `keeps_inputs`: the kernel keeps its inputs for the backward (standalone); inside a mixer its caller keeps what
+// the fused function saves, and the scan adds only its chunk states.
+void add_scan_kernels(LayerCost& cost, Precision p, const ScanShape& s, const std::string& prefix,
+                      bool keeps_inputs = true) {
     double eb = activation_bytes(p);
     double bld = double(s.batch) * double(s.tokens) * double(s.channels);
     double bln = double(s.batch) * double(s.tokens) * double(s.state);
@@ -65,12 +68,13 @@ void add_scan_kernels(LayerCost& cost, Precision p, const ScanShape& s, const st
     cost.backward_weight_flops += flops;
     cost.kernels.push_back(bwd);
     // Kept for the backward: u, delta, B, C (, z) and the chunk states (the output is recomputed).
-    cost.saved_activation_bytes += tensors_in * bld * eb + 2.0 * bln * eb + chunk_states;
+    cost.saved_activation_bytes += (keeps_inputs ? tensors_in * bld * eb + 2.0 * bln * eb : 0.0) + chunk_states;
 }
 
 // Dao's causal-conv1d: a depthwise convolution of `width` taps over the tokens, with the SiLU fused.
 void add_causal_conv_kernels(LayerCost& cost, Precision p, std::int64_t batch, std::int64_t tokens,
-                             std::int64_t channels, std::int64_t width, const std::string& prefix) {
+                             std::int64_t channels, std::int64_t width, const std::string& prefix,
+                             bool keeps_input = true) {
     double eb = activation_bytes(p);
     double elements = double(batch) * double(tokens) * double(channels);
     double weights = double(channels) * double(width + 1) * eb;
@@ -90,7 +94,7 @@ void add_causal_conv_kernels(LayerCost& cost, Precision p, std::int64_t batch, s
     cost.backward_input_flops += taps + 10.0 * elements;
     cost.backward_weight_flops += taps;
     cost.kernels.push_back(bwd);
-    cost.saved_activation_bytes += elements * eb;  // its input
+    if (keeps_input) cost.saved_activation_bytes += elements * eb;  // its input
 }
 
 // Mamba-2's SSD over `heads` heads of `head_dim` channels, B and C of width `state` shared by the heads of each of
@@ -105,7 +109,9 @@ struct SsdShape {
 
 std::int64_t ssd_chunks(const SsdShape& s) { return (s.tokens + s.chunk - 1) / s.chunk; }
 
-void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const SsdShape& s, const std::string& prefix) {
+// `keeps_inputs` as add_scan_kernels'; inside Mamba-2's fused function the chunk states are recomputed too.
+void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const SsdShape& s, const std::string& prefix,
+                     bool keeps_inputs = true) {
     std::int64_t bc = checked_mul(s.batch, ssd_chunks(s), "tensor size");
     std::int64_t bcg = checked_mul(bc, s.groups, "tensor size");
     std::int64_t bch = checked_mul(bc, s.heads, "tensor size");
@@ -140,8 +146,9 @@ void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const Ssd
     // Kept for the backward: x, B, C, dt (and z when gated; the layer's other saves are its callers'), and the
     // chunk states.
     double channels = tokens * double(s.heads) * double(s.head_dim);
-    cost.saved_activation_bytes += (channels * (s.gated ? 2.0 : 1.0) + 2.0 * tokens * double(s.groups) * double(s.state) +
-                                    per_head) * eb + states * 4.0;
+    if (keeps_inputs)
+        cost.saved_activation_bytes += (channels * (s.gated ? 2.0 : 1.0) + 2.0 * tokens * double(s.groups) * double(s.state) +
+                                        per_head) * eb + states * 4.0;
 }
 
 // Hand count of the SSD's forward matmul FLOPs (2 per multiply-accumulate), per the chunked algorithm above:
@@ -246,6 +253,18 @@ MixerShape read_mixer(const Layer& layer) {
     return m;
 }
 
+// The forward kernel `op` run again in the backward pass (the fused functions recompute instead of keeping).
+void recompute_in_backward(LayerCost& cost, const std::string& op) {
+    for (const auto& k : std::vector<Kernel>(cost.kernels))
+        if (k.op == op && k.phase == Phase::forward) {
+            Kernel again = k;
+            again.phase = Phase::backward_input;
+            again.op = op + "_recompute";
+            cost.backward_input_flops += again.flops;
+            cost.kernels.push_back(again);
+        }
+}
+
 std::int64_t linear_params(std::int64_t in, std::int64_t out, bool bias) {
     return checked_add(checked_mul(in, out, "parameter count"), bias ? out : 0, "parameter count");
 }
@@ -282,7 +301,7 @@ void cost_mamba(const Layer& layer, Precision p, LayerCost& cost) {
     cost.params = params;
 
     ops::add_gemm(cost, layer, p, "in_proj", 1, rows, 2 * m.inner, m.hidden, true, layer.needs_input_grad);
-    add_causal_conv_kernels(cost, p, batch, tokens, m.inner, m.conv, "");
+    add_causal_conv_kernels(cost, p, batch, tokens, m.inner, m.conv, "", false);
     ops::add_gemm(cost, layer, p, "x_proj", 1, rows, rank + 2 * state, m.inner, true, true);
     if (norms != "none")
         ops::add_vector(cost, layer, p, Family::norm, "dt_bc_rmsnorm", double(rows) * double(rank + 2 * state), 1, 1, 4,
@@ -290,15 +309,18 @@ void cost_mamba(const Layer& layer, Precision p, LayerCost& cost) {
     ops::add_gemm(cost, layer, p, "dt_proj", 1, rows, m.inner, rank, true, true);
     ScanShape s;
     s.batch = batch, s.tokens = tokens, s.channels = m.inner, s.state = state, s.gated = true;
-    add_scan_kernels(cost, p, s, "");
+    add_scan_kernels(cost, p, s, "", false);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, m.hidden, m.inner, true, true);
     cost.macs += double(rows) * (double(m.hidden) * 2.0 * double(m.inner) + double(m.inner) * double(rank + 2 * state) +
                                  double(rank) * double(m.inner) + double(m.inner) * double(m.hidden));
-    // Kept besides the conv's and the scan's: the layer's input (in_proj's weight gradient), x_proj's output and
-    // the scan's output (out_proj's input).
+    // mamba_inner_fn (checkpoint_lvl 1, the default) keeps in_proj's output xz, x_proj's output and the scan's
+    // output, and runs the convolution and dt_proj again in the backward pass instead of keeping their outputs;
+    // autograd keeps the layer's input for in_proj's weight gradient.
+    recompute_in_backward(cost, "causal_conv1d");
+    recompute_in_backward(cost, "dt_proj");
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
     cost.saved_activation_bytes += double(rows) * (double(m.hidden) * matmul_input_bytes(p) / input_shards +
-                                                   double(rank + 2 * state + m.inner) * activation_bytes(p));
+                                                   double(2 * m.inner + rank + 2 * state + m.inner) * activation_bytes(p));
 }
 
 // Mamba-2 (mamba_ssm's Mamba2, Hugging Face's Mamba2Mixer): in_proj to z, x, B, C and dt
@@ -334,17 +356,20 @@ void cost_mamba2(const Layer& layer, Precision p, LayerCost& cost) {
     cost.params = params;
 
     ops::add_gemm(cost, layer, p, "in_proj", 1, rows, in_out, m.hidden, true, layer.needs_input_grad);
-    add_causal_conv_kernels(cost, p, s.batch, s.tokens, conv_channels, m.conv, "");
+    add_causal_conv_kernels(cost, p, s.batch, s.tokens, conv_channels, m.conv, "", false);
     s.gated = !gated_norm;  // with the gated norm the gate is applied there
-    add_ssd_kernels(cost, layer, p, s, "");
+    add_ssd_kernels(cost, layer, p, s, "", false);
     if (gated_norm)
         ops::add_vector(cost, layer, p, Family::norm, "gated_rmsnorm", double(rows) * double(m.inner), 2, 1, 13, true,
                         m.inner);
     ops::add_gemm(cost, layer, p, "out_proj", 1, rows, m.hidden, m.inner, true, true);
     cost.macs += double(rows) * (double(m.hidden) * double(in_out) + double(m.inner) * double(m.hidden));
+    // mamba_split_conv1d_scan_combined keeps in_proj's output and SSD's output (with the norm's fp32 rstd) and
+    // recomputes the convolution and the chunk states in the backward pass; autograd keeps the layer's input.
+    recompute_in_backward(cost, "causal_conv1d");
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
     cost.saved_activation_bytes += double(rows) * (double(m.hidden) * matmul_input_bytes(p) / input_shards +
-                                                   double(in_out + m.inner) * activation_bytes(p));
+                                                   double(in_out + m.inner) * activation_bytes(p) + 4.0);
 }
 
 std::vector<LinearModule> mamba_modules(const Layer& layer) {

@@ -209,6 +209,9 @@ TEST(StateSpace, BadConfigsNameTheField) {
     c["layers_block_type"][3] = "attention";
     EXPECT_NE(refusal(c).find("layers_block_type"), std::string::npos);
     c = fixture("zamba2-2.7b.json");
+    c["num_mem_blocks"] = 1000000;
+    EXPECT_NE(refusal(c).find("num_mem_blocks"), std::string::npos);
+    c = fixture("zamba2-2.7b.json");
     c["attention_hidden_size"] = 2560;
     EXPECT_NE(refusal(c).find("attention_hidden_size"), std::string::npos);
 }

@@ -252,6 +252,9 @@ TransformerSpec zamba2(const Config& c) {
     s.attention_bias = s.attention_out_bias = s.mlp_bias = c.boolean("add_bias_linear", false);
     if (c.boolean("use_mem_rope", false)) s.position = "rotary";
     s.shared_blocks = positive(c, "num_mem_blocks", 1);
+    if (s.shared_blocks > s.layers)
+        c.fail("field 'num_mem_blocks' (" + std::to_string(s.shared_blocks) + ") must not exceed the " +
+               std::to_string(s.layers) + " layers");
     s.shared_adapter_rank = c.integer("adapter_rank", 128);
     s.shared_attention_adapter = c.boolean("use_shared_attention_adapter", false);
     SsmSpec& m = s.ssm;

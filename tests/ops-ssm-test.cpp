@@ -48,7 +48,7 @@ TEST(OpsSsm, SelectiveScanFlopsAreTheReferenceCount) {
     EXPECT_DOUBLE_EQ(selective_scan_reference_flops(2, 1024, 1536, 16, true), 9 * bld * 16 + 2 * bld);
     EXPECT_DOUBLE_EQ(c.backward_input_flops + c.backward_weight_flops, 2 * c.forward_flops);
     EXPECT_EQ(c.params, 1536 * 16 + 1536);  // A and D
-    // Memory-bound: the scan's kernel reads u, delta, z, B and C and writes y (bf16), about 2 bytes per element.
+    // One fused kernel: it reads u, delta, z, B and C once and writes y (bf16, 2 bytes per element).
     ASSERT_EQ(c.kernels.front().family, Family::elementwise);
     EXPECT_GT(c.kernels.front().bytes, 4 * bld * 2.0);
     EXPECT_LT(c.kernels.front().bytes, 5 * bld * 2.0);

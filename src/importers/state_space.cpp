@@ -189,7 +189,7 @@ Model build_state_space(const TransformerSpec& spec, const ModelInputs& inputs) 
     if (ssm)
         m.notes.push_back(std::string(spec.ssm.version == 1 ? "the selective scan" : "SSD's chunk products and state passing") +
                           " and the causal convolution have no measured kernel family: they are timed by the " +
-                          (spec.ssm.version == 1 ? "streaming (elementwise) model, a memory-bound estimate likely too fast"
+                          (spec.ssm.version == 1 ? "streaming (elementwise) model, an estimate likely too fast"
                                                  : "gemm and streaming (elementwise) models") +
                           " (docs/importers.md, State-space and hybrid models)");
     return m;

@@ -4,11 +4,12 @@
 // two mixers that wrap them with their projections (`mamba`, `mamba2`), the layers the state-space importers
 // build (importers/state_space.cpp).
 //
-// Kernels: the scan is memory-bound (the paper's hardware-aware scan keeps the d_state-wide state in SRAM and
-// reads and writes only the [batch, tokens, channels] tensors), so it is a streaming kernel of the elementwise
-// family; SSD is mostly batched matmuls over chunks of `chunk` tokens (gemm family); the causal convolution
-// streams its input once (elementwise). No SSM kernel was measured for the learned predictor: they are timed by
-// the elementwise and gemm models (docs/importers.md, "State-space and hybrid models").
+// Kernels: the scan is one fused kernel on the vector units (the paper's hardware-aware scan keeps the
+// d_state-wide state in SRAM and reads and writes only the [batch, tokens, channels] tensors), a streaming kernel
+// of the elementwise family; with 9 FLOPs per state and token it is FLOP-bound at N = 16 on an A100 (about 24
+// FLOPs per byte in bf16). SSD is mostly batched matmuls over chunks of `chunk` tokens (gemm family); the causal
+// convolution streams its input once (elementwise). No SSM kernel was measured for the learned predictor: they
+// are timed by the elementwise and gemm models (docs/importers.md, "State-space and hybrid models").
 #include <algorithm>
 
 #include "core/checked.hpp"
@@ -417,7 +418,7 @@ void register_ssm_ops(OpCatalogue& c) {
            "(Dao's causal-conv1d, before Mamba's scans): kernel_size (4), bias (true)",
            infer_causal_conv1d, cost_causal_conv1d, streaming});
     c.add({"selective_scan",
-           "Mamba's selective scan on [batch, tokens, d_inner], memory-bound (the state stays in SRAM): d_state, "
+           "Mamba's selective scan on [batch, tokens, d_inner], one fused kernel (the state stays in SRAM): d_state, "
            "gated (true: the y * silu(z) gate fused in); parameters A and D",
            infer_selective_scan, cost_selective_scan, streaming});
     c.add({"ssd",

@@ -10,6 +10,7 @@
 #include "importers/resolve.hpp"
 #include "importers/zoo.hpp"
 #include "ops/features.hpp"
+#include "ops/finetune.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/tensor_parallel.hpp"
 #include "test-helpers.hpp"
@@ -126,6 +127,21 @@ TEST(StateSpace, Zamba2SharesItsTransformerBlocks) {
             if (l.kind == "attention" && !l.attrs.value("shares_weights", false)) owners += b.repeat;
     EXPECT_EQ(owners, 2);  // ...the weights belong to each block's first
     EXPECT_FALSE(m.notes.empty());
+}
+
+TEST(StateSpace, SharedBlocksCarryOneAdapterAndOneQuantisedCopy) {
+    Model m = resolve_model(fixture("zamba2-2.7b.json"), {1, 512, 0});
+    FineTune ft;
+    ft.mode = FineTuneMode::lora;  // PEFT's default targets q and v, rank 8: on the shared attention only
+    ModelFeatures lora = compute_features(m, Precision::bf16, MixedRecipe::half_model, ft);
+    // PEFT wraps each of the two shared attention modules once: q and v, 5120 -> 5120, r (5120 + 5120) each.
+    EXPECT_EQ(lora.adapter_params, 2 * 2 * 8 * (5120 + 5120));
+    ft.mode = FineTuneMode::qlora;
+    ft.quantization = Quantization::nf4;
+    ModelFeatures qlora = compute_features(m, Precision::bf16, MixedRecipe::half_model, ft);
+    // Nine invocations, two stored copies: the quantised weights are at most the model's parameters.
+    EXPECT_GT(qlora.quantized_params, 0);
+    EXPECT_LT(qlora.quantized_params, double(qlora.params));
 }
 
 TEST(StateSpace, JambaLayersFollowItsPeriods) {

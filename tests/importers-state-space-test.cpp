@@ -179,6 +179,19 @@ TEST(StateSpace, TensorParallelismSplitsTheMixers) {
                 EXPECT_EQ(layer.attrs["ssm_groups"], 8 / 4);
             }
     EXPECT_LT(compute_features(shard, Precision::bf16).params, compute_features(m, Precision::bf16).params);
+    // A layout may split its 128 SSM heads without any attention layer, but only evenly.
+    ModelShape shape = model_shape(m);
+    EXPECT_EQ(shape.heads, 0);
+    EXPECT_EQ(shape.ssm_heads, 128);
+    l.dp = 2;
+    EXPECT_NO_THROW(check_layout(l, shape, 8));
+    l.tp = 3;
+    try {
+        check_layout(l, shape, 6);
+        ADD_FAILURE() << "tp 3 accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("128 SSM heads"), std::string::npos) << e.what();
+    }
 }
 
 TEST(StateSpace, ZooEntriesAreTheirConfigs) {

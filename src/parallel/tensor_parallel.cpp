@@ -90,6 +90,12 @@ ModelShape model_shape(const Model& model) {
                 if (s.kv_heads == 0 || kv < s.kv_heads) s.kv_heads = kv;
             }
             if (is_expert_layer(l)) s.experts = std::max(s.experts, int_attr(l, "experts", 0));
+            // A Mamba mixer splits its d_inner whole heads (Mamba-2) or channels (Mamba) at a time.
+            if (l.kind == "mamba" || l.kind == "mamba2") {
+                std::int64_t inner = int_attr(l, "intermediate", 0);
+                std::int64_t h = l.kind == "mamba2" ? inner / std::max<std::int64_t>(1, int_attr(l, "head_dim", 64)) : inner;
+                if (s.ssm_heads == 0 || h < s.ssm_heads) s.ssm_heads = h;
+            }
         }
     return s;
 }

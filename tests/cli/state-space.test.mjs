@@ -41,6 +41,13 @@ test('a Jamba config predicts a positive step on an H100 with its published coun
   assert.equal(r.results[0].memory.fits, false);
 });
 
+test('tensor parallelism splits a pure Mamba-2 model\'s mixers', () => {
+  const r = json('predict', '--model', fixture('mamba-codestral-7b-v0.1.json'), '--hardware', 'h100-sxm5-80gb',
+                 '--gpus', '16', '--tp', '8');
+  assert.equal(r.results[0].plan.tp, 8);
+  assert.ok(r.results[0].step.communication_total_ms > 0);
+});
+
 test('the zoo names the state-space models', () => {
   const ids = json('zoo').models.map((m) => m.id);
   for (const id of ['mamba-2.8b', 'mamba2-2.7b', 'jamba-v0.1']) assert.ok(ids.includes(id), id);

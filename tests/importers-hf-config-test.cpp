@@ -264,10 +264,11 @@ TEST(HfConfig, NeuSightEndToEndConfigsImportAtTheirSizes) {
 }
 
 TEST(HfConfig, UnknownModelTypeNamesItAndListsSupported) {
-    std::string message = import_error({{"model_type", "mamba"}, {"hidden_size", 768}});
-    EXPECT_NE(message.find("'mamba'"), std::string::npos) << message;
+    std::string message = import_error({{"model_type", "rwkv"}, {"hidden_size", 768}});
+    EXPECT_NE(message.find("'rwkv'"), std::string::npos) << message;
     for (const char* type : {"llama", "mistral", "mixtral", "qwen2", "gemma", "gpt2", "gpt_neox", "opt", "bloom",
-                             "falcon", "bert", "roberta", "t5", "vit", "switch_transformers"})
+                             "falcon", "bert", "roberta", "t5", "vit", "switch_transformers", "mamba", "mamba2",
+                             "jamba", "zamba2", "falcon_h1", "bamba"})
         EXPECT_NE(message.find(type), std::string::npos) << type << " missing from: " << message;
 }
 

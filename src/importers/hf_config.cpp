@@ -8,6 +8,7 @@
 #include "core/checked.hpp"
 #include "core/limits.hpp"
 #include "importers/hf_fields.hpp"
+#include "importers/state_space.hpp"
 
 namespace prenet {
 namespace hf {
@@ -655,6 +656,14 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"siglip_vision_model", [](const Config& c) { return vision_tower(c, true); }},
         {"llama4_text", llama4_text},
         {"olmo2", [](const Config& c) { return llama_family(c, "olmo2"); }},
+        // State-space and hybrid models (importers/hf_state_space.cpp).
+        {"mamba", [](const Config& c) { return state_space_spec_from_hf(c, "mamba"); }},
+        {"falcon_mamba", [](const Config& c) { return state_space_spec_from_hf(c, "falcon_mamba"); }},
+        {"mamba2", [](const Config& c) { return state_space_spec_from_hf(c, "mamba2"); }},
+        {"jamba", [](const Config& c) { return state_space_spec_from_hf(c, "jamba"); }},
+        {"zamba2", [](const Config& c) { return state_space_spec_from_hf(c, "zamba2"); }},
+        {"falcon_h1", [](const Config& c) { return state_space_spec_from_hf(c, "falcon_h1"); }},
+        {"bamba", [](const Config& c) { return state_space_spec_from_hf(c, "bamba"); }},
     };
     // Multimodal configs whose part we import: Gemma 3's text model (text_config), CLIP's and SigLIP's vision towers.
     if (type == "gemma3") {

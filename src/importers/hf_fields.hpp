@@ -1,6 +1,7 @@
 #pragma once
-// Typed reading of a Hugging Face config.json's fields, shared by the importers of one config (hf_config.cpp) and
-// of the configs that nest others (vision_language.cpp: a vision_config and a text_config).
+// Typed reading of a Hugging Face config.json's fields, shared by the importers of one config (hf_config.cpp,
+// hf_state_space.cpp) and of the configs that nest others (vision_language.cpp: a vision_config and a text_config):
+// every error names the model type and the field at fault.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>

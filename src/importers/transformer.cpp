@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "graph/builder.hpp"
+#include "importers/state_space.hpp"
 #include "ops/catalogue.hpp"
 
 namespace prenet {
@@ -77,8 +78,11 @@ void validate(const TransformerSpec& s) {
 
 json norm_attrs(const TransformerSpec& s) { return {{"bias", s.norm_bias}}; }
 
-void add_norm(ModelBuilder& b, const TransformerSpec& s, const std::string& name) {
-    b.add(s.norm, name, norm_attrs(s));
+// `extra`: attributes added to the layer's (a shared layer's shares_weights, an attention's out_features).
+void add_norm(ModelBuilder& b, const TransformerSpec& s, const std::string& name, const json& extra = json::object()) {
+    json attrs = norm_attrs(s);
+    attrs.update(extra);
+    b.add(s.norm, name, std::move(attrs));
 }
 
 json attention_attrs(const TransformerSpec& s, bool causal) {
@@ -130,7 +134,7 @@ LayerSignature signature(const TransformerSpec& s, std::int64_t i) {
     return sig;
 }
 
-void add_ffn(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& sig) {
+void add_ffn(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& sig, const json& extra = json::object()) {
     if (sig.moe) {
         json moe = {{"experts", s.experts},
                     {"top_k", s.top_k},
@@ -147,18 +151,18 @@ void add_ffn(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& si
             moe["expert_groups"] = s.expert_groups;
             moe["groups_per_token"] = s.groups_per_token;
         }
+        moe.update(extra);
         b.add("moe", "moe", std::move(moe));
     } else {
-        b.add("mlp", "mlp", {{"intermediate", s.intermediate},
-                             {"activation", s.activation},
-                             {"gated", s.gated},
-                             {"bias", s.mlp_bias}});
+        json mlp = {{"intermediate", s.intermediate}, {"activation", s.activation}, {"gated", s.gated}, {"bias", s.mlp_bias}};
+        mlp.update(extra);
+        b.add("mlp", "mlp", std::move(mlp));
     }
     if (s.dropout > 0) b.add("dropout", "mlp_dropout", {{"p", s.dropout}});
 }
 
 void add_attention(ModelBuilder& b, const TransformerSpec& s, const LayerSignature& sig, bool causal,
-                   const std::string& name, std::int64_t kv_tokens = 0) {
+                   const std::string& name, std::int64_t kv_tokens = 0, const json& extra = json::object()) {
     if (sig.relative_bias)
         b.add("relative_position_bias", name + "_relative_bias",
               {{"heads", s.heads}, {"buckets", s.relative_buckets}});
@@ -170,6 +174,7 @@ void add_attention(ModelBuilder& b, const TransformerSpec& s, const LayerSignatu
             if (s.sliding_window > 0) attrs["chunked"] = true;
         } else attrs["position"] = "none", attrs.erase("qk_norm"), attrs.erase("qk_norm_weights");
     }
+    attrs.update(extra);
     b.add(s.mla ? "mla_attention" : "attention", name, attrs);
     if (s.dropout > 0) b.add("dropout", name + "_dropout", {{"p", s.dropout}});
 }
@@ -351,6 +356,25 @@ Model build_whisper(const TransformerSpec& s, const ModelInputs& in) {
 
 }  // namespace
 
+namespace transformer_parts {
+void check_bounds(const TransformerSpec& s) { prenet::check_bounds(s); }
+void add_norm(ModelBuilder& b, const TransformerSpec& s, const std::string& name, const json& extra) {
+    prenet::add_norm(b, s, name, extra);
+}
+void add_attention(ModelBuilder& b, const TransformerSpec& s, bool causal, const std::string& name, const json& extra) {
+    prenet::add_attention(b, s, LayerSignature{}, causal, name, 0, extra);
+}
+void add_ffn(ModelBuilder& b, const TransformerSpec& s, bool moe, const json& extra) {
+    LayerSignature sig;
+    sig.moe = moe;
+    prenet::add_ffn(b, s, sig, extra);
+}
+void add_embeddings(ModelBuilder& b, const TransformerSpec& s, bool tied_table, const std::string& prefix) {
+    prenet::add_embeddings(b, s, tied_table, prefix);
+}
+void add_lm_head(ModelBuilder& b, const TransformerSpec& s) { prenet::add_lm_head(b, s); }
+}  // namespace transformer_parts
+
 static Model build_transformer_model(const TransformerSpec& base, const ModelInputs& inputs);
 
 Model build_transformer(const TransformerSpec& base, const ModelInputs& inputs) {
@@ -363,6 +387,7 @@ static Model build_transformer_model(const TransformerSpec& base, const ModelInp
     TransformerSpec spec = base;
     // The kernel asked for explicitly wins; otherwise the one the config names; otherwise the default.
     spec.flash = inputs.attention_given || !spec.config_flash ? inputs.flash_attention : *spec.config_flash;
+    if (spec.arch == "state_space") return build_state_space(spec, inputs);
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");
     if (spec.arch == "vit") return build_vit(spec, inputs);

@@ -12,6 +12,29 @@
 
 namespace prenet {
 
+// A state-space token mixer (importers/state_space.cpp builds the stacks that hold one): Mamba-1's selective scan
+// (version 1) or Mamba-2's SSD (version 2), over d_inner channels.
+struct SsmSpec {
+    std::int64_t version = 0;  // 0: none
+    std::int64_t d_inner = 0, d_state = 0, d_conv = 4;
+    std::int64_t dt_rank = 0;                             // Mamba-1: the step size's low-rank projection
+    std::int64_t head_dim = 64, groups = 1, chunk = 256;  // Mamba-2
+    bool conv_bias = true, bias = false;
+    bool gated_norm = true;             // Mamba-2: RMS norm of y * silu(z) before out_proj (d_inner weights)
+    std::string inner_norms = "none";   // Mamba-1: norms of dt, B, C (none | weighted: Jamba | unweighted: Falcon-Mamba)
+};
+
+// One layer of a state-space or hybrid stack: its token mixer(s) and its feed-forward. Attention and SSM both:
+// Falcon-H1's parallel mixers, reading the same normed input.
+struct HybridLayer {
+    bool attention = false, ssm = false;
+    std::string ffn = "none";        // none | mlp | moe
+    std::int64_t shared_block = -1;  // Zamba2: the shared transformer block run before this layer (-1: none)
+    bool operator==(const HybridLayer& o) const {
+        return attention == o.attention && ssm == o.ssm && ffn == o.ffn && shared_block == o.shared_block;
+    }
+};
+
 struct TransformerSpec {
     std::string name;
     std::string arch = "decoder";  // decoder | encoder | encoder_decoder | vit | whisper
@@ -82,9 +105,34 @@ struct TransformerSpec {
     // fused kernel, false for eager; none if it names none. It wins over the default, not over an explicit ask.
     std::optional<bool> config_flash;
     std::int64_t default_seq = 1024;
+    // State-space and hybrid models (arch "state_space"): the mixer and, per layer, what it holds. Zamba2's shared
+    // transformer blocks: `shared_blocks` blocks whose attention reads the hidden states concatenated with the
+    // embeddings (2 hidden wide), each invocation with its own LoRA adapter of `shared_adapter_rank` on the MLP's
+    // gate and up projections (and on q, k, v with shared_attention_adapter), then a hidden x hidden linear.
+    SsmSpec ssm;
+    std::vector<HybridLayer> hybrid_layers;
+    std::int64_t shared_blocks = 0, shared_adapter_rank = 0;
+    bool shared_attention_adapter = false;
 };
 
 // Lowers the spec to a model at the given batch and sequence length (or image size for ViT).
 Model build_transformer(const TransformerSpec& spec, const ModelInputs& inputs);
+
+class ModelBuilder;
+
+// The builder's pieces, for the stacks built of them elsewhere (importers/state_space.cpp): one description of
+// a norm, an attention layer, a feed-forward (dense or mixture of experts), the embeddings and the LM head.
+namespace transformer_parts {
+// Every count of the spec within the limits (core/limits.hpp); throws Error naming the field.
+void check_bounds(const TransformerSpec& s);
+// `extra`: attributes added to the layer's own (a shared layer's shares_weights, an attention's out_features).
+void add_norm(ModelBuilder& b, const TransformerSpec& s, const std::string& name, const json& extra = json::object());
+// Attention as the spec describes it (its heads, key/value heads, head_dim, biases, positions, flash kernel).
+void add_attention(ModelBuilder& b, const TransformerSpec& s, bool causal, const std::string& name,
+                   const json& extra = json::object());
+void add_ffn(ModelBuilder& b, const TransformerSpec& s, bool moe, const json& extra = json::object());
+void add_embeddings(ModelBuilder& b, const TransformerSpec& s, bool tied_table, const std::string& prefix);
+void add_lm_head(ModelBuilder& b, const TransformerSpec& s);
+}  // namespace transformer_parts
 
 }  // namespace prenet

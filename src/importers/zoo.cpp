@@ -7,7 +7,7 @@ namespace prenet {
 const std::vector<ZooEntry>& zoo() {
     static const std::vector<ZooEntry> entries = [] {
         std::vector<ZooEntry> all;
-        for (auto part : {cnn_zoo(), transformer_zoo(), recurrent_zoo()})
+        for (auto part : {cnn_zoo(), transformer_zoo(), recurrent_zoo(), state_space_zoo()})
             for (auto& e : part) all.push_back(std::move(e));
         return all;
     }();

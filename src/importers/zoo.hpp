@@ -38,5 +38,6 @@ Model build_zoo_model(const std::string& id, ModelInputs inputs);
 std::vector<ZooEntry> cnn_zoo();          // importers/cnn_zoo.cpp
 std::vector<ZooEntry> transformer_zoo();  // importers/transformer_zoo.cpp
 std::vector<ZooEntry> recurrent_zoo();    // importers/recurrent_zoo.cpp
+std::vector<ZooEntry> state_space_zoo();  // importers/state_space_zoo.cpp
 
 }  // namespace prenet

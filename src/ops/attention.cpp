@@ -14,6 +14,7 @@ namespace {
 
 struct Heads {
     std::int64_t hidden, heads, kv_heads, qk_dim, v_dim;
+    std::int64_t out;  // the output projection's width: the input's, except Zamba2's shared attention (2 hidden -> hidden)
 };
 
 Heads read_heads(const Layer& layer) {
@@ -27,6 +28,8 @@ Heads read_heads(const Layer& layer) {
     h.qk_dim = ops::int_attr(layer, "head_dim", default_dim);
     h.v_dim = h.qk_dim;
     if (h.qk_dim == 0) ops::fail(layer, "head_dim must be positive (hidden smaller than heads?)");
+    h.out = ops::int_attr(layer, "out_features", h.hidden);
+    if (h.out == 0) ops::fail(layer, "field 'out_features' must be positive");
     return h;
 }
 
@@ -36,7 +39,7 @@ std::int64_t context_shards(const Layer& layer) { return ops::int_attr(layer, "c
 
 void infer_attention(Layer& layer) {
     ops::require_rank(layer, 3, 3);
-    read_heads(layer);
+    Heads h = read_heads(layer);
     std::string pos = ops::string_attr(layer, "position", "none");
     if (pos != "none" && pos != "rotary" && pos != "alibi" && pos != "relative")
         ops::fail(layer, "field 'position' must be none, rotary, alibi or relative");
@@ -55,7 +58,7 @@ void infer_attention(Layer& layer) {
     std::string projections = ops::string_attr(layer, "projections", "fused");
     if (projections != "fused" && projections != "separate")
         ops::fail(layer, "field 'projections' must be fused (one qkv linear) or separate (query, key, value)");
-    layer.output = layer.input;
+    layer.output = {layer.input[0], layer.input[1], h.out};
 }
 
 // The score / softmax / context part shared by every attention variant.
@@ -208,7 +211,7 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     auto params = [&](std::int64_t in, std::int64_t out, bool b) {
         return checked_add(checked_mul(in, out, "parameter count"), b ? out : 0, "parameter count");
     };
-    cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.hidden, out_bias),
+    cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.out, out_bias),
                               "parameter count");
     // Whisper's key projection has no bias while query and value have one.
     bool key_bias = bias && ops::bool_attr(layer, "key_bias", true);
@@ -253,9 +256,9 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
                         1.0, 1.0, 6.0);
     add_attention_core(cost, layer, p, batch, q_len, kv_len * context_shards(layer), h.heads, h.kv_heads, h.qk_dim,
                        h.v_dim);
-    ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.hidden, h.heads * h.v_dim, true, true);
-    if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.hidden));
-    cost.macs += double(rows) * h.heads * h.v_dim * h.hidden;
+    ops::add_gemm(cost, layer, p, "out_proj", 1, rows, h.out, h.heads * h.v_dim, true, true);
+    if (out_bias) ops::add_bias_grad(cost, p, "out_proj", double(rows), double(h.out));
+    cost.macs += double(rows) * h.heads * h.v_dim * h.out;
     // Under sequence parallelism Megatron keeps the input as its 1/tp shard and gathers it again for the
     // weight gradient (saved_input_shards, parallel/tensor_parallel.cpp).
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
@@ -282,7 +285,7 @@ std::vector<LinearModule> attention_modules(const Layer& layer) {
     } else {
         m = {{"qkv", h.hidden, q_out + k_out + v_out, rows, 1, true}};
     }
-    m.push_back({"o", h.heads * h.v_dim, h.hidden, rows, 1, false});
+    m.push_back({"o", h.heads * h.v_dim, h.out, rows, 1, false});
     return m;
 }
 
@@ -410,7 +413,9 @@ void register_attention_ops(OpCatalogue& c) {
            "parallelism, the sequence shards whose keys and values this shard attends to), qk_norm (false: RMSNorm "
            "per query and key head), qk_norm_weights (head: one weight per head dim | projection: one over all heads, "
            "OLMo 2 | none: Llama 4's L2 norm), key_bias (= bias; Whisper's key projection has none), window (0: sliding-window "
-           "attention over that many keys), chunked (false: the window is a fixed chunk, Llama 4), softcap (0: Gemma 2's logit soft-capping)",
+           "attention over that many keys), chunked (false: the window is a fixed chunk, Llama 4), softcap (0: Gemma 2's "
+           "logit soft-capping), out_features (= hidden: the output projection's width; Zamba2's shared attention reads "
+           "2 x hidden and writes hidden)",
            infer_attention, cost_attention, OpTraits(attention).with_linear_modules(attention_modules)});
     c.add({"mla_attention",
            "multi-head latent attention (DeepSeek-V2/V3): heads, q_lora_rank (0: a full-rank q_proj), kv_lora_rank, qk_nope_head_dim, "

@@ -1,6 +1,7 @@
 #include "ops/catalogue.hpp"
 
 #include "core/error.hpp"
+#include "ops/op_support.hpp"
 
 namespace prenet {
 
@@ -16,6 +17,7 @@ const OpCatalogue& OpCatalogue::instance() {
         register_mlp_ops(c);
         register_moe_ops(c);
         register_rnn_ops(c);
+        register_ssm_ops(c);
         register_elementwise_ops(c);
         register_loss_ops(c);
         return c;
@@ -67,6 +69,9 @@ bool is_expert_layer(const Layer& layer) { return op_traits(layer).routes_to_exp
 LayerCost layer_cost(const Layer& layer, Precision precision) {
     LayerCost cost;
     OpCatalogue::instance().find(layer.kind).cost(layer, precision, cost);
+    // A layer that runs weights another layer owns (Zamba2's shared transformer blocks, invoked at several
+    // depths): its compute and its weight gradients are its own, its parameters are counted once, at the owner.
+    if (ops::bool_attr(layer, "shares_weights", false)) cost.params = 0;
     return cost;
 }
 

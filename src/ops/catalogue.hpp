@@ -127,6 +127,7 @@ void register_attention_ops(OpCatalogue&);
 void register_mlp_ops(OpCatalogue&);
 void register_moe_ops(OpCatalogue&);
 void register_rnn_ops(OpCatalogue&);
+void register_ssm_ops(OpCatalogue&);
 void register_elementwise_ops(OpCatalogue&);
 void register_loss_ops(OpCatalogue&);
 

@@ -132,15 +132,21 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
             // lose their gradients, and may carry adapters.
             lf.frozen = layout.frozen[b][i];
             std::int64_t adapters = 0;
+            // A layer running another's weights (Zamba2's shared blocks) dequantises and adapts them at every
+            // invocation, but stores no copy of its own: PEFT wraps the shared module, and its adapter, once.
+            const bool shares_weights = ops::bool_attr(layer, "shares_weights", false);
             if (lf.frozen) {
                 if (ft.adapters() && &block.layers[i] != output) {
                     QuantizedBase q = quantize_weights(lf.cost, ft.quantization, p);
-                    f.quantized_params += r * q.params;
-                    f.quantized_weight_bytes += r * q.bytes;
+                    if (!shares_weights) {
+                        f.quantized_params += r * q.params;
+                        f.quantized_weight_bytes += r * q.bytes;
+                    }
                     f.largest_dequantized_bytes = std::max(f.largest_dequantized_bytes, q.largest_buffer);
                 }
                 drop_weight_gradients(lf.cost);
                 adapters = add_lora(lf.cost, layer, p, ft);
+                if (shares_weights) adapters = 0;
             }
             lf.trainable_params = checked_add(lf.frozen ? 0 : lf.cost.params, adapters, "parameter count");
             if (!gradient_flows && lf.trainable_params == 0) {

@@ -194,8 +194,11 @@ std::optional<Error> layout_refusal(const ParallelLayout& l, const ModelShape& m
                         n(l.devices()) + " devices, but --gpus is " + n(gpus),
             ErrorCode::conflict);
     if (l.tp > 1) {
-        if (m.heads == 0) return bad("tp", "tensor parallelism splits attention heads; '" + m.name + "' has no attention layers");
-        if (m.heads % l.tp)
+        if (m.heads == 0 && m.ssm_heads == 0)
+            return bad("tp", "tensor parallelism splits attention heads or Mamba mixers; '" + m.name + "' has neither");
+        if (m.ssm_heads % l.tp)
+            return bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.ssm_heads) + " SSM heads of '" + m.name + "'");
+        if (m.heads && m.heads % l.tp)
             return bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.heads) + " attention heads of '" + m.name + "'");
         if (m.kv_heads > l.tp && m.kv_heads % l.tp)
             return bad("tp", "tp " + n(l.tp) + " does not divide the " + n(m.kv_heads) + " key/value heads of '" + m.name + "'");

@@ -103,6 +103,7 @@ struct ModelShape {
     std::int64_t experts = 0;              // experts per MoE layer (0: dense)
     std::int64_t tokens_per_sample = 0;
     std::string name;
+    std::int64_t ssm_heads = 0;            // what a Mamba mixer's d_inner splits into: Mamba-2's heads, Mamba's channels
 };
 
 // Throws Error (code invalid_value or conflict, field the dimension at fault) for a layout the model or the

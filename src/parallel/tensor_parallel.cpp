@@ -65,6 +65,12 @@ void split_hidden_units(Layer& layer, const ParallelLayout& l) {
                         " hidden units of layer '" + layer.name + "'",
                     ErrorCode::invalid_value, "tp");
     layer.attrs["intermediate"] = inter / tp;
+    // A Mamba-2 mixer's B and C groups split with its heads (Megatron's MambaMixer); with fewer groups than ranks
+    // each rank keeps one, as attention's key/value heads.
+    if (layer.attrs.contains("ssm_groups")) {
+        std::int64_t groups = int_attr(layer, "ssm_groups", 1);
+        layer.attrs["ssm_groups"] = groups >= tp ? groups / tp : 1;
+    }
 }
 
 }  // namespace
@@ -84,6 +90,12 @@ ModelShape model_shape(const Model& model) {
                 if (s.kv_heads == 0 || kv < s.kv_heads) s.kv_heads = kv;
             }
             if (is_expert_layer(l)) s.experts = std::max(s.experts, int_attr(l, "experts", 0));
+            // A Mamba mixer splits its d_inner whole heads (Mamba-2) or channels (Mamba) at a time.
+            if (l.kind == "mamba" || l.kind == "mamba2") {
+                std::int64_t inner = int_attr(l, "intermediate", 0);
+                std::int64_t h = l.kind == "mamba2" ? inner / std::max<std::int64_t>(1, int_attr(l, "head_dim", 64)) : inner;
+                if (s.ssm_heads == 0 || h < s.ssm_heads) s.ssm_heads = h;
+            }
         }
     return s;
 }

@@ -61,6 +61,21 @@ void check_mamba2_heads(const Config& c, const SsmSpec& m, std::int64_t heads, c
                std::to_string(heads) + " SSM heads");
 }
 
+// The Mamba-2 mixer's fields as Bamba and Falcon-H1 name them (mamba_*), for the inner size the caller read.
+void read_prefixed_mamba2(const Config& c, SsmSpec& m, std::int64_t d_inner) {
+    m.version = 2;
+    m.d_inner = d_inner;
+    std::int64_t heads = positive(c, "mamba_n_heads", 128);
+    m.head_dim = integer_or_auto(c, "mamba_d_head", m.d_inner / heads);
+    m.d_state = positive(c, "mamba_d_state", 256);
+    m.groups = positive(c, "mamba_n_groups", 1);
+    m.chunk = positive(c, "mamba_chunk_size", 256);
+    m.d_conv = positive(c, "mamba_d_conv", 4);
+    m.conv_bias = c.boolean("mamba_conv_bias", true);
+    m.bias = c.boolean("mamba_proj_bias", false);
+    check_mamba2_heads(c, m, heads, "mamba_n_heads", "mamba_d_head", "mamba_n_groups");
+}
+
 std::vector<HybridLayer> uniform_layers(std::int64_t layers, HybridLayer l) {
     return std::vector<HybridLayer>(size_t(layers), l);
 }
@@ -177,18 +192,7 @@ TransformerSpec bamba(const Config& c) {
     s.layers = c.layers("num_hidden_layers");
     read_attention_and_mlp(c, s);
     s.position = "rotary";
-    SsmSpec& m = s.ssm;
-    m.version = 2;
-    m.d_inner = positive(c, "mamba_expand", 2) * s.hidden;
-    std::int64_t heads = positive(c, "mamba_n_heads", 128);
-    m.head_dim = integer_or_auto(c, "mamba_d_head", m.d_inner / heads);
-    m.d_state = positive(c, "mamba_d_state", 256);
-    m.groups = positive(c, "mamba_n_groups", 1);
-    m.chunk = positive(c, "mamba_chunk_size", 256);
-    m.d_conv = positive(c, "mamba_d_conv", 4);
-    m.conv_bias = c.boolean("mamba_conv_bias", true);
-    m.bias = c.boolean("mamba_proj_bias", false);
-    check_mamba2_heads(c, m, heads, "mamba_n_heads", "mamba_d_head", "mamba_n_groups");
+    read_prefixed_mamba2(c, s.ssm, positive(c, "mamba_expand", 2) * s.hidden);
     std::vector<bool> attention = layer_set(c, "attn_layer_indices", s.layers);
     for (std::int64_t i = 0; i < s.layers; ++i) {
         HybridLayer l;
@@ -211,19 +215,8 @@ TransformerSpec falcon_h1(const Config& c) {
     s.position = "rotary";
     s.attention_bias = s.attention_out_bias = c.boolean("attention_bias", false);
     s.mlp_bias = c.boolean("mlp_bias", false);
-    SsmSpec& m = s.ssm;
-    m.version = 2;
-    m.d_inner = positive(c, "mamba_d_ssm", positive(c, "mamba_expand", 2) * s.hidden);
-    std::int64_t heads = positive(c, "mamba_n_heads", 128);
-    m.head_dim = integer_or_auto(c, "mamba_d_head", m.d_inner / heads);
-    m.d_state = positive(c, "mamba_d_state", 256);
-    m.groups = positive(c, "mamba_n_groups", 1);
-    m.chunk = positive(c, "mamba_chunk_size", 256);
-    m.d_conv = positive(c, "mamba_d_conv", 4);
-    m.conv_bias = c.boolean("mamba_conv_bias", true);
-    m.bias = c.boolean("mamba_proj_bias", false);
-    m.gated_norm = c.boolean("mamba_rms_norm", false);
-    check_mamba2_heads(c, m, heads, "mamba_n_heads", "mamba_d_head", "mamba_n_groups");
+    read_prefixed_mamba2(c, s.ssm, positive(c, "mamba_d_ssm", positive(c, "mamba_expand", 2) * s.hidden));
+    s.ssm.gated_norm = c.boolean("mamba_rms_norm", false);
     if (c.has("attn_layer_indices") && !c.raw("attn_layer_indices").is_null())
         c.fail("field 'attn_layer_indices' is not supported: Falcon-H1 runs attention in every layer");
     HybridLayer l;

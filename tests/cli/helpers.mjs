@@ -14,6 +14,19 @@ export function prenet(args, { timeout = 20_000 } = {}) {
   return r;
 }
 
+/** Runs the CLI on these arguments, with a timeout long enough for a plan search. */
+export const run = (...args) => prenet(args, { timeout: 120_000 });
+
+/** The CLI's --json reply; a non-zero exit fails the test with its message. */
+export function json(...args) {
+  const r = run(...args, '--json');
+  assert.equal(r.status, 0, `prenet ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** A file of tests/fixtures/<dir>/. */
+export const fixture = (dir, file) => resolve(root, 'tests', 'fixtures', dir, file);
+
 /** The CLI refuses `args`: exit status 2, no signal, one `prenet: error:` line matching `pattern`. */
 export function assertFails(args, pattern) {
   const r = prenet(args);

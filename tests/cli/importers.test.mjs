@@ -2,21 +2,11 @@
 // precision (and where it came from), import notes in JSON and in the tables, bad files as clear errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const prenet = process.env.PRENET || join(root, 'build', 'prenet');
-const run = (...args) => spawnSync(prenet, args, { encoding: 'utf8' });
-const json = (...args) => {
-  const r = run(...args, '--json');
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
-const fixture = (dir, file) => join(root, 'tests', 'fixtures', dir, file);
+import { fixture, json, run } from './helpers.mjs';
 
 test('a Keras to_json() file imports with the exporter\'s count', () => {
   const f = json('features', '--model', fixture('keras', 'mnist-functional-keras2.1.1.json'));

@@ -3,19 +3,9 @@
 // its experts over the devices, which then hold one expert per layer each and exchange tokens by all-to-all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { json } from './helpers.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const binary = resolve(root, process.env.PRENET ?? 'build/prenet');
-const run = (...args) => spawnSync(binary, args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
-
-function predict(...args) {
-  const r = run('predict', '--json', ...args);
-  assert.equal(r.status, 0, `prenet predict ${args.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
+const predict = (...args) => json('predict', ...args);
 
 const scout = ['--model', 'llama4-scout', '--hardware', 'h200-sxm-141gb', '--precision', 'bf16', '--seq', '4096'];
 

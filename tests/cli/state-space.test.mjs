@@ -2,21 +2,12 @@
 // Mamba-2 and a Jamba config predict on an H100 with their published parameter counts, and a bad one is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const prenet = process.env.PRENET || join(root, 'build', 'prenet');
-const run = (...args) => spawnSync(prenet, args, { encoding: 'utf8' });
-const json = (...args) => {
-  const r = run(...args, '--json');
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
-const fixture = (file) => join(root, 'tests', 'fixtures', 'hf', file);
+import { fixture as fixtureOf, json, run } from './helpers.mjs';
+const fixture = (file) => fixtureOf('hf', file);
 
 const predict = (file) => json('predict', '--model', fixture(file), '--hardware', 'h100-sxm5-80gb', '--batch', '1',
                                '--seq', '2048');

@@ -2,20 +2,10 @@
 // in the reply, --image changing the image tokens, and sizes the model cannot take as errors naming the option.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const prenet = process.env.PRENET || join(root, 'build', 'prenet');
-const run = (...args) => spawnSync(prenet, args, { encoding: 'utf8' });
-const json = (...args) => {
-  const r = run(...args, '--json');
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
-const llava = join(root, 'tests', 'fixtures', 'hf', 'llava-1.5-7b-hf.json');
-const qwen = join(root, 'tests', 'fixtures', 'hf', 'qwen2-vl-2b-instruct.json');
+import { fixture, json, run } from './helpers.mjs';
+const llava = fixture('hf', 'llava-1.5-7b-hf.json');
+const qwen = fixture('hf', 'qwen2-vl-2b-instruct.json');
 
 test('a LLaVA config imports whole: tower, projector and language model, with the image tokens said', () => {
   const f = json('features', '--model', llava, '--seq', '2048');
@@ -51,7 +41,7 @@ test('a size the model cannot take names the option', () => {
 test('fine-tuning\'s shorter default sequence applies unless the image tokens fill it', () => {
   assert.equal(json('features', '--model', llava, '--finetune', 'lora').settings.seq, 2048);
   // Idefics3's 2873 image tokens at its default 1456 px leave no room in 2048: its own 8192 stays.
-  const idefics = join(root, 'tests', 'fixtures', 'hf', 'idefics3-8b-llama3.json');
+  const idefics = fixture('hf', 'idefics3-8b-llama3.json');
   assert.equal(json('features', '--model', idefics, '--finetune', 'lora').settings.seq, 8192);
 });
 

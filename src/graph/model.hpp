@@ -25,6 +25,10 @@ struct Layer {
     Shape output;
     // False for layers whose input is the data itself: no input gradient is computed for them.
     bool needs_input_grad = true;
+    // A frozen component of the model whatever the fine-tuning mode (a diffusion pipeline's VAE encoder and text
+    // encoders, which turn the sample into the denoiser's inputs): its weights never train and get no adapters,
+    // and when nothing before it trains it runs forward only (ops/features.cpp).
+    bool frozen_component = false;
 };
 
 struct Block {

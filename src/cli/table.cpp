@@ -151,13 +151,14 @@ void print_prediction_table(std::ostream& out, const json& doc) {
     if (s.contains("mixed") && s["mixed"].is_string()) out << " (" << s["mixed"].get<std::string>() << ")";
     if (s.value("precision_source", "") == "config.json torch_dtype") out << " (the config's torch_dtype)";
     out << ", " << s["optimizer"].get<std::string>();
-    if (m.contains("import_notes"))
-        for (const auto& note : m["import_notes"]) out << "\nnote: " << note.get<std::string>();
     if (s.contains("optimizer_impl_used")) out << " (" << s["optimizer_impl_used"].get<std::string>() << ")";
     if (s["checkpointing"].is_string()) out << ", " << s["checkpointing"].get<std::string>() << " checkpointing";
     else if (s.value("checkpointing", false)) out << ", checkpointing";
     if (s.value("gpus", std::int64_t{1}) > 1) out << ", " << s["gpus"] << " devices";
     out << ", predictor " << s["predictor"].get<std::string>() << "\n";
+    // The import's notes after the whole settings line (between its parts they split it).
+    if (m.contains("import_notes"))
+        for (const auto& note : m["import_notes"]) out << "note: " << note.get<std::string>() << "\n";
     out << unknown_ops_line(m.value("unknown_ops", json())) << "\n";
 
     bool with_run = false, input_bound = false, parallel = false;

@@ -222,10 +222,41 @@ TEST(DiffusersLora, Sd3AdaptsBothStreamsProjections) {
 }
 
 TEST(DiffusersConfig, UnsupportedClassNamesAreListed) {
-    std::string e = error_of({{"_class_name", "FluxTransformer2DModel"}});
-    EXPECT_NE(e.find("FluxTransformer2DModel"), std::string::npos) << e;
-    EXPECT_NE(e.find("UNet2DConditionModel"), std::string::npos) << e;
-    EXPECT_NE(e.find("SD3Transformer2DModel"), std::string::npos) << e;
+    std::string e = error_of({{"_class_name", "PixArtTransformer2DModel"}});
+    EXPECT_NE(e.find("PixArtTransformer2DModel"), std::string::npos) << e;
+    for (const char* supported : {"UNet2DConditionModel", "SD3Transformer2DModel", "FluxTransformer2DModel"})
+        EXPECT_NE(e.find(supported), std::string::npos) << e;
+}
+
+// FLUX.1 dev: 11,901,408,320 parameters, the checkpoint's safetensors metadata (BF16 11901408320: 23,802,816,640
+// bytes at 2 each). By hand, width d = 3072: embeddings 32,262,144 (timestep, guidance, pooled text), the context
+// embedder 12,585,984 and x_embedder 199,680; 19 double blocks of 339,831,296 (two 6d modulations, eight biased
+// d x d projections, four head norms of 128, two MLPs d -> 4d -> d); 38 single blocks of 141,591,808 (a 3d
+// modulation, q, k, v, the MLP's d -> 4d, proj_out 5d -> d, two head norms); the output norm's 2d modulation
+// 18,880,512 and proj_out to 64, 196,672. Frozen: CLIP-L's text tower, T5 XXL's encoder (at 512 tokens, dev's
+// max_sequence_length) and the 16-channel VAE's encoder.
+TEST(DiffusersFlux, DevParameterCountAndFrozenEncoders) {
+    ModelFeatures f = features_of("flux_dev_transformer.json");
+    EXPECT_EQ(f.trainable_params, 11901408320);
+    EXPECT_EQ(split(f).frozen, 123060480.0 + 4762310656.0 + 34274208.0);
+    Model m = resolve_model(fixture("flux_dev_transformer.json"), at_image(512));
+    EXPECT_EQ(latent_input(m, "x_embedder"), (Shape{1, 32 * 32, 64}));  // 512 px: 64 x 64 latents packed 2 x 2
+    EXPECT_EQ(latent_input(m, "context_embedder"), (Shape{1, 512, 4096}));
+    json schnell = fixture("flux_dev_transformer.json");
+    schnell["guidance_embeds"] = false;  // FLUX.1 schnell: no guidance embedder, T5 at 256 tokens
+    ModelFeatures s = compute_features(resolve_model(schnell, at_image(512)), Precision::fp32);
+    EXPECT_EQ(s.trainable_params, 11901408320 - 10229760);
+    EXPECT_NE(error_of(fixture("flux_dev_transformer.json"), at_image(1000)).find("multiple of 16"), std::string::npos);
+}
+
+// LoRA on q, k, v, o: per double block eight d x d projections (r 2d each), per single block q, k, v (no output
+// projection of its own): (19 x 8 + 38 x 3) x r x 2 x 3072 at rank 4 = 6,537,216.
+TEST(DiffusersFlux, LoraAdaptsTheAttentionProjections) {
+    FineTune ft;
+    ft.mode = FineTuneMode::lora;
+    ft.rank = 4;
+    ft.targets = {"q", "k", "v", "o"};
+    EXPECT_EQ(features_of("flux_dev_transformer.json", at_image(512), ft).trainable_params, (19 * 8 + 38 * 3) * 4 * 6144);
 }
 
 TEST(DiffusersConfig, BadUNetConfigsNameTheField) {

@@ -287,9 +287,11 @@ Model model_from_diffusers_config(const json& config, const ModelInputs& inputs)
     Model denoiser;
     if (class_name == "UNet2DConditionModel") denoiser = build_unet2d_condition(c, inputs, pipeline);
     else if (class_name == "SD3Transformer2DModel") denoiser = build_sd3_transformer(c, inputs, pipeline);
+    else if (class_name == "FluxTransformer2DModel") denoiser = build_flux_transformer(c, inputs, pipeline);
     else
         throw Error("diffusers config: _class_name '" + valid_utf8(class_name) + "' is not supported (supported: the denoisers "
-                    "UNet2DConditionModel (SD 1.x, 2.x, SDXL) and SD3Transformer2DModel (SD3, SD3.5))");
+                    "UNet2DConditionModel (SD 1.x, 2.x, SDXL), SD3Transformer2DModel (SD3, SD3.5) and "
+                    "FluxTransformer2DModel (FLUX.1))");
     Model m;
     m.name = valid_utf8(config.contains("_name_or_path") && config["_name_or_path"].is_string()
                             ? config["_name_or_path"].get<std::string>()

@@ -1,7 +1,7 @@
 #pragma once
 // diffusers config.json import (a `_class_name` / `_diffusers_version` document, docs/importers.md "Diffusion"):
 // the denoiser of a latent-diffusion pipeline (UNet2DConditionModel: SD 1.x, 2.x, SDXL; SD3Transformer2DModel:
-// SD3, SD3.5) trained at an image size, after the pipeline's frozen parts, which run forward only: the VAE
+// SD3, SD3.5; FluxTransformer2DModel: FLUX.1) trained at an image size, after the pipeline's frozen parts, which run forward only: the VAE
 // encoder that turns the image into latents and the text encoder(s) of the published pipeline.
 #include "graph/model.hpp"
 #include "importers/zoo.hpp"

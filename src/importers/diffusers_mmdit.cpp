@@ -7,6 +7,8 @@
 // q, k, v and output projections and its own GELU MLP, and one attention over both streams' tokens together. The
 // last block only reads the text (context_pre_only: no text output projection, MLP or second norm); SD3.5
 // Medium's dual-attention blocks add a second self-attention on the image stream (9 x width modulation).
+// Flux's FluxTransformer2DModel is built here too: its double-stream blocks are the joint block, followed by
+// single-stream blocks over both streams' tokens at once.
 #include <algorithm>
 #include <set>
 
@@ -20,7 +22,21 @@ namespace {
 struct MMDiT {
     std::int64_t width = 0, heads = 0, head_dim = 0, image_tokens = 0, text_tokens = 0;
     bool qk_norm = false, flash = false;
+    bool rotary = false;  // Flux: rotary positions on the queries and keys of all the tokens
 };
+
+// The joint attention over `tokens` tokens whose queries, keys and values the streams projected: Flux's rotary
+// embedding on the queries and keys, then one attention.
+void add_joint_attention_core(ModelBuilder& b, const MMDiT& d, std::int64_t tokens, const std::string& name) {
+    const std::int64_t batch = b.shape()[0];
+    if (d.rotary) {
+        b.set_shape({batch, tokens, 2 * d.width});
+        b.add("memory_bound", name + ".rotary", {{"op", "rotary"}, {"output_shape", b.shape()}, {"reads", 2},
+                                                 {"flops_per_element", 3}, {"saves", false}});
+    }
+    b.set_shape({batch, tokens, d.width});
+    b.add("attention_core", name, {{"heads", d.heads}, {"flash", d.flash}});
+}
 
 enum class JointBlock { regular, dual_attention, context_pre_only };
 
@@ -76,8 +92,7 @@ void add_joint_block(ModelBuilder& b, const MMDiT& d, JointBlock kind) {
     b.set_shape(text);
     add_modulated_norm(b, "norm1_context");
     add_qkv(b, d, true);
-    b.set_shape({batch, d.image_tokens + d.text_tokens, d.width});
-    b.add("attention_core", "attn.joint_attention", {{"heads", d.heads}, {"flash", d.flash}});
+    add_joint_attention_core(b, d, d.image_tokens + d.text_tokens, "attn.joint_attention");
     b.set_shape(image);
     b.add("linear", "attn.to_out.0", {{"out_features", d.width}, {"lora_target", "o"}});
     add_gated_residual(b, "attn");
@@ -98,6 +113,32 @@ void add_joint_block(ModelBuilder& b, const MMDiT& d, JointBlock kind) {
     add_modulated_norm(b, "norm2_context");
     b.add("mlp", "ff_context", mlp);
     add_gated_residual(b, "ff_context");
+}
+
+// Flux's single-stream block on the text and image tokens together: adaLN (3 x width: shift, scale, gate), then
+// attention (q, k, v with RMSNorm per head, no output projection of its own) beside a GELU MLP's up projection,
+// both concatenated into proj_out, gated and added back.
+void add_single_block(ModelBuilder& b, const MMDiT& d) {
+    const std::int64_t batch = b.shape()[0], tokens = d.image_tokens + d.text_tokens;
+    add_modulation(b, d, "norm", 3);
+    b.set_shape({batch, tokens, d.width});
+    add_modulated_norm(b, "norm");
+    add_qkv(b, d, false);
+    add_joint_attention_core(b, d, tokens, "attn");
+    b.set_shape({batch, tokens, d.width});
+    b.add("linear", "proj_mlp", {{"out_features", 4 * d.width}});
+    b.add("activation", "act_mlp", {{"function", "gelu_tanh"}});
+    b.set_shape({batch, tokens, 5 * d.width});
+    b.add("linear", "proj_out", {{"out_features", d.width}});
+    add_gated_residual(b, "single");
+}
+
+// TimestepEmbedding / PixArtAlphaTextProjection: linear, SiLU, linear to the width.
+void add_embedding_mlp(ModelBuilder& b, const MMDiT& d, const std::string& name, std::int64_t in) {
+    b.set_shape({b.shape()[0], in});
+    b.add("linear", name + ".linear_1", {{"out_features", d.width}});
+    b.add("activation", name + ".silu", {{"function", "silu"}});
+    b.add("linear", name + ".linear_2", {{"out_features", d.width}});
 }
 
 }  // namespace
@@ -177,6 +218,75 @@ Model build_sd3_transformer(const Reader& c, const ModelInputs& inputs, Pipeline
     b.add("linear", "proj_out", {{"out_features", patch * patch * out_channels}});
     b.add("reshape", "unpatchify", {{"shape", {out_channels, latent, latent}}});
     // Flow matching's loss: the mean squared error against the velocity target.
+    b.add("memory_bound", "mse_loss", {{"op", "mse_loss"}, {"output_shape", b.shape()}, {"reads", 2}, {"flops_per_element", 3}});
+    return b.finish("vision", 0);
+}
+
+}  // namespace prenet::diffusers
+
+namespace prenet::diffusers {
+
+// diffusers' FluxTransformer2DModel (FLUX.1 dev and schnell): the packed latents (2 x 2 patches of 16 channels:
+// in_channels 64) through x_embedder, the timestep (and, with guidance_embeds, the guidance) and pooled CLIP
+// embeddings, the context embedder, num_layers double-stream blocks (the SD3 joint block with QK RMSNorm and
+// biases everywhere), num_single_layers single-stream blocks, the adaLN output norm and projection. Rotary
+// positions (no parameters) on every attention.
+Model build_flux_transformer(const Reader& c, const ModelInputs& inputs, Pipeline& pipeline) {
+    MMDiT d;
+    const std::int64_t layers = c.count("num_layers", 19), single_layers = c.count("num_single_layers", 38);
+    if (layers + single_layers < 1) c.fail("num_layers and num_single_layers must not both be 0");
+    d.heads = c.integer("num_attention_heads", 24);
+    d.head_dim = c.integer("attention_head_dim", 128);
+    d.width = d.heads * d.head_dim;
+    d.flash = inputs.flash_attention;
+    d.qk_norm = true, d.rotary = true;
+    const std::int64_t patch = c.integer("patch_size", 1);
+    if (patch != 1) c.fail("patch_size " + std::to_string(patch) + " is not modelled (Flux packs 2 x 2 latents itself: 1)");
+    const std::int64_t in_channels = c.integer("in_channels", 64), out_channels = c.integer("out_channels", in_channels);
+    const std::int64_t joint_dim = c.integer("joint_attention_dim", 4096), pooled_dim = c.integer("pooled_projection_dim", 768);
+    const bool guidance = c.boolean("guidance_embeds", false);
+
+    pipeline.image = image_size(c, inputs, 128, 2);  // the latents are packed 2 x 2
+    pipeline.vae_latent_channels = 16, pipeline.vae_quant_conv = false;
+    Pipeline::TextEncoder t5 = t5_xxl_encoder();
+    t5.spec.default_seq = guidance ? 512 : 256;  // FluxPipeline's max_sequence_length: dev 512, schnell 256
+    pipeline.text_encoders = {clip_vit_l14_text(false), t5};
+    pipeline.notes.push_back("the text states: T5's " + std::to_string(t5.spec.default_seq) + " tokens (" +
+                             (guidance ? "FLUX.1 dev" : "FLUX.1 schnell") + "'s max_sequence_length); CLIP's pooled "
+                             "output conditions the modulation");
+    const std::int64_t grid = pipeline.image / vae_factor / 2, batch = inputs.batch;
+    d.image_tokens = grid * grid;
+    d.text_tokens = t5.spec.default_seq;
+
+    ModelBuilder b(c.class_name(), {batch, 256}, infer_shape);
+    add_embedding_mlp(b, d, "time_text_embed.timestep_embedder", 256);
+    if (guidance) {
+        add_embedding_mlp(b, d, "time_text_embed.guidance_embedder", 256);
+        b.add("residual_add", "time_text_embed.add_guidance");
+    }
+    add_embedding_mlp(b, d, "time_text_embed.text_embedder", pooled_dim);
+    b.add("residual_add", "time_text_embed.sum");
+    b.set_shape({batch, d.text_tokens, joint_dim});
+    b.add("linear", "context_embedder", {{"out_features", d.width}}).needs_input_grad = false;
+    b.set_shape({batch, d.image_tokens, in_channels});
+    b.add("linear", "x_embedder", {{"out_features", d.width}}).needs_input_grad = false;
+    if (layers) {
+        b.begin_block("transformer_blocks." + std::string(layers > 1 ? "0-" + std::to_string(layers - 1) : "0"), layers);
+        add_joint_block(b, d, JointBlock::regular);
+        b.end_block();
+    }
+    if (single_layers) {
+        b.begin_block("single_transformer_blocks." +
+                          std::string(single_layers > 1 ? "0-" + std::to_string(single_layers - 1) : "0"),
+                      single_layers);
+        add_single_block(b, d);
+        b.end_block();
+    }
+    add_modulation(b, d, "norm_out", 2);
+    b.set_shape({batch, d.image_tokens, d.width});
+    add_modulated_norm(b, "norm_out");
+    b.add("linear", "proj_out", {{"out_features", out_channels}});
+    // Flow matching's loss on the packed latents.
     b.add("memory_bound", "mse_loss", {{"op", "mse_loss"}, {"output_shape", b.shape()}, {"reads", 2}, {"flops_per_element", 3}});
     return b.finish("vision", 0);
 }

@@ -81,5 +81,6 @@ Pipeline::TextEncoder t5_xxl_encoder();                    // SD3's text_encoder
 // The denoisers: each builds its model at the pipeline's sizes (filling `pipeline`) with its own builder.
 Model build_unet2d_condition(const Reader& c, const ModelInputs& inputs, Pipeline& pipeline);
 Model build_sd3_transformer(const Reader& c, const ModelInputs& inputs, Pipeline& pipeline);
+Model build_flux_transformer(const Reader& c, const ModelInputs& inputs, Pipeline& pipeline);
 
 }  // namespace prenet::diffusers

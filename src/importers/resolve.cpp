@@ -25,7 +25,7 @@ Model resolve_model(const json& arg, const ModelInputs& inputs) {
     if (looks_like_layers_json(arg)) return model_from_layers_json(arg, inputs);
     if (looks_like_onnx_document(arg)) return model_from_onnx_document(arg, inputs);
     throw Error("model must be a zoo id, a Hugging Face config.json (with 'model_type'), a diffusers config.json (with "
-                "'_class_name': UNet2DConditionModel or SD3Transformer2DModel), a Keras model.to_json() "
+                "'_class_name': UNet2DConditionModel, SD3Transformer2DModel or FluxTransformer2DModel), a Keras model.to_json() "
                 "document (class_name Sequential or Functional), a layers JSON document (with 'layers') or an "
                 "ONNX file ({\"onnx_base64\": ...})");
 }

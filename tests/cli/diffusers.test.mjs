@@ -53,8 +53,8 @@ test('LoRA on the attention projections trains diffusers\' DreamBooth LoRA count
 
 test('an unsupported _class_name names the supported ones', () => {
   const file = join(mkdtempSync(join(tmpdir(), 'prenet-diffusers-')), 'config.json');
-  writeFileSync(file, JSON.stringify({ _class_name: 'FluxTransformer2DModel', num_layers: 19 }));
+  writeFileSync(file, JSON.stringify({ _class_name: 'PixArtTransformer2DModel', num_layers: 28 }));
   const r = run('features', '--model', file);
   assert.notEqual(r.status, 0);
-  assert.match(r.stderr, /FluxTransformer2DModel.*not supported.*UNet2DConditionModel/s);
+  assert.match(r.stderr, /PixArtTransformer2DModel.*not supported.*UNet2DConditionModel.*FluxTransformer2DModel/s);
 });

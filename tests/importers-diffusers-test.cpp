@@ -292,6 +292,8 @@ TEST(DiffusersConfig, BadUNetConfigsNameTheField) {
     refused(c, "transformer_layers_per_block");
     c = base, c["transformer_layers_per_block"] = 200000;
     refused(c, "transformer_layers_per_block");
+    c = base, c["block_out_channels"] = json(std::vector<int>(17, 320));
+    refused(c, "17 levels");
     // An image whose latents the three downsamplings cannot halve evenly.
     EXPECT_NE(error_of(base, at_image(520)).find("multiple of 64"), std::string::npos);
 }
@@ -307,6 +309,8 @@ TEST(DiffusersConfig, BadSd3ConfigsNameTheField) {
     EXPECT_NE(error_of(c).find("dual_attention_layers"), std::string::npos);
     c = base, c["num_layers"] = -1;
     EXPECT_NE(error_of(c).find("num_layers"), std::string::npos);
+    c = base, c["num_attention_heads"] = 2147483647, c["attention_head_dim"] = 2147483647;
+    EXPECT_NE(error_of(c).find("num_attention_heads x attention_head_dim"), std::string::npos) << error_of(c);
     // 4096 px: 256 patches a side, over the position table's 192.
     EXPECT_NE(error_of(base, at_image(4096)).find("pos_embed_max_size"), std::string::npos);
 }

@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <set>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "importers/diffusers_parts.hpp"
 #include "ops/catalogue.hpp"
 
@@ -24,6 +26,15 @@ struct MMDiT {
     bool qk_norm = false, flash = false;
     bool rotary = false;  // Flux: rotary positions on the queries and keys of all the tokens
 };
+
+// num_attention_heads x attention_head_dim, within the limit on a dimension (the modulations are 2 to 9 times it).
+std::int64_t transformer_width(const Reader& c, const MMDiT& d) {
+    std::int64_t width = checked_mul(d.heads, d.head_dim, "transformer width");
+    if (width > limits::dimension)
+        c.fail("num_attention_heads x attention_head_dim is " + std::to_string(width) + ", over the limit of " +
+               std::to_string(limits::dimension) + " on a dimension");
+    return width;
+}
 
 // The joint attention over `tokens` tokens whose queries, keys and values the streams projected: Flux's rotary
 // embedding on the queries and keys, then one attention.
@@ -149,7 +160,7 @@ Model build_sd3_transformer(const Reader& c, const ModelInputs& inputs, Pipeline
     if (layers < 1) c.fail("field 'num_layers' must be at least 1");
     d.heads = c.integer("num_attention_heads", 18);
     d.head_dim = c.integer("attention_head_dim", 64);
-    d.width = d.heads * d.head_dim;
+    d.width = transformer_width(c, d);
     d.flash = inputs.flash_attention;
     const std::int64_t in_channels = c.integer("in_channels", 16), out_channels = c.integer("out_channels", in_channels);
     const std::int64_t joint_dim = c.integer("joint_attention_dim", 4096);
@@ -237,7 +248,7 @@ Model build_flux_transformer(const Reader& c, const ModelInputs& inputs, Pipelin
     if (layers + single_layers < 1) c.fail("num_layers and num_single_layers must not both be 0");
     d.heads = c.integer("num_attention_heads", 24);
     d.head_dim = c.integer("attention_head_dim", 128);
-    d.width = d.heads * d.head_dim;
+    d.width = transformer_width(c, d);
     d.flash = inputs.flash_attention;
     d.qk_norm = true, d.rotary = true;
     const std::int64_t patch = c.integer("patch_size", 1);

@@ -72,6 +72,8 @@ UNetShape read_shape(const Reader& c, const ModelInputs& inputs) {
     UNetShape u;
     u.channels = c.integers("block_out_channels");
     const size_t n = u.channels.size();
+    // Each level halves the latents: past 16 levels no image within the limits has a pixel left.
+    if (n > 16) c.fail("block_out_channels has " + std::to_string(n) + " levels (at most 16)");
     u.down = c.strings("down_block_types");
     u.up = c.strings("up_block_types");
     if (u.down.size() != n || u.up.size() != n)

@@ -232,7 +232,9 @@ std::vector<OptionDef> build_table() {
     const FineTune peft;  // the adapter options' defaults: PEFT's LoraConfig (ops/finetune.hpp)
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
-            .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
+            .help("a zoo id (`prenet zoo`), a layers-JSON file, a Hugging Face config.json or a diffusers config.json "
+                  "(a diffusion model's denoiser)")
+            .on_page("model"),
         Row("hardware", T::hardware, kPredict | kKernels | kCalibrate).flag("hardware", "H").label("Accelerators")
             .defaults("all", "all")
             .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (calibrate: "

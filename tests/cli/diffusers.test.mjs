@@ -49,6 +49,11 @@ test('LoRA on the attention projections trains diffusers\' DreamBooth LoRA count
     'q,k,v,o', '--lora-rank', '4', '--precision', 'bf16');
   assert.equal(table.status, 0, table.stderr);
   assert.match(table.stdout, /5\.81M trained, lora/);
+  // The settings line is whole, the import notes follow it one a line.
+  const lines = table.stdout.split('\n');
+  assert.match(lines[0], /predictor \S+$/);
+  assert.match(lines[1], /^note: diffusers UNet2DConditionModel: trains the denoiser at 1024x1024 px/);
+  assert.match(lines[3], /^note: not costed: .*MSE on the denoiser's output$/);
 });
 
 test('an unsupported _class_name names the supported ones', () => {

@@ -326,3 +326,20 @@ TEST(DiffusersSD3, DualAttentionAndQkNormAddTheirParameters) {
     std::int64_t d = 1536, with = compute_features(resolve_model(c, at_image(512)), Precision::fp32).trainable_params;
     EXPECT_EQ(with - plain, 24 * 4 * 64 + 3 * (4 * (d * d + d) + 2 * 64 + 3 * d * d + 3 * d));
 }
+
+// --encoders cached (train_text_to_image_sdxl's precomputed latents and text embeddings): the step is the
+// denoiser's alone, its input the latents; the model still says the image it was built for.
+TEST(DiffusersPipeline, CachedEncodersLeaveOnlyTheDenoiser) {
+    ModelInputs in = at_image(0);
+    in.cached_encoders = true;
+    Model m = resolve_model(fixture("sdxl_unet.json"), in);
+    ModelFeatures f = compute_features(m, Precision::fp32);
+    EXPECT_EQ(f.params, 2567463684);
+    EXPECT_EQ(split(f).frozen, 0.0);
+    EXPECT_EQ(m.image, 1024);
+    EXPECT_EQ(latent_input(m, "conv_in"), (Shape{1, 4, 128, 128}));
+    EXPECT_TRUE(latent_input(m, "vae_encoder.conv_in").empty());
+    ModelFeatures run = features_of("sdxl_unet.json", at_image(0));
+    EXPECT_LT(f.forward_flops, 0.6 * run.forward_flops);  // the VAE encoder alone is 4.9 of 11.8 TFLOPs
+    EXPECT_DOUBLE_EQ(f.backward_flops(), run.backward_flops());  // the encoders had no backward
+}

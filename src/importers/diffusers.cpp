@@ -299,15 +299,19 @@ Model model_from_diffusers_config(const json& config, const ModelInputs& inputs)
     m.domain = "vision";
     m.batch = inputs.batch;
     m.tokens_per_sample = 0;  // a sample is an image
-    Model vae = build_vae_encoder(pipeline, inputs);
-    std::string frozen = "VAE encoder (AutoencoderKL, " + millions(double(model_params(vae))) + ")";
-    append_frozen(m, std::move(vae));
-    for (size_t i = 0; i < pipeline.text_encoders.size(); ++i) {
-        const auto& e = pipeline.text_encoders[i];
-        Model text = build_text_encoder(e, i ? "text_encoder_" + std::to_string(i + 1) : "text_encoder", inputs);
-        frozen += ", " + e.label + " (" + millions(double(model_params(text))) + ", " +
-                  std::to_string(text.blocks.front().layers.front().input[1]) + " tokens)";
-        append_frozen(m, std::move(text));
+    m.image = pipeline.image;
+    std::string frozen;
+    if (!inputs.cached_encoders) {
+        Model vae = build_vae_encoder(pipeline, inputs);
+        frozen = "VAE encoder (AutoencoderKL, " + millions(double(model_params(vae))) + ")";
+        append_frozen(m, std::move(vae));
+        for (size_t i = 0; i < pipeline.text_encoders.size(); ++i) {
+            const auto& e = pipeline.text_encoders[i];
+            Model text = build_text_encoder(e, i ? "text_encoder_" + std::to_string(i + 1) : "text_encoder", inputs);
+            frozen += ", " + e.label + " (" + millions(double(model_params(text))) + ", " +
+                      std::to_string(text.blocks.front().layers.front().input[1]) + " tokens)";
+            append_frozen(m, std::move(text));
+        }
     }
     for (auto& block : denoiser.blocks) m.blocks.push_back(std::move(block));
     std::int64_t latent = pipeline.image / vae_factor;
@@ -315,7 +319,10 @@ Model model_from_diffusers_config(const json& config, const ModelInputs& inputs)
                       std::to_string(pipeline.image) + " px images (--image; default sample_size x 8), latents " +
                       std::to_string(pipeline.vae_latent_channels) + "x" + std::to_string(latent) + "x" +
                       std::to_string(latent) + " (the VAE's factor 8)");
-    m.notes.push_back("frozen, forward only: " + frozen);
+    m.notes.push_back(inputs.cached_encoders
+                          ? "--encoders cached: the latents and text embeddings were computed ahead of training; the "
+                            "VAE encoder and text encoders are not in the step"
+                          : "frozen, forward only: " + frozen + " (--encoders cached leaves them out)");
     for (auto& note : pipeline.notes) m.notes.push_back(std::move(note));
     m.notes.push_back("not costed: the noise scheduler's sampling and noising, EMA weights, the text dropout of "
                       "classifier-free guidance; the loss is the MSE on the denoiser's output");

@@ -41,6 +41,16 @@ test('--image sets the latents; a quarter of the pixels costs less than half the
   assert.ok(small.model.forward_flops < 0.3 * big.model.forward_flops);
 });
 
+test('--encoders cached leaves the VAE and text encoders out of the step; the settings still say the image', () => {
+  const run = json('predict', '--model', sdxl, '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16');
+  const cached = json('predict', '--model', sdxl, '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16', '--encoders', 'cached');
+  assert.equal(cached.model.params, 2567463684);
+  assert.equal(cached.settings.image, 1024);
+  assert.match(cached.model.import_notes.join('\n'), /--encoders cached/);
+  assert.ok(cached.results[0].step.forward_ms < run.results[0].step.forward_ms);
+  assert.equal(cached.results[0].memory.frozen_weights_bytes, 0);
+});
+
 test('LoRA on the attention projections trains diffusers\' DreamBooth LoRA count', () => {
   const r = json('features', '--model', sdxl, '--finetune', 'lora', '--lora-targets', 'q,k,v,o', '--lora-rank', '4',
     '--precision', 'bf16');

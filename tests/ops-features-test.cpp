@@ -275,3 +275,68 @@ TEST(Features, ParametersMeetTheTensorLimit) {
                   std::string::npos) << e.what();
     }
 }
+
+// Cross-attention from a source of another width (a UNet's 320 channels reading 768-wide text states): to_k and
+// to_v are 768 x 320; a frozen source (kv_input_grad false) gets no input gradient from them.
+TEST(Attention, CrossAttentionSourceOfItsOwnWidth) {
+    auto build = [](bool source_grad) {
+        ModelBuilder b("t", {2, 64, 320}, infer_shape);
+        b.add("layernorm", "ln");
+        b.add("attention", "attn2", {{"heads", 8}, {"projections", "separate"}, {"bias", false}, {"out_bias", true},
+                                     {"cross", true}, {"kv_tokens", 77}, {"kv_hidden", 768},
+                                     {"kv_input_grad", source_grad}});
+        return compute_features(b.finish("custom", 0), Precision::fp32);
+    };
+    ModelFeatures f = build(true), frozen_source = build(false);
+    EXPECT_EQ(f.params, 640 + 320 * 320 + 2 * 768 * 320 + 320 * 320 + 320);
+    EXPECT_DOUBLE_EQ(f.backward_input_flops - frozen_source.backward_input_flops, 2.0 * 2 * 77 * 768 * 640);
+    ModelBuilder b("t", {2, 64, 320}, infer_shape);
+    EXPECT_THROW(b.add("attention", "self", {{"heads", 8}, {"kv_hidden", 768}}), Error);  // no source to be wide
+}
+
+TEST(LayerNorm, WithoutAffineHasNoParametersOrWeightGradient) {
+    ModelBuilder b("t", {2, 16, 64}, infer_shape);
+    b.add("linear", "fc", {{"out_features", 64}});
+    b.add("layernorm", "ln", {{"affine", false}});
+    ModelFeatures f = compute_features(b.finish("custom", 0), Precision::fp32);
+    EXPECT_EQ(f.layers[1].cost.params, 0);
+    EXPECT_EQ(f.layers[1].cost.backward_weight_flops, 0.0);
+    EXPECT_GT(f.layers[1].cost.backward_input_flops, 0.0);
+}
+
+// A model's frozen component (a diffusion pipeline's encoder) trains nothing and, ahead of what trains, runs
+// forward only, with fine-tuning mode none as with LoRA, and gets no adapters.
+TEST(FrozenComponent, RunsForwardOnlyAndGetsNoAdapters) {
+    ModelBuilder b("t", {2, 16, 64}, infer_shape);
+    b.add("attention", "encoder", {{"heads", 4}, {"projections", "separate"}});
+    b.add("attention", "denoiser", {{"heads", 4}, {"projections", "separate"}});
+    Model m = b.finish("custom", 0);
+    m.blocks[0].layers[0].frozen_component = true;
+    ModelFeatures f = compute_features(m, Precision::fp32);
+    const std::int64_t attention = 4 * (64 * 64 + 64);
+    EXPECT_EQ(f.params, 2 * attention);
+    EXPECT_EQ(f.trainable_params, attention);
+    EXPECT_FALSE(f.layers[0].runs_backward);
+    EXPECT_EQ(f.layers[0].cost.saved_activation_bytes, 0.0);
+    EXPECT_TRUE(f.layers[1].runs_backward);
+    FineTune ft;
+    ft.mode = FineTuneMode::lora;
+    ft.targets = {"q", "v"};
+    ModelFeatures lora = compute_features(m, Precision::fp32, MixedRecipe::autocast, ft);
+    EXPECT_EQ(lora.adapter_params, 2 * 8 * (64 + 64));  // the denoiser's q and v only
+}
+
+// A linear that is an attention projection written out alone names its LoRA target.
+TEST(Linear, LoraTargetMakesItAnAdaptedProjection) {
+    ModelBuilder b("t", {2, 16, 64}, infer_shape);
+    b.add("linear", "embed", {{"out_features", 64}});
+    b.add("linear", "to_q", {{"out_features", 64}, {"lora_target", "q"}});
+    b.add("linear", "plain", {{"out_features", 64}});
+    FineTune ft;
+    ft.mode = FineTuneMode::lora;
+    ft.targets = {"q"};
+    EXPECT_EQ(compute_features(b.finish("custom", 0), Precision::fp32, MixedRecipe::autocast, ft).adapter_params,
+              8 * (64 + 64));
+    ModelBuilder bad("t", {2, 16, 64}, infer_shape);
+    EXPECT_THROW(bad.add("linear", "x", {{"out_features", 4}, {"lora_target", "to_q"}}), Error);
+}

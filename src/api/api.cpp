@@ -29,7 +29,7 @@ using nlohmann::json;
 
 const json& model_argument(const RequestOptions& o) {
     if (!o.has("model"))
-        throw Error("missing 'model' (a zoo id, a Hugging Face config.json or a layers JSON document)",
+        throw Error("missing 'model' (a zoo id, a Hugging Face or diffusers config.json or a layers JSON document)",
                     ErrorCode::missing, "model");
     return o.value("model");
 }

@@ -232,7 +232,9 @@ std::vector<OptionDef> build_table() {
     const FineTune peft;  // the adapter options' defaults: PEFT's LoraConfig (ops/finetune.hpp)
     return {
         Row("model", T::model, kModel).flag("model", "M").label("Model").defaults(nullptr, "required")
-            .help("a zoo id (`prenet zoo`), a layers-JSON file or a Hugging Face config.json").on_page("model"),
+            .help("a zoo id (`prenet zoo`), a layers-JSON file, a Hugging Face config.json or a diffusers config.json "
+                  "(a diffusion model's denoiser)")
+            .on_page("model"),
         Row("hardware", T::hardware, kPredict | kKernels | kCalibrate).flag("hardware", "H").label("Accelerators")
             .defaults("all", "all")
             .help("an id (`prenet hardware`), a spec JSON file, a comma-separated list of those, or all (calibrate: "
@@ -254,6 +256,14 @@ std::vector<OptionDef> build_table() {
         Row("image", T::count, kModel).flag("image", "PX").label("Image size", "pixels").up_to(double(1 << 20))
             .defaults(nullptr, "the model's").help("image side in pixels (vision models)").echoed()
             .on_page("training", "image"),
+        Row("encoders", T::choice, kModel).flag("encoders", "E").label("Diffusion encoders")
+            .choices({"run", "cached"}, {{"run", "run: the VAE and text encoders in every step"},
+                                         {"cached", "cached: latents and text embeddings computed ahead"}})
+            .defaults("run", "run")
+            .help("a diffusers model's frozen VAE encoder and text encoders: run forward in every step (diffusers' "
+                  "DreamBooth and SD 1.x scripts) or cached ahead of training (train_text_to_image_sdxl precomputes "
+                  "the latents and text embeddings), the step then the denoiser's alone; other models have none")
+            .off_page("diffusers configs are new to the page; the model panel will ask with their upload"),
         Row("precision", T::choice, kModel | kKernels).flag("precision", "P").label("Precision")
             .choices({"fp32", "tf32", "fp16", "bf16", "fp8"},
                      {{"fp16", "fp16 (mixed)"}, {"bf16", "bf16 (mixed)"}, {"fp8", "fp8 (bf16 model, fp8 matmuls)"},

@@ -77,7 +77,8 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     if (s.inputs.image == 0 && p.model.domain == "vision") {
         // Report the image size the model was built at.
         const Shape& in = p.model.blocks.front().layers.front().input;
-        if (in.size() == 4) s.inputs.image = in[3];
+        if (p.model.image) s.inputs.image = p.model.image;
+        else if (in.size() == 4) s.inputs.image = in[3];
     }
     resolve_budget(s, p.model);
     s.mixed = effective_mixed_recipe(s.precision, s.mixed, s.finetune.adapters());

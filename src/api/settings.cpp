@@ -94,6 +94,7 @@ Settings read_settings(const RequestOptions& o) {
     s.inputs.batch = o.count("batch");
     s.inputs.seq = o.count("seq");      // 0: the model's own
     s.inputs.image = o.count("image");  // 0: the model's own
+    s.inputs.cached_encoders = o.text("encoders") == "cached";
     s.inputs.flash_attention = o.text("attention") == "flash";
     s.inputs.attention_given = o.has("attention");  // asked for: wins over a config's attn_implementation
     s.precision = parse_precision(o.text("precision"));

@@ -25,6 +25,10 @@ struct Layer {
     Shape output;
     // False for layers whose input is the data itself: no input gradient is computed for them.
     bool needs_input_grad = true;
+    // A frozen component of the model whatever the fine-tuning mode (a diffusion pipeline's VAE encoder and text
+    // encoders, which turn the sample into the denoiser's inputs): its weights never train and get no adapters,
+    // and when nothing before it trains it runs forward only (ops/features.cpp).
+    bool frozen_component = false;
 };
 
 struct Block {
@@ -40,6 +44,9 @@ struct Model {
     // What one sample is: tokens per sample for sequence models (0 for images).
     std::int64_t tokens_per_sample = 0;
     std::int64_t batch = 1;
+    // The image side in pixels a vision model was built at when its first layer's input does not say it (a
+    // diffusion model whose encoders are cached starts at its latents); 0: that input says it.
+    std::int64_t image = 0;
     // What the importer could not model or left out (unknown layers with what was assumed for them, a part of
     // the document not imported): reported with every result, never dropped silently.
     std::vector<std::string> notes;

@@ -18,6 +18,9 @@ struct ModelInputs {
     // Whether flash_attention was asked for explicitly (`--attention`): then it wins over a config's own
     // attn_implementation; otherwise it is the default, and a config or a layer that names its kernel wins.
     bool attention_given = false;
+    // A diffusion pipeline's latents and text embeddings were computed ahead of training (--encoders cached): its
+    // frozen VAE encoder and text encoders are not part of the step (importers/diffusers.cpp).
+    bool cached_encoders = false;
 };
 
 struct ZooEntry {

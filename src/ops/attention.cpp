@@ -37,6 +37,14 @@ Heads read_heads(const Layer& layer) {
 // (its input's tokens) and attends over the keys and values of all c shards, which the ring passes round.
 std::int64_t context_shards(const Layer& layer) { return ops::int_attr(layer, "context_shards", 1); }
 
+// Cross-attention reads keys and values from a source of its own width (a diffusion UNet's text states, 768 or
+// 2048 wide, against 320-1280 channels): kv_hidden, the query's width unless given.
+std::int64_t kv_hidden(const Layer& layer) {
+    std::int64_t width = ops::int_attr(layer, "kv_hidden", layer.input.back());
+    if (width <= 0) ops::fail(layer, "field 'kv_hidden' must be positive");
+    return width;
+}
+
 void infer_attention(Layer& layer) {
     ops::require_rank(layer, 3, 3);
     Heads h = read_heads(layer);
@@ -54,6 +62,11 @@ void infer_attention(Layer& layer) {
         ops::fail(layer, "field 'qk_norm_weights' must be head, projection or none");
     if (ops::number_attr(layer, "softcap", 0.0) < 0) ops::fail(layer, "field 'softcap' must not be negative");
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
+    bool cross = ops::bool_attr(layer, "cross", false) || ops::int_attr(layer, "kv_tokens", layer.input[1]) != layer.input[1];
+    if (!cross && (layer.attrs.contains("kv_hidden") || layer.attrs.contains("kv_input_grad")))
+        ops::fail(layer, "fields 'kv_hidden' and 'kv_input_grad' describe a cross-attention source (give cross or kv_tokens)");
+    kv_hidden(layer);
+    ops::bool_attr(layer, "kv_input_grad", true);
     if (context_shards(layer) < 1) ops::fail(layer, "context_shards must be at least 1");
     std::string projections = ops::string_attr(layer, "projections", "fused");
     if (projections != "fused" && projections != "separate")
@@ -211,8 +224,10 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
     auto params = [&](std::int64_t in, std::int64_t out, bool b) {
         return checked_add(checked_mul(in, out, "parameter count"), b ? out : 0, "parameter count");
     };
-    cost.params = checked_add(params(h.hidden, q_out + kv_out, bias), params(h.heads * h.v_dim, h.out, out_bias),
-                              "parameter count");
+    bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
+    std::int64_t source = cross ? kv_hidden(layer) : h.hidden;
+    cost.params = checked_add(checked_add(params(h.hidden, q_out, bias), params(source, kv_out, bias), "parameter count"),
+                              params(h.heads * h.v_dim, h.out, out_bias), "parameter count");
     // Whisper's key projection has no bias while query and value have one.
     bool key_bias = bias && ops::bool_attr(layer, "key_bias", true);
     if (bias && !key_bias) cost.params -= h.kv_heads * h.qk_dim;
@@ -226,11 +241,12 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
         ops::add_vector(cost, layer, p, Family::norm, "qk_norm", double(rows) * (q_out + h.kv_heads * h.qk_dim), 1.0,
                         1.0, 4.0);
     }
-    bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
     if (cross) {
-        // Queries from the decoder, keys and values from the encoder output.
+        // Queries from the decoder, keys and values from the encoder output (no gradient when that source is a
+        // frozen encoder's: kv_input_grad false).
         ops::add_gemm(cost, layer, p, "q_proj", 1, rows, q_out, h.hidden, true, layer.needs_input_grad);
-        ops::add_gemm(cost, layer, p, "kv_proj", 1, kv_rows, kv_out, h.hidden, true, true);
+        ops::add_gemm(cost, layer, p, "kv_proj", 1, kv_rows, kv_out, source, true,
+                      ops::bool_attr(layer, "kv_input_grad", true));
         if (bias) {
             ops::add_bias_grad(cost, p, "q_proj", double(rows), double(q_out));
             ops::add_bias_grad(cost, p, "kv_proj", double(kv_rows), double(kv_out));
@@ -250,7 +266,7 @@ void cost_attention(const Layer& layer, Precision p, LayerCost& cost) {
         ops::add_gemm(cost, layer, p, "qkv_proj", 1, rows, q_out + kv_out, h.hidden, true, layer.needs_input_grad);
         if (bias) ops::add_bias_grad(cost, p, "qkv_proj", double(rows), double(q_out + kv_out));
     }
-    cost.macs += double(rows) * h.hidden * q_out + double(kv_rows) * h.hidden * kv_out;
+    cost.macs += double(rows) * h.hidden * q_out + double(kv_rows) * source * kv_out;
     if (ops::string_attr(layer, "position", "none") == "rotary")
         ops::add_vector(cost, layer, p, Family::elementwise, "rotary", double(rows) * (q_out + h.kv_heads * h.qk_dim),
                         1.0, 1.0, 6.0);
@@ -277,8 +293,9 @@ std::vector<LinearModule> attention_modules(const Layer& layer) {
     std::vector<LinearModule> m;
     bool cross = kv_len != q_len || ops::bool_attr(layer, "cross", false);
     if (cross) {
-        m = {{"q", h.hidden, q_out, rows, 1, true}, {"k", h.hidden, k_out, kv_rows, 1, false},
-             {"v", h.hidden, v_out, kv_rows, 1, false}};
+        std::int64_t source = kv_hidden(layer);
+        m = {{"q", h.hidden, q_out, rows, 1, true}, {"k", source, k_out, kv_rows, 1, false},
+             {"v", source, v_out, kv_rows, 1, false}};
     } else if (ops::string_attr(layer, "projections", "fused") == "separate") {
         m = {{"q", h.hidden, q_out, rows, 1, true}, {"k", h.hidden, k_out, rows, 1, true},
              {"v", h.hidden, v_out, rows, 1, true}};
@@ -409,7 +426,8 @@ void register_attention_ops(OpCatalogue& c) {
            "multi-head attention on [batch, tokens, hidden]: heads, kv_heads (= heads; fewer is GQA, 1 is MQA), "
            "head_dim (hidden / heads), causal (false), flash (absent: the requested --attention, flash by default), bias (true), out_bias (= bias), position "
            "(none | rotary | alibi | relative), dropout (0), kv_tokens and cross (cross-attention source length), "
-           "projections (fused: one qkv linear | separate: query, key and value linears), context_shards (1: context "
+           "projections (fused: one qkv linear | separate: query, key and value linears), kv_hidden (= hidden: "
+           "the cross-attention source's width), kv_input_grad (true: the source needs a gradient), context_shards (1: context "
            "parallelism, the sequence shards whose keys and values this shard attends to), qk_norm (false: RMSNorm "
            "per query and key head), qk_norm_weights (head: one weight per head dim | projection: one over all heads, "
            "OLMo 2 | none: Llama 4's L2 norm), key_bias (= bias; Whisper's key projection has none), window (0: sliding-window "

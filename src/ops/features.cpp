@@ -84,6 +84,13 @@ const Layer* output_layer(const Model& model) {
     return out;
 }
 
+bool has_frozen_component(const Model& model) {
+    for (const auto& block : model.blocks)
+        for (const auto& layer : block.layers)
+            if (layer.frozen_component) return true;
+    return false;
+}
+
 }  // namespace
 
 ModelFeatures compute_features(const Model& original, Precision precision, MixedRecipe mixed, const FineTune& ft) {
@@ -95,7 +102,9 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
     const FineTuneLayout layout = layout_for_finetune(original, ft);
     const Model& model = layout.model;
     const Layer* output = output_layer(model);
-    bool gradient_flows = !ft.freezes();  // something before the current layer trains
+    // Something before the current layer trains: from the start unless layers are frozen (a model that begins
+    // with a frozen component, a diffusion pipeline's encoders, runs them forward only).
+    bool gradient_flows = !ft.freezes() && !has_frozen_component(original);
     for (const auto& block : model.blocks)
         for (const auto& layer : block.layers)
             if (op_traits(layer).starts_fp32_stream) stream.residual_fp32 = true;
@@ -136,7 +145,8 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
             // invocation, but stores no copy of its own: PEFT wraps the shared module, and its adapter, once.
             const bool shares_weights = ops::bool_attr(layer, "shares_weights", false);
             if (lf.frozen) {
-                if (ft.adapters() && &block.layers[i] != output) {
+                // A frozen component (a pipeline's text encoder) keeps its own weights: no quantisation, no adapters.
+                if (ft.adapters() && &block.layers[i] != output && !layer.frozen_component) {
                     QuantizedBase q = quantize_weights(lf.cost, ft.quantization, p);
                     if (!shares_weights) {
                         f.quantized_params += r * q.params;
@@ -145,7 +155,7 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
                     f.largest_dequantized_bytes = std::max(f.largest_dequantized_bytes, q.largest_buffer);
                 }
                 drop_weight_gradients(lf.cost);
-                adapters = add_lora(lf.cost, layer, p, ft);
+                if (!layer.frozen_component) adapters = add_lora(lf.cost, layer, p, ft);
                 if (shares_weights) adapters = 0;
             }
             lf.trainable_params = checked_add(lf.frozen ? 0 : lf.cost.params, adapters, "parameter count");

@@ -180,7 +180,11 @@ FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
     FineTuneLayout out;
     out.model = model;
     if (!ft.freezes()) {
-        for (const auto& block : model.blocks) out.frozen.emplace_back(block.layers.size(), false);
+        for (const auto& block : model.blocks) {
+            std::vector<bool> flags;
+            for (const auto& layer : block.layers) flags.push_back(layer.frozen_component);
+            out.frozen.push_back(flags);
+        }
         return out;
     }
     out.model.blocks.clear();
@@ -195,7 +199,7 @@ FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
     for (size_t b = 0; b < model.blocks.size(); ++b)
         if (!model.blocks[b].name.empty()) last_block = b;
     auto layer_frozen = [&](const Layer& layer, size_t b, bool copy_frozen) {
-        if (ft.adapters()) return true;
+        if (ft.adapters() || layer.frozen_component) return true;
         if (layer.attrs.value("tied", false)) return embeddings;  // a tied weight is the embedding table
         if (is_embedding(layer) && embeddings) return true;
         if (model.blocks[b].name.empty() && b > last_block && head) return true;

@@ -1,5 +1,8 @@
 // Linear / dense layers: y = x W^T + b over the last dimension.
+#include <algorithm>
+
 #include "core/checked.hpp"
+#include "ops/finetune.hpp"
 #include "ops/catalogue.hpp"
 #include "ops/op_support.hpp"
 
@@ -14,8 +17,20 @@ void infer_linear(Layer& layer) {
                              to_string(layer.input));
     ops::bool_attr(layer, "bias", true);
     ops::bool_attr(layer, "tied", false);
+    std::string target = ops::string_attr(layer, "lora_target", "");
+    if (!target.empty() && std::find(lora_target_names().begin(), lora_target_names().end(), target) ==
+                               lora_target_names().end())
+        ops::fail(layer, "field 'lora_target' must be one of q, k, v, o, gate, up, down");
     layer.output = layer.input;
     layer.output.back() = out;
+}
+
+// A linear that is one of an attention's or MLP's projections written out on its own (a diffusion
+// transformer's to_q, add_k_proj, ...) names its PEFT target: LoRA adapts it as it would that projection.
+std::vector<LinearModule> linear_module(const Layer& layer) {
+    std::string target = ops::string_attr(layer, "lora_target", "");
+    if (target.empty()) return {};
+    return {{target, layer.input.back(), layer.output.back(), ops::leading_elements(layer.input), 1, true}};
 }
 
 void cost_linear(const Layer& layer, Precision p, LayerCost& cost) {
@@ -55,8 +70,10 @@ void cost_matmul(const Layer& layer, Precision p, LayerCost& cost) {
 }  // namespace
 
 void register_linear_ops(OpCatalogue& c) {
-    c.add({"linear", "dense layer over the last dimension: out_features, bias (true), tied (false)", infer_linear,
-           cost_linear, OpTraits::of(AutocastClass::half).saving_input()});
+    c.add({"linear",
+           "dense layer over the last dimension: out_features, bias (true), tied (false), lora_target (none: the "
+           "attention or MLP projection it is, q, k, v, o, gate, up or down, which --finetune lora adapts)",
+           infer_linear, cost_linear, OpTraits::of(AutocastClass::half).saving_input().with_linear_modules(linear_module)});
     c.add({"matmul", "product of two activations, [..., m, k] x [..., k, n] (leading dims batched): n", infer_matmul,
            cost_matmul, OpTraits::of(AutocastClass::half).saving_input()});
 }

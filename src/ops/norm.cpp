@@ -14,6 +14,7 @@ void infer_same(Layer& layer) {
                                                           std::to_string(layer.input[1]));
     }
     ops::bool_attr(layer, "bias", true);
+    ops::bool_attr(layer, "affine", true);
     layer.output = layer.input;
 }
 
@@ -25,7 +26,10 @@ std::int64_t normalized_features(const Layer& layer) {
 void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     std::int64_t features = normalized_features(layer);
     bool affine_bias = layer.kind != "rmsnorm" && ops::bool_attr(layer, "bias", true);
-    cost.params = checked_mul(features, affine_bias ? 2 : 1, "parameter count");
+    // Without an affine transform (a diffusion transformer's LayerNorm, whose scale and shift come from the adaLN
+    // modulation) the norm has no parameters and no weight gradient.
+    bool affine = ops::bool_attr(layer, "affine", true);
+    cost.params = affine ? checked_mul(features, affine_bias ? 2 : 1, "parameter count") : 0;
     double n = double(elements(layer.input));
     double reads = layer.kind == "batchnorm" ? 2.0 : 1.0;
     // Row-wise norms reduce over the features; batch norm reduces each channel over batch and space.
@@ -36,6 +40,10 @@ void cost_norm(const Layer& layer, Precision p, LayerCost& cost) {
     // dx needs), then applies: read x and dy, write dx. Its statistics are not re-read as in the forward
     // (PyTorch's batch_norm_backward_reduce + batch_norm_backward_elemt; cuDNN's one call does the same).
     if (layer.kind == "batchnorm") cost.kernels.back().bytes = 3.0 * n * activation_bytes(p);
+    if (!affine) {
+        cost.saved_activation_bytes += n * activation_bytes(p);
+        return;
+    }
     // Weight gradient: a reduction over rows of x_hat * dy, one more pass.
     Kernel dw;
     dw.family = Family::norm;
@@ -61,7 +69,7 @@ void register_norm_ops(OpCatalogue& c) {
     const OpTraits row = OpTraits::of(AutocastClass::fp32_list).saving_input();
     c.add({"batchnorm", "batch normalisation over channels (dim 1): weight and bias per channel", infer_same,
            cost_norm, batch});
-    c.add({"layernorm", "layer normalisation over the last dim; bias (true)", infer_same, cost_norm, row});
+    c.add({"layernorm", "layer normalisation over the last dim; bias (true), affine (true: false has no weight or bias)", infer_same, cost_norm, row});
     c.add({"rmsnorm", "RMS normalisation over the last dim, weight only", infer_same, cost_norm, row});
     c.add({"groupnorm", "group normalisation over channels: groups", infer_same, cost_norm, row});
 }

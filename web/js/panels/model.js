@@ -50,6 +50,8 @@ function kerasModel(doc) {
 }
 export function documentKind(doc) {
   if (isOnnxDoc(doc)) return { short: 'ONNX model', long: 'an ONNX model' };
+  // diffusers writes _class_name into every config (the denoiser's: UNet2DConditionModel, SD3Transformer2DModel).
+  if (typeof doc?._class_name === 'string') return { short: `diffusers ${doc._class_name}`, long: `a diffusers ${doc._class_name} config` };
   if (doc?.model_type) return { short: `Hugging Face config, ${doc.model_type}`, long: `a Hugging Face config (${doc.model_type})` };
   const keras = kerasModel(doc);
   // Keras's functional class is called Model: "a Keras Model" (not "a Keras Model model").

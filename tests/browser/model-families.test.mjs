@@ -8,6 +8,7 @@ import { cli, compareReplies, root, settled, splitCommand, useHarness } from './
 
 const harness = useHarness();
 const MAMBA2 = 'tests/fixtures/hf/mamba-codestral-7b-v0.1.json';
+const SDXL = 'tests/fixtures/diffusers/sdxl_unet.json';
 
 const reply = (page) => page.evaluate(() => window.prenet.last().predict);
 const cliText = (page) => page.locator('#cli').textContent();

@@ -17,8 +17,16 @@ let shownSource = null; // the tab follows the state's source only when the sour
 const zooShown = { zoo: null, source: null, model: null }; // what the zoo list was last built for
 
 // What another model resets: its own sequence length and image size; a tokens budget (which a model
-// without tokens cannot use; samples × epochs suits every model).
-const newModel = (state) => ({ seq: null, image: null, preset: '', ...(state.budget === 'tokens' ? { budget: '' } : {}) });
+// without tokens cannot use; samples × epochs suits every model); and what the language-model preset set for the
+// last model (llmDefaults: a global batch in tokens, which a diffusion UNet or a CNN cannot use), which the next
+// language model's preset sets again for itself.
+const newModel = (state) => ({
+  seq: null,
+  image: null,
+  preset: '',
+  ...(state.budget === 'tokens' ? { budget: '' } : {}),
+  ...(state.preset === 'llm' ? { global_batch_tokens: null, global_batch: null } : {}),
+});
 
 function renderZoo(state, { $, meta }) {
   const query = $('zoo-search').value.trim().toLowerCase();

@@ -83,6 +83,7 @@ TEST(HfConfig, EveryFixtureImports) {
         if (entry.path().extension() != ".json") continue;
         ++count;
         const std::string file = entry.path().filename().string();
+        SCOPED_TRACE(file);
         json config = fixture(file);
         ASSERT_TRUE(looks_like_hf_config(config)) << file;
         Model m;

@@ -173,6 +173,11 @@ TEST(ReadSettings, FineTuningOptionsAndTheirRules) {
     EXPECT_EQ(field_of({{"finetune", "lora"}, {"gpus", 2}}), "finetune");
     EXPECT_EQ(code_of({{"finetune", "lora"}, {"gpus", 2}}), ErrorCode::conflict);
     EXPECT_NO_THROW(settings({{"finetune", "full"}, {"gpus", 2}}));  // full fine-tuning is full training
+    // A global batch is a cluster question's (the option table says so, and the page then neither shows nor sends
+    // it with LoRA: its language-model preset's million-token batch refused every LoRA fine-tune of an upload).
+    EXPECT_EQ(field_of({{"finetune", "qlora"}, {"global_batch_tokens", 1048576}}), "global_batch_tokens");
+    EXPECT_EQ(field_of({{"finetune", "freeze"}, {"global_batch", 64}}), "global_batch");
+    EXPECT_NO_THROW(settings({{"finetune", "full"}, {"global_batch", 64}}));
 }
 
 }  // namespace

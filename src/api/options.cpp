@@ -263,7 +263,7 @@ std::vector<OptionDef> build_table() {
             .help("a diffusers model's frozen VAE encoder and text encoders: run forward in every step (diffusers' "
                   "DreamBooth and SD 1.x scripts) or cached ahead of training (train_text_to_image_sdxl precomputes "
                   "the latents and text embeddings), the step then the denoiser's alone; other models have none")
-            .off_page("diffusers configs are new to the page; the model panel will ask with their upload"),
+            .on_page("training", "enc").advanced(),
         Row("precision", T::choice, kModel | kKernels).flag("precision", "P").label("Precision")
             .choices({"fp32", "tf32", "fp16", "bf16", "fp8"},
                      {{"fp16", "fp16 (mixed)"}, {"bf16", "bf16 (mixed)"}, {"fp8", "fp8 (bf16 model, fp8 matmuls)"},
@@ -499,10 +499,10 @@ std::vector<OptionDef> build_table() {
         Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")
-            .echoed().on_page("cluster", "gbatch").clustered(),
+            .echoed().on_page("cluster", "gbatch").clustered().applies_with("finetune", {"none", "full"}),
         Row("global_batch_tokens", T::count, kRun).flag("global-batch-tokens", "T").label("Global batch", "tokens")
             .up_to(1e15).defaults(nullptr, "none").help("the global batch in tokens (language models)")
-            .on_page("cluster", "gtokens").clustered(),
+            .on_page("cluster", "gtokens").clustered().applies_with("finetune", {"none", "full"}),
 
         Row("cluster", T::document, kRun).flag("cluster", "FILE").label("Cluster")
             .defaults(nullptr, "none")

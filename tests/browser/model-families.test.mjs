@@ -47,7 +47,25 @@ describe('model families through the page', () => {
   test('an SDXL UNet config, fine-tuned with LoRA on an RTX 4090: a diffusers config, the CLI\'s numbers', async () => {
     const page = await harness().page('index.html#hw=rtx-4090&ft=lora&batch=1');
     await settled(page, 60_000);
-    await uploadAndCompare(page, SDXL, /a diffusers UNet2DConditionModel config/, ['--finetune', 'lora']);
+    const running = await uploadAndCompare(page, SDXL, /a diffusers UNet2DConditionModel config/, ['--finetune', 'lora']);
+    // The pipeline's frozen encoders: a field of a diffusers config's own. Cached (latents and text embeddings
+    // computed ahead), the step is the denoiser's alone, and the command line says so.
+    assert.equal(await page.$eval('#encoders-field', (el) => el.hidden), false, 'the encoders field shows for a diffusers config');
+    await page.$eval('#encoders-field', (el) => (el.closest('details').open = true));
+    await page.selectOption('#encoders', 'cached');
+    await page.waitForFunction(() => window.prenet.last().request?.encoders === 'cached', null, { timeout: 60_000 });
+    await settled(page, 60_000);
+    const command = await cliText(page);
+    assert.match(command, / --encoders cached\b/);
+    const cached = await reply(page);
+    compareReplies(cached, cli(splitCommand(command.replace('sdxl_unet.json', join(root, SDXL))).slice(1)), 'SDXL, encoders cached');
+    assert.ok(cached.results[0].step.forward_ms < running.results[0].step.forward_ms, 'no encoder forward passes');
+    // Another model has no encoders: the field hides and the choice is not carried over.
+    await page.setInputFiles('#file-input', join(root, 'tests/fixtures/hf/olmo-2-1124-7b.json'));
+    await page.waitForFunction(() => /olmo-2/.test(document.getElementById('file-status').textContent));
+    await settled(page, 60_000);
+    assert.equal(await page.$eval('#encoders-field', (el) => el.hidden), true);
+    assert.doesNotMatch(await cliText(page), /--encoders/);
   });
 
   test('every new config type uploads, is named for what it is and has the CLI\'s parameter count', async () => {
@@ -77,5 +95,6 @@ describe('model families through the page', () => {
     const page = await harness().page('index.html#hw=h100-sxm5-80gb');
     await settled(page, 60_000);
     await uploadAndCompare(page, MAMBA2, /a Hugging Face config \(mamba2\)/);
+    assert.equal(await page.$eval('#encoders-field', (el) => el.hidden), true, 'no encoders field for a language model');
   });
 });

@@ -71,3 +71,7 @@ export function fromBase64(text) {
 
 /** Whether a model document is an ONNX file as the API takes it. */
 export const isOnnxDoc = (doc) => !!doc && typeof doc === 'object' && typeof doc.onnx_base64 === 'string';
+
+/** Whether a model document is a diffusers config (diffusers writes _class_name into every config), as
+ * importers/resolve.cpp tells it: its pipeline has frozen encoders (the `encoders` row). */
+export const isDiffusersDoc = (doc) => typeof doc?._class_name === 'string';

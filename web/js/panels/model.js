@@ -1,7 +1,7 @@
 // Panel 1, the model: the zoo (searchable, by domain), the layer-by-layer editor, a dropped or chosen file,
 // and the model's numbers (parameters, FLOPs, the per-layer table) from the `features` reply.
 import * as F from '../format.js';
-import { isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
+import { isDiffusersDoc, isOnnxDoc, readJson, toBase64, utf8 } from '../documents.js';
 import { acceptFiles } from '../files.js';
 import { llmDefaults } from '../results/assumptions.js';
 
@@ -26,6 +26,7 @@ const newModel = (state) => ({
   preset: '',
   ...(state.budget === 'tokens' ? { budget: '' } : {}),
   ...(state.preset === 'llm' ? { global_batch_tokens: null, global_batch: null } : {}),
+  ...(state.encoders != null ? { encoders: null } : {}), // a diffusion pipeline's encoders: that model's alone
 });
 
 function renderZoo(state, { $, meta }) {
@@ -58,8 +59,7 @@ function kerasModel(doc) {
 }
 export function documentKind(doc) {
   if (isOnnxDoc(doc)) return { short: 'ONNX model', long: 'an ONNX model' };
-  // diffusers writes _class_name into every config (the denoiser's: UNet2DConditionModel, SD3Transformer2DModel).
-  if (typeof doc?._class_name === 'string') return { short: `diffusers ${doc._class_name}`, long: `a diffusers ${doc._class_name} config` };
+  if (isDiffusersDoc(doc)) return { short: `diffusers ${doc._class_name}`, long: `a diffusers ${doc._class_name} config` };
   if (doc?.model_type) return { short: `Hugging Face config, ${doc.model_type}`, long: `a Hugging Face config (${doc.model_type})` };
   const keras = kerasModel(doc);
   // Keras's functional class is called Model: "a Keras Model" (not "a Keras Model model").

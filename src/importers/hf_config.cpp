@@ -55,9 +55,6 @@ namespace {
 
 using hf::Config;
 
-std::string hf_activation(const Config& c, const std::string& act) { return hf::activation(c, act); }
-TransformerSpec vision_tower(const Config& c, bool siglip) { return hf::clip_vision_tower(c, siglip); }
-
 // Sliding-window attention. `layer_types` (transformers >= 4.53: "sliding_attention" / "full_attention" per layer)
 // wins; otherwise each family's own rule: Mistral and Phi-3 window every layer when `sliding_window` is set,
 // Qwen2/Qwen3 only with `use_sliding_window`, from layer `max_window_layers` on; Gemma 2 alternates local and
@@ -101,7 +98,7 @@ TransformerSpec llama_family(const Config& c, const std::string& type) {
     s.intermediate = c.integer("intermediate_size");
     s.vocab = c.integer("vocab_size");
     s.head_dim = c.integer("head_dim", 0);
-    s.activation = hf_activation(c, c.text("hidden_act", c.text("hidden_activation", "silu")));
+    s.activation = hf::activation(c, c.text("hidden_act", c.text("hidden_activation", "silu")));
     s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
     // Qwen2 and Qwen2-MoE: biases on query, key and value, none on the output projection.
     bool qkv_bias_only = type == "qwen2" || type == "qwen2_moe";
@@ -192,7 +189,7 @@ TransformerSpec deepseek(const Config& c) {
     s.qk_nope_head_dim = c.integer("qk_nope_head_dim");
     s.qk_rope_head_dim = c.integer("qk_rope_head_dim");
     s.v_head_dim = c.integer("v_head_dim");
-    s.activation = hf_activation(c, c.text("hidden_act", "silu"));
+    s.activation = hf::activation(c, c.text("hidden_act", "silu"));
     s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
     if (c.boolean("attention_bias", false)) c.fail("attention_bias true is not supported for MLA");
@@ -246,7 +243,7 @@ TransformerSpec llama4_text(const Config& c) {
     s.experts = c.integer("num_local_experts", 16);
     s.top_k = c.integer("num_experts_per_tok", 1);
     s.shared_experts = 1;
-    s.activation = hf_activation(c, c.text("hidden_act", "silu"));
+    s.activation = hf::activation(c, c.text("hidden_act", "silu"));
     s.gated = true, s.norm = "rmsnorm", s.norm_bias = false, s.position = "rotary";
     s.attention_bias = s.attention_out_bias = c.boolean("attention_bias", false);
     s.mlp_bias = false;
@@ -316,7 +313,7 @@ TransformerSpec gpt2(const Config& c);
 TransformerSpec gpt_bigcode(const Config& c) {
     TransformerSpec s = gpt2(c);
     s.kv_heads = c.boolean("multi_query", true) ? 1 : s.heads;
-    s.activation = hf_activation(c, c.text("activation_function", "gelu_pytorch_tanh"));
+    s.activation = hf::activation(c, c.text("activation_function", "gelu_pytorch_tanh"));
     return s;
 }
 
@@ -340,7 +337,7 @@ TransformerSpec whisper(const Config& c) {
     s.mel_bins = c.integer("num_mel_bins", 80);
     s.encoder_positions = c.integer("max_source_positions", 1500);
     s.max_positions = c.integer("max_target_positions", 448);
-    s.activation = hf_activation(c, c.text("activation_function", "gelu"));
+    s.activation = hf::activation(c, c.text("activation_function", "gelu"));
     s.position = "learned", s.key_bias = false;
     s.dropout = c.number("dropout", 0.0);
     s.tied_embeddings = c.boolean("tie_word_embeddings", true);
@@ -352,7 +349,7 @@ TransformerSpec vision_tower_of(const Config& c, const json& config, bool siglip
     if (!config.contains("vision_config") || !config["vision_config"].is_object())
         c.fail("missing object 'vision_config' (the vision tower is what is imported)");
     Config vision(config["vision_config"], siglip ? "siglip vision_config" : "clip vision_config");
-    TransformerSpec s = vision_tower(vision, siglip);
+    TransformerSpec s = hf::clip_vision_tower(vision, siglip);
     s.notes.push_back(std::string("imported the vision tower of this ") + (siglip ? "SigLIP" : "CLIP") +
                       " config; its text tower and projections are left out");
     return s;
@@ -366,7 +363,7 @@ TransformerSpec gpt2(const Config& c) {
     s.intermediate = c.integer("n_inner", 4 * s.hidden);
     s.vocab = c.integer("vocab_size");
     s.max_positions = c.integer_any({"n_positions", "n_ctx"});
-    s.activation = hf_activation(c, c.text("activation_function", "gelu_new"));
+    s.activation = hf::activation(c, c.text("activation_function", "gelu_new"));
     s.dropout = c.number("resid_pdrop", 0.1);
     s.tied_embeddings = c.boolean("tie_word_embeddings", true);
     s.default_seq = s.max_positions;
@@ -380,7 +377,7 @@ TransformerSpec gpt_neox(const Config& c) {
     s.heads = c.integer("num_attention_heads");
     s.intermediate = c.integer("intermediate_size");
     s.vocab = c.integer("vocab_size");
-    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.activation = hf::activation(c, c.text("hidden_act", "gelu"));
     s.position = "rotary";
     s.parallel_block = c.boolean("use_parallel_residual", true);
     s.parallel_two_norms = true;
@@ -398,7 +395,7 @@ TransformerSpec opt(const Config& c) {
     s.intermediate = c.integer("ffn_dim");
     s.vocab = c.integer("vocab_size");
     s.max_positions = c.integer("max_position_embeddings") + 2;  // OPT offsets positions by 2
-    s.activation = hf_activation(c, c.text("activation_function", "relu"));
+    s.activation = hf::activation(c, c.text("activation_function", "relu"));
     s.dropout = c.number("dropout", 0.1);
     s.post_norm = !c.boolean("do_layer_norm_before", true);
     s.final_norm = !s.post_norm;
@@ -455,7 +452,7 @@ TransformerSpec bert(const Config& c, bool roberta) {
     s.vocab = c.integer("vocab_size");
     s.max_positions = c.integer("max_position_embeddings");
     s.type_vocab = c.integer("type_vocab_size", roberta ? 1 : 2);
-    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.activation = hf::activation(c, c.text("hidden_act", "gelu"));
     s.dropout = c.number("hidden_dropout_prob", 0.1);
     s.embedding_norm = true, s.post_norm = true, s.final_norm = false, s.pooler = true;
     // The architecture named in the config decides the heads: pre-training adds masked-LM and next-sentence.
@@ -485,7 +482,7 @@ TransformerSpec t5(const Config& c, bool switch_moe) {
     s.relative_buckets = c.integer("relative_attention_num_buckets", 32);
     std::string ff = c.text("feed_forward_proj", "relu");
     s.gated = ff.rfind("gated-", 0) == 0;
-    s.activation = hf_activation(c, s.gated ? ff.substr(6) == "gelu" ? "gelu_new" : ff.substr(6) : ff);
+    s.activation = hf::activation(c, s.gated ? ff.substr(6) == "gelu" ? "gelu_new" : ff.substr(6) : ff);
     s.norm = "rmsnorm", s.norm_bias = false, s.position = "relative";
     s.attention_bias = s.attention_out_bias = s.mlp_bias = false;
     s.dropout = c.number("dropout_rate", 0.1);
@@ -517,7 +514,7 @@ TransformerSpec vit(const Config& c) {
     s.image = c.integer("image_size", 224);
     s.patch = c.integer("patch_size", 16);
     s.channels = c.integer("num_channels", 3);
-    s.activation = hf_activation(c, c.text("hidden_act", "gelu"));
+    s.activation = hf::activation(c, c.text("hidden_act", "gelu"));
     s.attention_bias = c.boolean("qkv_bias", true);
     s.attention_out_bias = true;
     s.vocab = 1;
@@ -561,7 +558,7 @@ TransformerSpec mpt(const Config& c) {
         if (!ffn.raw("ffn_act_fn").is_object()) ffn.fail("field 'ffn_act_fn' must be an object such as {\"name\": \"gelu\"}");
         Config act(ffn.raw("ffn_act_fn"), "mpt ffn_act_fn");
         std::string name = act.text("name", "gelu");
-        s.activation = name == "gelu" && act.text("approximate", "none") == "tanh" ? "gelu_tanh" : hf_activation(act, name);
+        s.activation = name == "gelu" && act.text("approximate", "none") == "tanh" ? "gelu_tanh" : hf::activation(act, name);
     }
 
     bool bias = !c.boolean("no_bias", false);
@@ -652,8 +649,8 @@ TransformerSpec spec_from_hf_config(const json& config, const std::string& name)
         {"deepseek_v3", deepseek},
         {"gpt_bigcode", gpt_bigcode},
         {"whisper", whisper},
-        {"clip_vision_model", [](const Config& c) { return vision_tower(c, false); }},
-        {"siglip_vision_model", [](const Config& c) { return vision_tower(c, true); }},
+        {"clip_vision_model", [](const Config& c) { return hf::clip_vision_tower(c, false); }},
+        {"siglip_vision_model", [](const Config& c) { return hf::clip_vision_tower(c, true); }},
         {"llama4_text", llama4_text},
         {"olmo2", [](const Config& c) { return llama_family(c, "olmo2"); }},
         // State-space and hybrid models (importers/hf_state_space.cpp).

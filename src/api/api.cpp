@@ -134,6 +134,7 @@ json features(const json& request) {
     out["model"] = model.name;
     out["import_notes"] = model.notes;
     if (!model.unknown_ops.empty()) out["unknown_ops"] = unknown_ops_json(model);
+    if (model.pipeline_encoders) out["pipeline_encoders"] = true;
     out["settings"] = settings_json(s, model, kFeatures);
     return out;
 }

@@ -59,6 +59,8 @@ json model_json(const Model& m, const ModelFeatures& f) {
                 {"import_notes", m.notes}};
     // An imported graph's ops that map to no layer kind (costed memory-bound), when there are any.
     if (!m.unknown_ops.empty()) out["unknown_ops"] = unknown_ops_json(m);
+    // A diffusion pipeline, whose frozen encoders --encoders runs or leaves out (the page shows that field for it).
+    if (m.pipeline_encoders) out["pipeline_encoders"] = true;
     return out;
 }
 

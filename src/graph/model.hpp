@@ -47,6 +47,9 @@ struct Model {
     // The image side in pixels a vision model was built at when its first layer's input does not say it (a
     // diffusion model whose encoders are cached starts at its latents); 0: that input says it.
     std::int64_t image = 0;
+    // A diffusion pipeline, whose frozen encoders run in the step or were cached ahead (--encoders): the replies
+    // say so (`pipeline_encoders`), and only then does the option apply.
+    bool pipeline_encoders = false;
     // What the importer could not model or left out (unknown layers with what was assumed for them, a part of
     // the document not imported): reported with every result, never dropped silently.
     std::vector<std::string> notes;

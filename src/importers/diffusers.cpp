@@ -300,6 +300,7 @@ Model model_from_diffusers_config(const json& config, const ModelInputs& inputs)
     m.batch = inputs.batch;
     m.tokens_per_sample = 0;  // a sample is an image
     m.image = pipeline.image;
+    m.pipeline_encoders = true;
     std::string frozen;
     if (!inputs.cached_encoders) {
         Model vae = build_vae_encoder(pipeline, inputs);

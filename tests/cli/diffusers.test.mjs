@@ -49,6 +49,10 @@ test('--encoders cached leaves the VAE and text encoders out of the step; the se
   assert.match(cached.model.import_notes.join('\n'), /--encoders cached/);
   assert.ok(cached.results[0].step.forward_ms < run.results[0].step.forward_ms);
   assert.equal(cached.results[0].memory.frozen_weights_bytes, 0);
+  // The replies say which models have such encoders (the page shows the field from it), and no other.
+  assert.deepEqual([run.model.pipeline_encoders, cached.model.pipeline_encoders], [true, true]);
+  assert.equal(json('features', '--model', sdxl).pipeline_encoders, true);
+  assert.equal(json('features', '--model', 'gpt2').pipeline_encoders, undefined);
 });
 
 test('LoRA on the attention projections trains diffusers\' DreamBooth LoRA count', () => {

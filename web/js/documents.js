@@ -73,5 +73,5 @@ export function fromBase64(text) {
 export const isOnnxDoc = (doc) => !!doc && typeof doc === 'object' && typeof doc.onnx_base64 === 'string';
 
 /** Whether a model document is a diffusers config (diffusers writes _class_name into every config), as
- * importers/resolve.cpp tells it: its pipeline has frozen encoders (the `encoders` row). */
+ * importers/resolve.cpp tells it: for naming the upload. */
 export const isDiffusersDoc = (doc) => typeof doc?._class_name === 'string';

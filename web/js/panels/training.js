@@ -7,7 +7,6 @@
 // rows: which budget to use (tokens or samples × epochs).
 import * as F from '../format.js';
 import * as S from '../state.js';
-import { isDiffusersDoc } from '../documents.js';
 
 const { esc } = F;
 const BUDGET = new Set(['tokens', 'samples', 'epochs']);
@@ -120,8 +119,8 @@ export function render(state, ctx) {
   const image = $('image-field');
   if (seq) seq.hidden = !language;
   if (image) image.hidden = !vision || language;
-  // Whether a diffusion pipeline's frozen encoders run in every step: only a diffusers config has them.
-  if ($('encoders-field')) $('encoders-field').hidden = !(state.source === 'file' && isDiffusersDoc(state.doc));
+  // Whether a diffusion pipeline's frozen encoders run in every step: a field for the models the API says have them.
+  if ($('encoders-field')) $('encoders-field').hidden = !(last.predict?.model ?? last.features)?.pipeline_encoders;
   // A fine-tune's blank sequence is the API's (at most 2,048 tokens: the seq row's default_text), which the
   // reply for these settings echoes; otherwise the model's own.
   const ft = table.byName.get('finetune');

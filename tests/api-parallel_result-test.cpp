@@ -36,5 +36,27 @@ TEST(ParallelResult, DevicesThatDoNotFillNodesAreAnErrorOfGpus) {
     EXPECT_EQ(testing::error_field([&] { parallel_device_result(twelve, find_hardware("a100-sxm4-80gb")); }), "gpus");
 }
 
+
+// A plan search's sharded models are kept between requests for the same model at the same sizes (the page asks
+// one accelerator per request): a request answers the same whether it was asked first, after another model or
+// sequence, or after the cache has dropped it; and the others' answers are their own.
+TEST(ParallelResult, SearchesKeptBetweenRequestsAnswerAsIfAskedFirst) {
+    const json gpt2 = "gpt2", llama = "llama3.2-1b";
+    const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
+    auto ask = [&](const json& model, std::int64_t seq) {
+        RequestContext c = make_request_context(model, json(),
+                                                read_settings(RequestOptions({{"gpus", 8}, {"seq", seq}}, kPredict)));
+        return parallel_device_result(c, h100).dump();
+    };
+    std::string a = ask(gpt2, 128), b = ask(gpt2, 256), c = ask(llama, 128);
+    EXPECT_NE(a, b);
+    EXPECT_NE(a, c);
+    const json copy = "gpt2";  // the same model named by another document
+    EXPECT_EQ(ask(copy, 128), a);  // a third model and sequence came between: dropped and rebuilt
+    EXPECT_EQ(ask(llama, 128), c);
+    EXPECT_EQ(ask(gpt2, 128), a);
+    EXPECT_EQ(ask(gpt2, 256), b);
+}
+
 }  // namespace
 }  // namespace prenet

@@ -57,7 +57,7 @@ TEST(DataParallel, FullShardGathersTwiceAndScattersOncePerMicroBatch) {
     EXPECT_EQ(c.backward[0].op, Collective::all_gather);
     EXPECT_EQ(c.backward[1].op, Collective::reduce_scatter);
     // What cannot hide is the largest unit's share: GPT-2 small's embedding table, 31% of its weights.
-    EXPECT_DOUBLE_EQ(c.unhidden_fraction, largest_unit_params(f) / double(f.params));
+    EXPECT_DOUBLE_EQ(c.unhidden_fraction, f.largest_unit_params / double(f.params));
     EXPECT_NEAR(c.unhidden_fraction, 0.31, 0.01);
     DataParallelComms shard_grad_op = data_parallel_comms(f, dp(8, 2), r);
     EXPECT_EQ(shard_grad_op.backward.size(), 1u);  // weights stay gathered through the backward
@@ -99,7 +99,7 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     // gradient is cast to fp32 (autocast's stored gradients) for its reduce-scatter: 2 x 2 + 2 + 4 bytes per unit
     // parameter.
     EXPECT_DOUBLE_EQ(z3.weights, whole.weights / n);
-    const double unit = largest_unit_params(f);
+    const double unit = f.largest_unit_params;
     EXPECT_DOUBLE_EQ(z3.gathered, 2.0 * 2.0 * unit + 2.0 * unit + 4.0 * unit);
     EXPECT_DOUBLE_EQ(z3.layer_temporary, whole.layer_temporary + z3.gathered);
     // ZeRO-2 keeps autocast's fp32 weights: both blocks' gradients are fp32.

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "parallel-fixture.hpp"
 #include "ops/attention.hpp"
 #include "parallel/pipeline.hpp"
+#include "parallel/plan_search.hpp"
 
 #include <tuple>
 
@@ -273,6 +276,38 @@ TEST(ParallelStep, TheStageCacheChangesNoAnswer) {
             EXPECT_EQ(from_cache.exposed_by_kind_ms, plain.exposed_by_kind_ms);
         }
     }
+}
+
+// The plan search prunes by step_lower_bound_ms: no layout, of any schedule, parallelism or checkpointing, may
+// take less. Every candidate of a dense model (pipelines even and uneven, interleaved, zero-bubble, DualPipe,
+// context parallel) and a MoE (expert parallel) on a slow and a fast link.
+TEST(ParallelStep, NoLayoutIsFasterThanItsLowerBound) {
+    struct Case {
+        const char* model;
+        std::int64_t gpus, tokens;
+        std::optional<PipelineSchedule> schedule;
+    };
+    for (const Case& c : {Case{"gpt2", 8, 128, std::nullopt}, Case{"gpt2", 8, 128, PipelineSchedule::zb_h1},
+                          Case{"gpt2", 8, 128, PipelineSchedule::dualpipe}, Case{"gpt2", 8, 128, PipelineSchedule::gpipe},
+                          Case{"qwen3-0.6b", 4, 16384, std::nullopt}, Case{"mixtral-8x7b", 16, 64, std::nullopt}})
+        for (double gbps : {1.0, 300.0}) {
+            Fixture f(c.gpus, gbps, c.model, c.tokens);
+            StageCache cache;
+            f.context.cache = &cache;
+            LayoutRequest r = f.request();
+            r.global_batch = 2 * c.gpus;
+            r.schedule = c.schedule;
+            std::vector<ParallelLayout> layouts = candidate_layouts(r, f.models.shape(), f.cluster);
+            ASSERT_GT(layouts.size(), 10u) << c.model;
+            for (const auto& l : layouts) {
+                double bound = step_lower_bound_ms(l, f.models, f.context);
+                ParallelStep s = predict_parallel_step(l, f.models, f.context);
+                EXPECT_GT(bound, 0);
+                EXPECT_LE(bound, s.total_ms() * (1 + 1e-12))
+                    << c.model << " dp " << l.dp << " tp " << l.tp << " pp " << l.pp << " vp " << l.vp << " cp " << l.cp
+                    << " ep " << l.ep << " " << to_string(l.schedule);
+            }
+        }
 }
 
 TEST(ParallelStep, MsPerSampleDividesByTheGlobalBatch) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -193,6 +194,43 @@ TEST(PlanSearch, KeepsTheFastestLayoutsInTheirTieBreakingOrder) {
         EXPECT_GE(ms_per_sample(alt.step), before);
         before = ms_per_sample(alt.step);
     }
+}
+
+
+// Pruning by the lower bound changes no answer: the winner and the runners-up are those of timing every layout
+// that fits, by time per sample, ties in candidate order. Memory set so that some layouts do not fit.
+TEST(PlanSearch, PruningChangesNoAnswer) {
+    for (auto [model, gpus, tokens] : {std::tuple{"gpt2", 8, 128}, std::tuple{"mixtral-8x7b", 16, 64}})
+        for (double gbps : {1.0, 300.0}) {
+            Fixture f(gpus, gbps, model, tokens);
+            LayoutRequest r = f.request();
+            r.global_batch = 4 * gpus;
+            std::vector<ParallelLayout> layouts = candidate_layouts(r, f.models.shape(), f.cluster);
+            std::vector<double> peaks;
+            for (const auto& l : layouts) peaks.push_back(parallel_memory(l, f.models, f.context).memory.peak);
+            std::vector<double> sorted = peaks;
+            std::sort(sorted.begin(), sorted.end());
+            f.hw.memory_gb = sorted[sorted.size() * 2 / 3] / 1e9;  // a third do not fit
+            std::vector<std::pair<double, size_t>> all;
+            for (size_t i = 0; i < layouts.size(); ++i)
+                if (parallel_memory(layouts[i], f.models, f.context).memory.fits())
+                    all.push_back({ms_per_sample(predict_parallel_step(layouts[i], f.models, f.context)), i});
+            std::sort(all.begin(), all.end());  // by time per sample, then candidate order
+            const size_t keep = 4;
+            PlanSearch s = search_plan(r, f.models, f.context, keep);
+            ASSERT_TRUE(s.fits);
+            EXPECT_LT(s.timed, std::int64_t(all.size())) << model << " " << gbps;  // it did prune
+            EXPECT_TRUE(s.best.layout == layouts[all[0].second]) << model << " " << gbps;
+            EXPECT_EQ(ms_per_sample(s.best), all[0].first);
+            size_t fitting_alternatives = 0;
+            for (const auto& alt : s.alternatives) {
+                if (!alt.fits) continue;
+                ++fitting_alternatives;
+                ASSERT_LT(fitting_alternatives, all.size());
+                EXPECT_TRUE(alt.step.layout == layouts[all[fitting_alternatives].second]) << model << " " << gbps;
+            }
+            EXPECT_EQ(fitting_alternatives, std::min(keep, all.size() - 1));
+        }
 }
 
 }  // namespace

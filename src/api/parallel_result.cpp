@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <list>
 #include <map>
+#include <memory>
+#include <tuple>
 #include <optional>
 
 #include "api/device_result.hpp"
@@ -149,6 +152,42 @@ std::vector<MemoryChange> layout_changes(const RequestContext& request, StageMod
     return ranked_changes(q, model);
 }
 
+// The sharded models and stage features of a plan search depend on the model, its sizes, the precision and the
+// recipe, never on the accelerator: a request over every accelerator builds them once, and so do the page's
+// requests of one accelerator each (a module instance per worker, asked one accelerator after another). The
+// last two kept: a request and its fallback precision's (api.cpp). Not thread-safe; nothing here runs threads.
+StageModels& stage_models_for(const RequestContext& request) {
+    const Settings& s = request.settings;
+    const ModelInputs& in = s.inputs;
+    // What StageModels reads besides the model argument: its build's inputs (the batch and, where the model has
+    // tokens, the sequence are the layout's), the tokens per sample, the precision and the recipe.
+    using Sizes = std::tuple<std::int64_t, std::int64_t, bool, bool, bool, std::int64_t, int, int>;
+    Sizes sizes{in.seq, in.image, in.flash_attention, in.attention_given, in.cached_encoders,
+                request.model.tokens_per_sample, int(s.precision), int(s.mixed)};
+    struct Kept {
+        json argument;
+        Sizes sizes;
+        std::unique_ptr<StageModels> models;
+    };
+    static std::list<Kept> kept;
+    for (auto it = kept.begin(); it != kept.end(); ++it)
+        if (it->sizes == sizes && it->argument == *request.model_argument) {
+            kept.splice(kept.begin(), kept, it);
+            return *kept.front().models;
+        }
+    Kept k{*request.model_argument, sizes, nullptr};
+    ModelAt build = [in, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
+        ModelInputs at = in;
+        at.batch = micro_batch;
+        if (tokens > 0) at.seq = tokens;
+        return build_model(argument, at);
+    };
+    k.models = std::make_unique<StageModels>(build, request.model.tokens_per_sample, s.precision, s.mixed);
+    kept.push_front(std::move(k));
+    if (kept.size() > 2) kept.pop_back();
+    return *kept.front().models;
+}
+
 }  // namespace
 
 json parallel_device_result(const RequestContext& request, const HardwareSpec& hw) {
@@ -164,15 +203,7 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     c.step.layer_breakdown = false;
     c.reserve = s.reserve;
     c.ep_overlap = s.ep_overlap;
-    ModelInputs inputs = s.inputs;
-    const json& argument = *request.model_argument;
-    ModelAt build = [inputs, &argument](std::int64_t micro_batch, std::int64_t tokens) {
-        ModelInputs at = inputs;
-        at.batch = micro_batch;
-        if (tokens > 0) at.seq = tokens;
-        return build_model(argument, at);
-    };
-    StageModels models(build, request.model.tokens_per_sample, s.precision, s.mixed);
+    StageModels& models = stage_models_for(request);
     PlanSearch search = search_plan(s.layout, models, c);
     const ParallelStep& best = search.best;
     const StepTime& t = best.time;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "ops/catalogue.hpp"
+#include "ops/moe.hpp"
 #include "ops/op_support.hpp"
 
 namespace prenet {
@@ -181,6 +183,13 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
         }
     }
     f.frozen_params -= f.quantized_params;  // the frozen parameters stored unquantised
+    std::map<std::string, double> block_copy;
+    for (const auto& lf : f.layers) {
+        f.routed_expert_params += double(lf.repeat) * double(routed_expert_params(lf.layer));
+        if (lf.block.empty()) f.largest_unit_params = std::max(f.largest_unit_params, double(lf.cost.params));
+        else block_copy[lf.block] += double(lf.cost.params);
+    }
+    for (const auto& [name, params] : block_copy) f.largest_unit_params = std::max(f.largest_unit_params, params);
     // The parameters are tensors the step touches element by element (the optimizer's update reads every one), so
     // they meet the limit on one tensor's elements, 2^53, here where both `features` and `predict` pass; predict
     // refused a Keras Dense of 2^31 x 2^31 only at its optimizer kernel while features reported 4.6e18 parameters.

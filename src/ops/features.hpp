@@ -38,6 +38,10 @@ struct ModelFeatures {
     // Under autocast: the half-precision copies of the weights that matmuls and convolutions keep for the
     // backward pass (2 bytes per weight, alive from the forward until the backward has used them).
     double half_weight_copy_bytes = 0;
+    // What every parallel layout reads of a stage (parallel/data_parallel.cpp), counted here once: the routed
+    // experts' parameters (their router and shared experts are replicated like the dense ones), and the
+    // parameters of the largest unit FSDP gathers at once (one block copy, or one layer outside blocks).
+    double routed_expert_params = 0, largest_unit_params = 0;
     std::vector<LayerFeatures> layers;
     double backward_flops() const { return backward_input_flops + backward_weight_flops; }
 };

@@ -1,21 +1,10 @@
 #include "parallel/data_parallel.hpp"
 
 #include <algorithm>
-#include <map>
-
-#include "ops/catalogue.hpp"
-#include "ops/moe.hpp"
 
 namespace prenet {
 
 namespace {
-
-// The routed experts' parameters (their router and shared experts are replicated like the dense ones).
-double moe_params(const ModelFeatures& stage) {
-    double n = 0;
-    for (const auto& lf : stage.layers) n += double(lf.repeat) * double(routed_expert_params(lf.layer));
-    return n;
-}
 
 std::int64_t shards(const ParallelLayout& l) { return l.dp * l.cp; }
 
@@ -23,7 +12,7 @@ std::int64_t shard_of(std::int64_t params, std::int64_t ranks) { return (params 
 
 // Of `params`, what one device keeps under ZeRO: the dense parameters' 1/(dp x cp), the experts' 1/replicas.
 std::int64_t sharded_params(const ModelFeatures& stage, const ParallelLayout& l) {
-    std::int64_t experts = std::int64_t(moe_params(stage));
+    std::int64_t experts = std::int64_t(stage.routed_expert_params);
     if (experts == 0) return shard_of(stage.params, shards(l));
     return shard_of(stage.params - experts, shards(l)) + shard_of(experts, l.expert_replicas());
 }
@@ -34,24 +23,13 @@ CommOp op(Collective c, double bytes, CollectiveGroup g, const char* what, bool 
 
 }  // namespace
 
-double largest_unit_params(const ModelFeatures& stage) {
-    std::map<std::string, double> block_copy;
-    double largest = 0;
-    for (const auto& lf : stage.layers) {
-        if (lf.block.empty()) largest = std::max(largest, double(lf.cost.params));
-        else block_copy[lf.block] += double(lf.cost.params);
-    }
-    for (const auto& [name, params] : block_copy) largest = std::max(largest, params);
-    return largest;
-}
-
 DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& l, const PrecisionRecipe& r,
                                       const FrameworkPreset& f) {
     DataParallelComms c;
     std::int64_t n = shards(l);
     if (n == 1) return c;
     const char* what = "data parallel";
-    double params = double(stage.params), experts = moe_params(stage), dense = params - experts;
+    double params = double(stage.params), experts = stage.routed_expert_params, dense = params - experts;
     CollectiveGroup dense_group{n, l.tp};
     // Expert weights are replicated over the ranks outside their expert-parallel (and expert-tensor) group.
     // Ranks are ordered tp, cp, dp, pp: the replicas are the cp ranks (tp apart), in every expert-parallel group
@@ -81,7 +59,7 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
             if (l.zero == 3 && f.reshard_after_forward) add(c.backward, Collective::all_gather, weight, true);
             add(c.backward, Collective::reduce_scatter, grad, true);
             // The first block's gather (forward) or the last one's reduction (backward) has nothing to hide behind.
-            c.unhidden_fraction = std::min(1.0, largest_unit_params(stage) / std::max(1.0, params));
+            c.unhidden_fraction = std::min(1.0, stage.largest_unit_params / std::max(1.0, params));
             break;
         }
     }
@@ -105,7 +83,7 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
                        const FrameworkPreset& f) {
     MemoryUse m = u;
     double n = double(stage.params), s = double(shards(l));
-    double experts = moe_params(stage), dense = n - experts;
+    double experts = stage.routed_expert_params, dense = n - experts;
     // Per-parameter states kept by one device: the dense part's 1/(dp x cp), the experts' 1/replicas.
     auto shard = [&](double bytes) {
         if (experts == 0) return bytes / s;
@@ -118,7 +96,7 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
         master_bytes = shard(master_bytes);
     }
     if (l.zero >= 2) m.gradients = shard(u.gradients);
-    const double unit = largest_unit_params(stage), grad_bytes = r.gradient_bytes;
+    const double unit = stage.largest_unit_params, grad_bytes = r.gradient_bytes;
     m.gathered = 0;
     if (l.zero >= 3) {
         model_bytes = shard(model_bytes);

@@ -34,9 +34,6 @@ struct DataParallelComms {
 DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout,
                                       const PrecisionRecipe& recipe, const FrameworkPreset& framework = {});
 
-// Parameters of the largest unit FSDP gathers at once (one block copy, or one layer outside blocks).
-double largest_unit_params(const ModelFeatures& stage);
-
 // Parameters this device's optimizer updates under ZeRO (all of them below zero 1).
 std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& layout);
 // Parameters whose gradients this device accumulates across micro-batches (sharded from zero 2).

@@ -236,6 +236,19 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
     return out;
 }
 
+double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+    check_layout(l, models.shape(), c.cluster->gpus);
+    StepOptions o = stage_options(l, c);
+    double slowest = 0;
+    for (const ModelFeatures* stage : models.stages(l)) {
+        MicroBatchTime own;
+        const MicroBatchTime& mb =
+            c.cache ? c.cache->micro_batch(*stage, o, c) : (own = predict_micro_batch(*stage, *c.hw, *c.predictor, o));
+        slowest = std::max(slowest, mb.forward_ms + mb.backward_ms + mb.recompute_ms);
+    }
+    return slowest * double(l.grad_accum);
+}
+
 ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c,
                                    const ParallelMemory* known_memory) {
     check_layout(l, models.shape(), c.cluster->gpus);

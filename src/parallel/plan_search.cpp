@@ -267,31 +267,37 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         out.fits_on = fewest_devices_that_fit(r, models, c);
         return out;
     }
-    // Then the bound: every device at its dense matrix peak on the model's FLOPs.
-    double peak = c.hw->matmul_flops(c.step.precision) * double(r.gpus);
-    // The fastest keep + 1 timed so far, fastest first, ties in candidate order (the tie-breaking order): all
-    // the reply shows; a step's breakdown is large, so the rest are not kept.
-    std::vector<ParallelStep> timed;
-    double best_per_sample = INFINITY;
-    for (const auto& [l, mem] : fitting) {
-        // Half the counted FLOPs: the count takes causal attention whole, a causal kernel runs half of it.
-        double bound_per_sample = 0.5 * models.flops(l.micro_batch) / double(l.micro_batch) / peak * 1e3;
-        // Keep enough runners-up to explain: prune only what is slower than the best by the bound.
-        if (out.timed > std::int64_t(keep) && bound_per_sample > best_per_sample) continue;
-        ParallelStep s = predict_parallel_step(l, models, c, &mem);
+    // Then the bound (step_lower_bound_ms: the slowest stage's kernels), lowest first: once the fastest keep + 1
+    // timed so far are all faster than a layout's bound, neither it nor any after it can be among them.
+    std::vector<std::pair<double, size_t>> by_bound;  // (bound per sample, index in fitting)
+    by_bound.reserve(fitting.size());
+    for (size_t i = 0; i < fitting.size(); ++i) {
+        const ParallelLayout& l = fitting[i].first;
+        by_bound.push_back({step_lower_bound_ms(l, models, c) / double(l.global_batch()), i});
+    }
+    std::stable_sort(by_bound.begin(), by_bound.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // The fastest keep + 1 timed, fastest first, ties in candidate order (the tie-breaking order): all the reply
+    // shows; a step's breakdown is large, so the rest are not kept.
+    std::vector<std::pair<size_t, ParallelStep>> timed;
+    auto faster = [](const std::pair<size_t, ParallelStep>& a, const std::pair<size_t, ParallelStep>& b) {
+        double x = ms_per_sample(a.second), y = ms_per_sample(b.second);
+        return x < y || (x == y && a.first < b.first);
+    };
+    for (const auto& [bound, i] : by_bound) {
+        // (a hair under the bound: the step sums the same kernel times in another order)
+        if (timed.size() > keep && bound * (1 - 1e-9) > ms_per_sample(timed.back().second)) break;
+        std::pair<size_t, ParallelStep> s{i, predict_parallel_step(fitting[i].first, models, c, &fitting[i].second)};
         ++out.timed;
-        best_per_sample = std::min(best_per_sample, ms_per_sample(s));
-        auto at = std::upper_bound(timed.begin(), timed.end(), s, [](const ParallelStep& a, const ParallelStep& b) {
-            return ms_per_sample(a) < ms_per_sample(b);
-        });
+        auto at = std::upper_bound(timed.begin(), timed.end(), s, faster);
         if (at - timed.begin() > std::ptrdiff_t(keep)) continue;
         timed.insert(at, std::move(s));
         if (timed.size() > keep + 1) timed.pop_back();
     }
-    out.best = timed.front();
+    out.best = timed.front().second;
     for (size_t i = 1; i < timed.size() && out.alternatives.size() < keep; ++i) {
         PlanAlternative alt;
-        alt.step = timed[i];
+        alt.step = timed[i].second;
         explain(alt, out.best);
         out.alternatives.push_back(std::move(alt));
     }

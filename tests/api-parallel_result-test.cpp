@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/api.hpp"
 #include "api/request_context.hpp"
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
@@ -56,6 +57,31 @@ TEST(ParallelResult, SearchesKeptBetweenRequestsAnswerAsIfAskedFirst) {
     EXPECT_EQ(ask(llama, 128), c);
     EXPECT_EQ(ask(gpt2, 128), a);
     EXPECT_EQ(ask(gpt2, 256), b);
+}
+
+
+// Each layout's memory is kept between the accelerators of one question (it does not depend on the accelerator,
+// only whether it fits does): the answers of a request over several accelerators, of capacities that make other
+// layouts fit, are those of each accelerator's search on its own with nothing kept.
+TEST(ParallelResult, MemoryKeptBetweenAcceleratorsChangesNoAnswer) {
+    const json llama = "llama3.2-1b";
+    json asked = {{"command", "predict"}, {"model", llama}, {"gpus", 8}, {"seq", 4096}, {"global_batch", 64}};
+    std::vector<std::string> ids = {"rtx-4090", "a100-sxm4-40gb", "h100-sxm5-80gb", "rtx-4090"};
+    asked["hardware"] = ids;
+    json reply = handle_request(asked);
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    json alone = asked;
+    alone.erase("command");
+    alone.erase("hardware");
+    alone.erase("model");
+    RequestContext fresh = make_request_context(llama, json(), read_settings(RequestOptions(alone, kPredict)));
+    ASSERT_TRUE(fresh.question.empty());  // nothing kept for it
+    ASSERT_EQ(reply["results"].size(), ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+        json own = parallel_device_result(fresh, find_hardware(ids[i]));
+        const json& kept = reply["results"][i];
+        for (const char* part : {"plan", "memory", "step"}) EXPECT_EQ(kept[part], own[part]) << ids[i] << " " << part;
+    }
 }
 
 }  // namespace

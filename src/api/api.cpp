@@ -79,6 +79,9 @@ json predict(const json& request) {
     const json& model = model_argument(o);
     const json& kernel_models = o.value("kernel_models");
     RequestContext context = make_request_context(model, kernel_models, asked);
+    json question = request;
+    for (const char* which : {"hardware", "custom_hardware"}) question.erase(which);
+    context.question = question.dump();
     // Contexts at fallback precisions, made once per precision for the devices that need one.
     std::map<Precision, std::unique_ptr<RequestContext>> fallback_contexts;
     auto context_for = [&](const PrecisionSupport& support) -> const RequestContext& {
@@ -91,6 +94,7 @@ json predict(const json& request) {
             s.precision = support.used;
             if (!o.has("mixed")) s.mixed = MixedRecipe::autocast;
             p = std::make_unique<RequestContext>(make_request_context(model, kernel_models, s));
+            p->question = context.question;  // (its precision, which differs, is part of what parallel_result keys)
         }
         return *p;
     };

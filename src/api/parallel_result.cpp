@@ -152,11 +152,18 @@ std::vector<MemoryChange> layout_changes(const RequestContext& request, StageMod
     return ranked_changes(q, model);
 }
 
-// The sharded models and stage features of a plan search depend on the model, its sizes, the precision and the
-// recipe, never on the accelerator: a request over every accelerator builds them once, and so do the page's
-// requests of one accelerator each (a module instance per worker, asked one accelerator after another). The
-// last two kept: a request and its fallback precision's (api.cpp). Not thread-safe; nothing here runs threads.
-StageModels& stage_models_for(const RequestContext& request) {
+// What the plan searches of one question share whatever the accelerator: the sharded models and stage features
+// (they depend on the model, its sizes, the precision and the recipe) and each layout's memory (on those and the
+// training options: the question, the request without its accelerators). A request over every accelerator
+// computes them once, and so do the page's requests of one accelerator each (a module instance per worker, asked
+// one accelerator after another). The last two models kept (a request and its fallback precision's, api.cpp),
+// each with the last two questions' memories. Not thread-safe; nothing here runs threads.
+struct SharedSearch {
+    StageModels& models;
+    LayoutMemories* memories;  // null: the question is not known
+};
+
+SharedSearch shared_search(const RequestContext& request) {
     const Settings& s = request.settings;
     const ModelInputs& in = s.inputs;
     // What StageModels reads besides the model argument: its build's inputs (the batch and, where the model has
@@ -168,24 +175,35 @@ StageModels& stage_models_for(const RequestContext& request) {
         json argument;
         Sizes sizes;
         std::unique_ptr<StageModels> models;
+        std::list<std::pair<std::string, LayoutMemories>> memories;  // by question, the latest first
     };
     static std::list<Kept> kept;
-    for (auto it = kept.begin(); it != kept.end(); ++it)
-        if (it->sizes == sizes && it->argument == *request.model_argument) {
-            kept.splice(kept.begin(), kept, it);
-            return *kept.front().models;
-        }
-    Kept k{*request.model_argument, sizes, nullptr};
-    ModelAt build = [in, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
-        ModelInputs at = in;
-        at.batch = micro_batch;
-        if (tokens > 0) at.seq = tokens;
-        return build_model(argument, at);
-    };
-    k.models = std::make_unique<StageModels>(build, request.model.tokens_per_sample, s.precision, s.mixed);
-    kept.push_front(std::move(k));
-    if (kept.size() > 2) kept.pop_back();
-    return *kept.front().models;
+    auto it = kept.begin();
+    while (it != kept.end() && !(it->sizes == sizes && it->argument == *request.model_argument)) ++it;
+    if (it != kept.end()) {
+        kept.splice(kept.begin(), kept, it);
+    } else {
+        Kept k{*request.model_argument, sizes, nullptr, {}};
+        ModelAt build = [in, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
+            ModelInputs at = in;
+            at.batch = micro_batch;
+            if (tokens > 0) at.seq = tokens;
+            return build_model(argument, at);
+        };
+        k.models = std::make_unique<StageModels>(build, request.model.tokens_per_sample, s.precision, s.mixed);
+        kept.push_front(std::move(k));
+        if (kept.size() > 2) kept.pop_back();
+    }
+    Kept& k = kept.front();
+    if (request.question.empty()) return {*k.models, nullptr};
+    auto q = k.memories.begin();
+    while (q != k.memories.end() && q->first != request.question) ++q;
+    if (q != k.memories.end()) k.memories.splice(k.memories.begin(), k.memories, q);
+    else {
+        k.memories.emplace_front(request.question, LayoutMemories{});
+        if (k.memories.size() > 2) k.memories.pop_back();
+    }
+    return {*k.models, &k.memories.front().second};
 }
 
 }  // namespace
@@ -203,8 +221,9 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     c.step.layer_breakdown = false;
     c.reserve = s.reserve;
     c.ep_overlap = s.ep_overlap;
-    StageModels& models = stage_models_for(request);
-    PlanSearch search = search_plan(s.layout, models, c);
+    SharedSearch shared = shared_search(request);
+    StageModels& models = shared.models;
+    PlanSearch search = search_plan(s.layout, models, c, 4, shared.memories);
     const ParallelStep& best = search.best;
     const StepTime& t = best.time;
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,9 @@ struct RequestContext {
     std::vector<FineTuneOption> finetune_options() const;
 
     const nlohmann::json* model_argument = nullptr;  // the request's, which outlives the plan
+    // The request without its accelerators (api.cpp's predict): what the answers for different accelerators share.
+    // Empty: not known (a context made otherwise); nothing is then shared between requests but the model's stages.
+    std::string question;
     mutable std::map<SettingsChange, MemoryUse> peaks;
     struct Built {
         Model model;

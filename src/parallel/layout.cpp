@@ -81,13 +81,6 @@ Recompute named_recompute(CheckpointKind kind) {
     return Recompute::none;
 }
 
-bool ParallelLayout::operator==(const ParallelLayout& o) const {
-    return dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep && vp == o.vp && zero == o.zero &&
-           sequence_parallel == o.sequence_parallel && schedule == o.schedule && micro_batch == o.micro_batch &&
-           grad_accum == o.grad_accum && recompute == o.recompute && first_stage_blocks == o.first_stage_blocks &&
-           last_stage_blocks == o.last_stage_blocks;
-}
-
 json to_json(const ParallelLayout& l) {
     json out = {{"dp", l.dp},
             {"tp", l.tp},

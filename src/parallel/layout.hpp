@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,7 +62,13 @@ struct ParallelLayout {
     // expert states, over these alone; the dense weights over all dp x cp.
     std::int64_t expert_replicas() const { return std::max<std::int64_t>(dp * cp * (tp / expert_tp()) / ep, 1); }
     std::int64_t global_batch() const { return micro_batch * grad_accum * dp; }
-    bool operator==(const ParallelLayout& o) const;
+    // Every field, for comparisons: a layout is its fields.
+    auto fields() const {
+        return std::tie(dp, tp, pp, cp, ep, vp, zero, sequence_parallel, schedule, micro_batch, grad_accum, recompute,
+                        first_stage_blocks, last_stage_blocks);
+    }
+    bool operator==(const ParallelLayout& o) const { return fields() == o.fields(); }
+    bool operator<(const ParallelLayout& o) const { return fields() < o.fields(); }  // (map keys)
 };
 
 // first_stage_blocks and last_stage_blocks appear only when given (non-zero).

@@ -236,6 +236,14 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
     return out;
 }
 
+ParallelMemory LayoutMemories::memory(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+    auto it = known_.find(l);
+    if (it == known_.end()) it = known_.emplace(l, parallel_memory(l, models, c)).first;
+    ParallelMemory out = it->second;
+    out.memory = with_capacity(out.memory, *c.hw);
+    return out;
+}
+
 double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
     check_layout(l, models.shape(), c.cluster->gpus);
     StepOptions o = stage_options(l, c);

@@ -123,6 +123,18 @@ struct ParallelMemory {
 };
 ParallelMemory parallel_memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
 
+// Each layout's memory for one model (one StageModels) and one set of training options, whatever the accelerator:
+// memory does not depend on it, only its capacity does (applied on the way out). The API keeps one between the
+// requests of a question asked one accelerator at a time (api/parallel_result.cpp); it must not be used with
+// other options or another StageModels than it was filled with.
+class LayoutMemories {
+public:
+    ParallelMemory memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+
+private:
+    std::map<ParallelLayout, ParallelMemory> known_;
+};
+
 // The fullest stage's memory over one step (run/memory_timeline.hpp): `memory` is that stage's (ParallelStep's or
 // ParallelMemory's), with its micro-batches in flight as the pipeline schedule holds them.
 MemoryTimeline parallel_memory_timeline(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,

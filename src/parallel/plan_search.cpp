@@ -212,7 +212,8 @@ void explain(PlanAlternative& alt, const ParallelStep& best) {
 namespace {
 
 std::optional<std::pair<std::int64_t, ParallelLayout>> fewest_devices_that_fit(const LayoutRequest& r, StageModels& models,
-                                                                              const ParallelContext& c) {
+                                                                              const ParallelContext& c,
+                                                                              LayoutMemories& memories) {
     LayoutRequest more = r;
     // Dimensions fixed by the request stay; data parallelism grows with the devices.
     more.dp.reset();
@@ -232,18 +233,21 @@ std::optional<std::pair<std::int64_t, ParallelLayout>> fewest_devices_that_fit(c
             continue;
         }
         for (const auto& l : layouts)
-            if (parallel_memory(l, models, at).memory.fits()) return std::make_pair(n, l);
+            if (memories.memory(l, models, at).memory.fits()) return std::make_pair(n, l);
     }
     return std::nullopt;
 }
 
 }  // namespace
 
-PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& context, size_t keep) {
+PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const ParallelContext& context, size_t keep,
+                       LayoutMemories* memories) {
     // Layouts of one search share their stages' micro-batches and unsharded memory (StageCache).
     StageCache cache;
     ParallelContext c = context;
     if (!c.cache) c.cache = &cache;
+    LayoutMemories own;
+    LayoutMemories& memory = memories ? *memories : own;
     std::vector<ParallelLayout> layouts = candidate_layouts(r, models.shape(), *c.cluster);
     if (layouts.empty())
         throw Error("no parallel layout of " + std::to_string(r.gpus) +
@@ -256,7 +260,7 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     std::vector<std::pair<ParallelLayout, ParallelMemory>> fitting;
     std::optional<std::pair<ParallelLayout, ParallelMemory>> smallest;
     for (const auto& l : layouts) {
-        ParallelMemory m = parallel_memory(l, models, c);
+        ParallelMemory m = memory.memory(l, models, c);
         if (m.memory.fits()) fitting.push_back({l, m});
         else if (!smallest || m.memory.peak < smallest->second.memory.peak) smallest = {l, m};
     }
@@ -264,16 +268,23 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         out.fits = false;
         out.best = predict_parallel_step(smallest->first, models, c, &smallest->second);
         out.timed = 1;
-        out.fits_on = fewest_devices_that_fit(r, models, c);
+        out.fits_on = fewest_devices_that_fit(r, models, c, memory);
         return out;
     }
     // Then the bound (step_lower_bound_ms: the slowest stage's kernels), lowest first: once the fastest keep + 1
-    // timed so far are all faster than a layout's bound, neither it nor any after it can be among them.
+    // timed so far are all faster than a layout's bound, neither it nor any after it can be among them. Ordered by
+    // the bound without checkpointing, which no checkpointing kind undercuts (recomputation only adds kernels) and
+    // which a layout's checkpointing choices share; a layout that checkpoints is held to its own bound before it is
+    // timed.
+    auto without_recompute = [](ParallelLayout l) {
+        l.recompute = Recompute::none;
+        return l;
+    };
     std::vector<std::pair<double, size_t>> by_bound;  // (bound per sample, index in fitting)
     by_bound.reserve(fitting.size());
     for (size_t i = 0; i < fitting.size(); ++i) {
         const ParallelLayout& l = fitting[i].first;
-        by_bound.push_back({step_lower_bound_ms(l, models, c) / double(l.global_batch()), i});
+        by_bound.push_back({step_lower_bound_ms(without_recompute(l), models, c) / double(l.global_batch()), i});
     }
     std::stable_sort(by_bound.begin(), by_bound.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -284,10 +295,16 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         double x = ms_per_sample(a.second), y = ms_per_sample(b.second);
         return x < y || (x == y && a.first < b.first);
     };
+    // (a hair under the bound: the step sums the same kernel times in another order)
+    auto beaten = [&](double bound) {
+        return timed.size() > keep && bound * (1 - 1e-9) > ms_per_sample(timed.back().second);
+    };
     for (const auto& [bound, i] : by_bound) {
-        // (a hair under the bound: the step sums the same kernel times in another order)
-        if (timed.size() > keep && bound * (1 - 1e-9) > ms_per_sample(timed.back().second)) break;
-        std::pair<size_t, ParallelStep> s{i, predict_parallel_step(fitting[i].first, models, c, &fitting[i].second)};
+        if (beaten(bound)) break;
+        const ParallelLayout& l = fitting[i].first;
+        if (l.recompute != Recompute::none && beaten(step_lower_bound_ms(l, models, c) / double(l.global_batch())))
+            continue;
+        std::pair<size_t, ParallelStep> s{i, predict_parallel_step(l, models, c, &fitting[i].second)};
         ++out.timed;
         auto at = std::upper_bound(timed.begin(), timed.end(), s, faster);
         if (at - timed.begin() > std::ptrdiff_t(keep)) continue;

@@ -32,9 +32,10 @@ struct PlanSearch {
 };
 
 // Throws Error for a request no layout satisfies (a given dimension that cannot divide the device count, a
-// global batch that no micro-batch divides, ...), naming the field at fault.
+// global batch that no micro-batch divides, ...), naming the field at fault. `memories`: the layouts' memory
+// known from searches of other accelerators with the same models and options (LayoutMemories), filled as it goes.
 PlanSearch search_plan(const LayoutRequest& request, StageModels& models, const ParallelContext& context,
-                       size_t alternatives = 4);
+                       size_t alternatives = 4, LayoutMemories* memories = nullptr);
 
 // The layouts a request allows, in the tie-breaking order (for tests and the bench).
 std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& request, const ModelShape& shape,

@@ -303,6 +303,7 @@ TEST(ParallelStep, NoLayoutIsFasterThanItsLowerBound) {
                 double bound = step_lower_bound_ms(l, f.models, f.context);
                 ParallelStep s = predict_parallel_step(l, f.models, f.context);
                 EXPECT_GT(bound, 0);
+                EXPECT_LE(step_lower_bound_ms(l, f.models, f.context, true), bound);
                 EXPECT_LE(bound, s.total_ms() * (1 + 1e-12))
                     << c.model << " dp " << l.dp << " tp " << l.tp << " pp " << l.pp << " vp " << l.vp << " cp " << l.cp
                     << " ep " << l.ep << " " << to_string(l.schedule);

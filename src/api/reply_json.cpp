@@ -123,7 +123,7 @@ json memory_json(const MemoryUse& m, json advice) {
             {"communication_buffer_bytes", m.communication_buffers},
             {"nccl_buffer_bytes", m.nccl_buffers},
             {"optimizer_scratch_bytes", m.optimizer_scratch},
-            {"peak_phase", m.peak_phase},
+            {"peak_phase", std::string(m.peak_phase)},
             {"optimizer_states_paged", m.optimizer_paged},
             {"checkpointed_blocks", m.checkpointed_blocks},
             {"advice", std::move(advice)}};

@@ -185,6 +185,7 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
     f.frozen_params -= f.quantized_params;  // the frozen parameters stored unquantised
     std::map<std::string, double> block_copy;
     for (const auto& lf : f.layers) {
+        for (const auto& k : lf.cost.kernels) f.has_conv = f.has_conv || k.family == Family::conv;
         f.routed_expert_params += double(lf.repeat) * double(routed_expert_params(lf.layer));
         if (lf.block.empty()) f.largest_unit_params = std::max(f.largest_unit_params, double(lf.cost.params));
         else block_copy[lf.block] += double(lf.cost.params);

@@ -42,6 +42,7 @@ struct ModelFeatures {
     // experts' parameters (their router and shared experts are replicated like the dense ones), and the
     // parameters of the largest unit FSDP gathers at once (one block copy, or one layer outside blocks).
     double routed_expert_params = 0, largest_unit_params = 0;
+    bool has_conv = false;  // some kernel is a convolution (what run/memory_format.cpp's layout transposes look for)
     std::vector<LayerFeatures> layers;
     double backward_flops() const { return backward_input_flops + backward_weight_flops; }
 };

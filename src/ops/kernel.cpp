@@ -1,5 +1,8 @@
 #include "ops/kernel.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 #include "core/error.hpp"
 #include "core/limits.hpp"
 
@@ -79,17 +82,30 @@ bool same_timing(const Kernel& a, const Kernel& b) {
 }
 
 size_t timing_hash(const Kernel& k) {
-    size_t h = std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
-    // Mixed in unsigned arithmetic, which wraps (a batch of batch x heads times 131 can pass 2^63).
+    // The numbers' bits mixed (MurmurHash3's finaliser) rather than each hashed through std::hash<double>: the plan
+    // search looks up every kernel of every stage it times. In unsigned arithmetic, which wraps (a batch of
+    // batch x heads times 131 can pass 2^63).
+    auto mix = [](std::uint64_t x) {
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdULL;
+        x ^= x >> 33;
+        return x;
+    };
+    auto bits = [](double v) {
+        std::uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        return b;
+    };
     auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-    h ^= std::hash<std::uint64_t>()(u(k.batch) * 131 + u(k.m) * 31 + u(k.n) * 17 + u(k.k) + u(k.elements)) << 2;
+    std::uint64_t h = mix(bits(k.flops)) ^ (mix(bits(k.bytes)) << 1);
+    h ^= mix(u(k.batch) * 131 + u(k.m) * 31 + u(k.n) * 17 + u(k.k) + u(k.elements)) << 2;
     // A fused attention's shape: its FLOPs and bytes already tell most apart; causal and GQA settle the rest.
-    if (k.attention) h ^= std::hash<std::uint64_t>()(u(k.attention->kv_heads) * 2 + (k.attention->causal ? 1 : 0)) << 4;
+    if (k.attention) h ^= mix(u(k.attention->kv_heads) * 2 + (k.attention->causal ? 1 : 0)) << 4;
     // The op's name too: kernels equal in every number but their op (an imported graph's thousands of distinct
     // unknown ops, each costed memory-bound over one shape) would otherwise share one bucket, and each lookup
     // would compare against all of them (40,000 op types took minutes).
     h ^= std::hash<std::string>()(k.op) << 5;
-    return h ^ (size_t(k.phase) << 3) ^ (size_t(k.family) << 7);
+    return size_t(h ^ (std::uint64_t(k.phase) << 3) ^ (std::uint64_t(k.family) << 7));
 }
 
 }  // namespace prenet

@@ -244,11 +244,14 @@ ParallelMemory LayoutMemories::memory(const ParallelLayout& l, StageModels& mode
     return out;
 }
 
-double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
+double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const ParallelContext& c,
+                           bool last_stage_only) {
     check_layout(l, models.shape(), c.cluster->gpus);
     StepOptions o = stage_options(l, c);
     double slowest = 0;
-    for (const ModelFeatures* stage : models.stages(l)) {
+    const std::vector<const ModelFeatures*>& stages = models.stages(l);
+    for (size_t i = last_stage_only ? stages.size() - 1 : 0; i < stages.size(); ++i) {
+        const ModelFeatures* stage = stages[i];
         MicroBatchTime own;
         const MicroBatchTime& mb =
             c.cache ? c.cache->micro_batch(*stage, o, c) : (own = predict_micro_batch(*stage, *c.hw, *c.predictor, o));

@@ -113,8 +113,11 @@ struct ParallelStep {
 // No step of this layout can take less (predict_parallel_step's total_ms): its slowest stage's kernels, once per
 // micro-batch. What the step adds to them (communication left exposed, the bubble, accumulation, the optimizer,
 // the framework's overhead) is never negative. What the plan search times layouts in order of, and prunes by;
-// it costs one micro-batch per distinct stage (cached in the context's StageCache).
-double step_lower_bound_ms(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
+// it costs one micro-batch per distinct stage (cached in the context's StageCache). `last_stage_only`: a looser
+// bound at a third of the cost, the last stage's kernels (the head's and the loss's stage; any stage's bounds
+// the slowest's).
+double step_lower_bound_ms(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,
+                           bool last_stage_only = false);
 
 // Each device's memory (the fullest stage's), without timing anything: what the plan search prunes by first.
 struct ParallelMemory {

@@ -273,18 +273,18 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     }
     // Then the bound (step_lower_bound_ms: the slowest stage's kernels), lowest first: once the fastest keep + 1
     // timed so far are all faster than a layout's bound, neither it nor any after it can be among them. Ordered by
-    // the bound without checkpointing, which no checkpointing kind undercuts (recomputation only adds kernels) and
-    // which a layout's checkpointing choices share; a layout that checkpoints is held to its own bound before it is
-    // timed.
+    // a looser bound, which costs less and which the layouts of one pipeline split and micro-batch share: the last
+    // stage's kernels without checkpointing (recomputation only adds kernels, and any stage's kernels bound the
+    // slowest's); a layout is held to its own bound before it is timed.
     auto without_recompute = [](ParallelLayout l) {
         l.recompute = Recompute::none;
         return l;
     };
-    std::vector<std::pair<double, size_t>> by_bound;  // (bound per sample, index in fitting)
+    std::vector<std::pair<double, size_t>> by_bound;  // (looser bound per sample, index in fitting)
     by_bound.reserve(fitting.size());
     for (size_t i = 0; i < fitting.size(); ++i) {
         const ParallelLayout& l = fitting[i].first;
-        by_bound.push_back({step_lower_bound_ms(without_recompute(l), models, c) / double(l.global_batch()), i});
+        by_bound.push_back({step_lower_bound_ms(without_recompute(l), models, c, true) / double(l.global_batch()), i});
     }
     std::stable_sort(by_bound.begin(), by_bound.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -302,7 +302,8 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     for (const auto& [bound, i] : by_bound) {
         if (beaten(bound)) break;
         const ParallelLayout& l = fitting[i].first;
-        if (l.recompute != Recompute::none && beaten(step_lower_bound_ms(l, models, c) / double(l.global_batch())))
+        if ((l.pp > 1 || l.recompute != Recompute::none) &&
+            beaten(step_lower_bound_ms(l, models, c) / double(l.global_batch())))
             continue;
         std::pair<size_t, ParallelStep> s{i, predict_parallel_step(l, models, c, &fitting[i].second)};
         ++out.timed;

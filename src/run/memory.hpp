@@ -8,6 +8,7 @@
 // allocator fragmentation).
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "hardware/spec.hpp"
 #include "ops/features.hpp"
@@ -115,7 +116,7 @@ struct MemoryUse {
     // plus the CUDA context and NCCL's buffers), which `peak` is and `fits` judges.
     double peak_allocated = 0, peak_reserved = 0;
     double framework_reserve = 0;  // peak less the tensors: workspaces, rounding, fragmentation, context, NCCL
-    std::string peak_phase = "forward_backward";  // or "optimizer"
+    std::string_view peak_phase = "forward_backward";  // or "optimizer" (a literal: copies allocate nothing)
     // Paged optimizer states: in host-backed unified memory, not part of the peak (then weights + gradients +
     // activations + temporary + framework reserve = peak).
     bool optimizer_paged = false;

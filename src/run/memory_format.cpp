@@ -36,6 +36,7 @@ std::vector<Kernel> layout_transposes(const Layer& layer, const Kernel& conv) {
 }
 
 bool needs_layout_transposes(const ModelFeatures& features, const HardwareSpec& hw) {
+    if (!features.has_conv) return false;  // (the step asks for every micro-batch it times)
     for (const auto& lf : features.layers)
         for (const auto& k : lf.cost.kernels)
             if (k.family == Family::conv && runs_nhwc_tensor_core_convs(hw, k.precision) &&

@@ -74,7 +74,9 @@ export function createClient() {
           onPart(parts[i], i);
         }
       };
-      await Promise.all(pool.map(drain));
+      // Two requests queued per worker: the next one waits in the worker while the page reads the last reply,
+      // so no worker idles between requests (a cancel still stops within one request per worker).
+      await Promise.all(pool.flatMap((proxy, w) => [drain(proxy, w), drain(proxy, w)]));
       return parts;
     },
     /** How many workers callEach spreads over, and how many requests each has answered there. */

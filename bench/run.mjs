@@ -347,8 +347,13 @@ to its worker ${worker.module.length} times after 5 warm-up calls:
 
 A cluster question (docs/parallel.md) runs a plan search per accelerator. The page asks it one accelerator at a
 time, spread over ${clusterWorkers} workers here (one per core, at most four; each with its own instance of the same
-compiled module), and keeps each accelerator's answer, so an edit that leaves an accelerator's request as it
-was reuses its search. The 64-GPU question (\`#${CLUSTER_HASH}\`), asked anew through the URL: ${clusterFirst.map((t) => `${round(t, 0)} ms`).join(', ')};
+compiled module, two requests queued in each so that none idles while the page reads a reply), and keeps each
+accelerator's answer, so an edit that leaves an accelerator's request as it was reuses its search. In each
+module the searches of one question share what does not depend on the accelerator: the model's sharded stages and
+every layout's memory (\`api/parallel_result.cpp\`); so the first accelerator a worker answers for a new model
+costs the most (the first round below builds the stages; the second, another run length of the same model, finds them
+built). The 64-GPU question
+(\`#${CLUSTER_HASH}\`), asked anew through the URL: ${clusterFirst.map((t) => `${round(t, 0)} ms`).join(', ')};
 then a micro-batch typed into the batch field (${CLUSTER_BATCHES.join(', ')}; values not asked before, each round under its own
 training budget): ${clusterEdit.map((t) => `${round(t, 0)} ms`).join(', ')}.
 

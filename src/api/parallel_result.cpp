@@ -157,7 +157,11 @@ std::vector<MemoryChange> layout_changes(const RequestContext& request, StageMod
 // training options: the question, the request without its accelerators). A request over every accelerator
 // computes them once, and so do the page's requests of one accelerator each (a module instance per worker, asked
 // one accelerator after another). The last two models kept (a request and its fallback precision's, api.cpp),
-// each with the last two questions' memories. Not thread-safe; nothing here runs threads.
+// each with the last two questions' memories; a model that holds many layers only while it is asked about. Not thread-safe; nothing here runs threads.
+// Stages' layers beyond which a model's stages are not kept beside another's (llama3-8b's 64-device search holds
+// about 11,000; a layers JSON of 100,000 layers on 8 devices over 600,000, about 2 GB).
+constexpr std::size_t kKeptLayers = 100000;
+
 struct SharedSearch {
     StageModels& models;
     LayoutMemories* memories;  // null: the question is not known
@@ -177,12 +181,17 @@ SharedSearch shared_search(const RequestContext& request) {
         std::unique_ptr<StageModels> models;
         std::list<std::pair<std::string, LayoutMemories>> memories;  // by question, the latest first
     };
-    static std::list<Kept> kept;
+    // Never destroyed: a process that exits has no use for tearing it down (a CLI run spent a tenth of its time so).
+    static std::list<Kept>& kept = *new std::list<Kept>;
     auto it = kept.begin();
     while (it != kept.end() && !(it->sizes == sizes && it->argument == *request.model_argument)) ++it;
     if (it != kept.end()) {
         kept.splice(kept.begin(), kept, it);
     } else {
+        // Room first, so that what is kept never adds to the new search's own peak more than one small entry:
+        // a model of tens of thousands of layers on a cluster holds gigabytes of stages (and a wasm module
+        // has at most 4 GB).
+        while (!kept.empty() && (kept.size() > 1 || kept.back().models->layers_held() > kKeptLayers)) kept.pop_back();
         Kept k{*request.model_argument, sizes, nullptr, {}};
         ModelAt build = [in, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
             ModelInputs at = in;
@@ -192,7 +201,6 @@ SharedSearch shared_search(const RequestContext& request) {
         };
         k.models = std::make_unique<StageModels>(build, request.model.tokens_per_sample, s.precision, s.mixed);
         kept.push_front(std::move(k));
-        if (kept.size() > 2) kept.pop_back();
     }
     Kept& k = kept.front();
     if (request.question.empty()) return {*k.models, nullptr};

@@ -28,6 +28,12 @@ const Model& StageModels::built(std::int64_t micro_batch, std::int64_t tokens) {
 
 const Model& StageModels::whole(std::int64_t micro_batch) { return built(micro_batch, tokens_); }
 
+std::size_t StageModels::layers_held() const {
+    std::size_t n = 0;
+    for (const auto& [key, features] : stage_features_) n += features.layers.size();
+    return n;
+}
+
 double StageModels::flops(std::int64_t micro_batch) {
     auto it = flops_.find(micro_batch);
     if (it != flops_.end()) return it->second;

@@ -42,6 +42,8 @@ public:
     // checkpointing's nor FlashAttention's; attention counted whole even where causal masking skips half): MFU's
     // numerator.
     double flops(std::int64_t micro_batch);
+    // Layers in the stages' features built so far: what its memory grows with (a keeper's measure of its size).
+    std::size_t layers_held() const;
 
 private:
     ModelAt build_;

@@ -34,8 +34,8 @@ export function createClient() {
   function grow() {
     while (pool.length < POOL_SIZE) {
       const extra = compiled
-        ? new Worker(new URL('./worker.js?wasm=posted', import.meta.url), { type: 'module' })
-        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+        ? new Worker(new URL('./worker.js?wasm=posted&pool=1', import.meta.url), { type: 'module' })
+        : new Worker(new URL('./worker.js?pool=1', import.meta.url), { type: 'module' });
       compiled?.then(
         (module) => extra.postMessage({ type: 'prenet-wasm', module }),
         (error) => extra.postMessage({ type: 'prenet-wasm', error: String(error) }),

@@ -14,6 +14,8 @@ const mark = (k) => (marks[k] = performance.timeOrigin + performance.now());
 // Emscripten glue is still loading. Streaming compilation when the host sends application/wasm; otherwise
 // (a host with the wrong MIME type) the same bytes through an ArrayBuffer: slower, but it works.
 const posted = new URL(import.meta.url).searchParams.get('wasm') === 'posted';
+// One of the pool's other workers (js/client.js), started after the first result: never the page's first answer.
+const poolWorker = new URL(import.meta.url).searchParams.get('pool') === '1';
 const compiled = posted
   ? new Promise((resolve, reject) => {
       self.addEventListener('message', function handoff(event) {
@@ -87,10 +89,15 @@ const WARM_UP = JSON.stringify({
   model: { input: { shape: [8] }, layers: [{ type: 'linear', out_features: 8 }, { type: 'cross_entropy' }] },
   hardware: 'all',
 });
+// The pool's other workers (started after the first result) also ask a small cluster question, so that the plan
+// search's code is hot (V8 compiles wasm functions optimised once they run a while) before the user's first
+// cluster question; the compiled module, and so its optimised code, is shared with the main worker.
+const WARM_UP_CLUSTER = JSON.stringify({ command: 'predict', model: 'gpt2', gpus: 8, hardware: ['h100-sxm5-80gb', 'a100-sxm4-40gb', 'mi300x', 'rtx-4090'] });
 engine.ready().then(() =>
   setTimeout(async () => {
     if (requests) return;
     marks.warmUpMs = (await engine.request(WARM_UP)).ms;
+    if (poolWorker && !requests) marks.warmUpClusterMs = (await engine.request(WARM_UP_CLUSTER)).ms;
   }, 0),
 );
 

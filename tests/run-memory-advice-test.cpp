@@ -255,7 +255,12 @@ TEST(MemoryAdvice, ChunkedLossRanksFirstForItCostsNoTime) {
     EXPECT_EQ(changes[1].change.batch, 4);
     EXPECT_EQ(changes[1].change.grad_accum, 2);
     EXPECT_DOUBLE_EQ(changes[1].step_ms, 103);
+    // 5 fits but does not divide 8: the change says why its micro-batch is 4.
+    EXPECT_EQ(changes[1].largest_fitting_batch, 5);
+    EXPECT_EQ(change_text(changes[1]), "batch:4 : fits at 48.4 GiB reserved, step +3% (4 is the largest micro-batch "
+                                       "that divides the global batch of 8; up to 5 fit)");
     EXPECT_EQ(changes[2].change.checkpointing, CheckpointKind::full);
+    EXPECT_EQ(changes[2].largest_fitting_batch, 0);  // no micro-batch cut
 }
 
 TEST(MemoryAdvice, ZeroThreeOverAMicroBatchCutWhenCheaper) {

@@ -149,7 +149,8 @@ json change_json(const MemoryChange& c) {
             {"peak_bytes_per_device", c.peak_bytes},
             {"peak_reserved_bytes", c.peak_reserved_bytes},
             {"step_ms", c.step_ms},
-            {"step_increase", c.step_increase}};
+            {"step_increase", c.step_increase},
+            {"largest_fitting_batch", c.largest_fitting_batch > 0 ? json(c.largest_fitting_batch) : json(nullptr)}};
 }
 
 std::string change_flags(const SettingsChange& c) {

@@ -80,11 +80,12 @@ std::vector<CheckpointKind> heavier_checkpointing(CheckpointKind kind) {
 
 std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeModel& model, size_t max_changes) {
     std::vector<MemoryChange> fitting;
-    auto fits = [&](const SettingsChange& c) {
+    auto fits = [&](const SettingsChange& c, std::int64_t largest_fitting_batch = 0) {
         MemoryUse use = model.memory(c);
         if (!(use.peak <= q.capacity_bytes)) return false;
         MemoryChange m;
         m.change = model.resolve ? model.resolve(c) : c;
+        if (c.batch && largest_fitting_batch > *c.batch) m.largest_fitting_batch = largest_fitting_batch;
         m.peak_bytes = use.peak;
         m.peak_reserved_bytes = use.peak_reserved;
         m.step_ms = model.step_ms(c);
@@ -95,8 +96,9 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
     };
     std::vector<CheckpointKind> kinds;
     if (q.has_checkpoint_blocks) kinds = heavier_checkpointing(q.checkpointing);
-    // The largest fitting micro-batch with `base` (the global batch kept); none when it already fits or none fits.
-    auto smaller_batch = [&](SettingsChange base) -> std::optional<SettingsChange> {
+    // The largest fitting micro-batch with `base` (the global batch kept), and the largest that fits at all; none
+    // when it already fits or none fits.
+    auto smaller_batch = [&](SettingsChange base) -> std::optional<std::pair<SettingsChange, std::int64_t>> {
         auto b = largest_fitting(q.batch, q.grad_accum, q.capacity_bytes, [&](std::int64_t batch) {
             SettingsChange c = base;
             c.batch = batch;
@@ -106,7 +108,7 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
         if (!b) return std::nullopt;
         base.batch = b->batch;
         base.grad_accum = b->grad_accum;
-        return base;
+        return std::make_pair(base, b->largest_fitting_batch);
     };
 
     auto with_kind = [](CheckpointKind k) {
@@ -126,7 +128,7 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
     for (CheckpointKind k : kinds)
         if (k != CheckpointKind::offload) on_device_fits = fits(with_kind(k)) || on_device_fits;
         else if (!on_device_fits) fits(with_kind(k));
-    if (auto c = smaller_batch({})) fits(*c);
+    if (auto c = smaller_batch({})) fits(c->first, c->second);
     for (const auto& c : q.more) fits(c);
 
     // No single change fits: combinations, bounded (at most 2 x 5 micro-batch searches).
@@ -145,7 +147,7 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
                 base.loss = loss;
                         bool fitted = fits(base);  // the pair as it is, else with the largest micro-batch that fits
                 if (!fitted)
-                    if (auto c = smaller_batch(base)) fitted = fits(*c);
+                    if (auto c = smaller_batch(base)) fitted = fits(c->first, c->second);
                 on_device_pair_fits = on_device_pair_fits || (fitted && k != CheckpointKind::offload);
             }
         }
@@ -161,7 +163,12 @@ std::vector<MemoryChange> ranked_changes(const ChangeRequest& q, const ChangeMod
 }
 
 std::string change_text(const MemoryChange& c) {
-    return c.flags + ": fits at " + gib_text(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
+    std::string text = c.flags + ": fits at " + gib_text(c.peak_reserved_bytes) + " reserved, " + step_cost(c.step_increase);
+    if (c.largest_fitting_batch > 0 && c.change.batch && c.change.grad_accum)
+        text += " (" + std::to_string(*c.change.batch) + " is the largest micro-batch that divides the global batch of " +
+                grouped(*c.change.batch * *c.change.grad_accum) + "; up to " + std::to_string(c.largest_fitting_batch) +
+                " fit)";
+    return text;
 }
 
 MemoryAdvice advise_memory(const AdviceRequest& q, const PeakAt& peak_at, const std::vector<HardwareSpec>& candidates) {

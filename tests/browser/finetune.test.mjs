@@ -127,6 +127,19 @@ describe('advice that can be followed', () => {
     assert.match(await verdict.textContent(), /Any of these changes makes it fit:/);
     assert.doesNotMatch(await verdict.textContent(), /One change/);
   });
+
+  test('a micro-batch cut below the largest that fits says why: the largest divisor of the global batch (item 9)', async () => {
+    // 99,999,999 = 9 x 11 x 101 x 9,091: the cut keeps the global batch, so its micro-batch divides it.
+    const page = await harness().page('index.html#model=gpt2&hw=rtx-4090&batch=99999999');
+    await settled(page, 90_000);
+    const change = (await reply(page)).results[0].memory.advice.changes.find((c) => c.options.batch != null);
+    assert.equal(change.options.batch * change.options.grad_accum, 99999999);
+    assert.ok(change.largest_fitting_batch > change.options.batch, JSON.stringify(change));
+    assert.match(await page.locator('#verdict').textContent(), new RegExp(`${change.options.batch} is the largest micro-batch that divides the global batch of 99,999,999, up to ${change.largest_fitting_batch} fit`));
+    // The batch itself is flagged as beyond any published run.
+    await page.locator('#breakdown .breakdown-warning').first().waitFor();
+    assert.match(await page.locator('#breakdown').textContent(), /larger than published training runs use/);
+  });
 });
 
 describe('fine-tuning defaults', () => {

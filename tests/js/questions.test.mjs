@@ -119,6 +119,10 @@ test('ranked changes: the cheapest first, each applied as its option values, in 
     'micro-batch 2 × 4 accumulation (69.8 GiB reserved, step +10%)',
   ]);
   assert.ok(!list.some((f) => f.key === JSON.stringify({ checkpointing: true })));
+  // A micro-batch below the largest that fits says why: only a divisor keeps the global batch (issue #26).
+  const awkward = { flags: '--batch 11 --grad-accum 9090909', options: { batch: 11, grad_accum: 9090909 }, peak_reserved_bytes: 19e9, step_ms: 90, step_increase: -0.11, largest_fitting_batch: 15 };
+  const [odd] = fixes(buildRows({ settings: { batch: 99999999 }, model: {}, results: [nofit('rtx-4090', { advice: { ...advice, changes: [awkward] } })] }, { hardware: new Map() })[0]);
+  assert.equal(odd.text, 'micro-batch 11 × 9,090,909 accumulation (17.7 GiB reserved, step −11%; 11 is the largest micro-batch that divides the global batch of 99,999,999, up to 15 fit)');
   // Over several accelerators: the most accelerators first, then the cheaper change.
   const other = nofit('b200', { advice: { ...advice, changes: [changes[2], changes[1]] } });
   const rows = buildRows({ settings: { batch: 8 }, model: {}, results: [nofit('h100', { advice: { ...advice, changes } }), other] }, { hardware: new Map() });

@@ -70,7 +70,12 @@ export function changeText(c) {
   if (layout.length) parts.push(layout.join(' · '));
   const cost = isNum(c.step_increase) ? `, step ${c.step_increase >= 0 ? '+' : '−'}${Math.abs(Math.round(c.step_increase * 100))}%` : '';
   const peak = isNum(c.peak_reserved_bytes) ? `${F.gib(c.peak_reserved_bytes)} reserved` : '';
-  return `${parts.join(' and ')}${peak || cost ? ` (${peak}${cost})` : ''}`;
+  // A micro-batch below the largest that fits: the largest that divides the global batch (which the change keeps).
+  const divisor =
+    isNum(c.largest_fitting_batch) && isNum(o.batch) && isNum(o.grad_accum)
+      ? `; ${F.integer(o.batch)} is the largest micro-batch that divides the global batch of ${F.integer(o.batch * o.grad_accum)}, up to ${F.integer(c.largest_fitting_batch)} fit`
+      : '';
+  return `${parts.join(' and ')}${peak || cost || divisor ? ` (${peak}${cost}${divisor})` : ''}`;
 }
 
 /**

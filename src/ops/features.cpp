@@ -102,7 +102,7 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
     bool autocast = runs_autocast(precision, mixed);
     AutocastStream stream;
     const FineTuneLayout layout = layout_for_finetune(original, ft);
-    const Model& model = layout.model;
+    const Model& model = layout.model();
     const Layer* output = output_layer(model);
     // Something before the current layer trains: from the start unless layers are frozen (a model that begins
     // with a frozen component, a diffusion pipeline's encoders, runs them forward only).
@@ -114,14 +114,21 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
         const Block& block = model.blocks[b];
         double r = double(block.repeat);
         for (size_t i = 0; i < block.layers.size(); ++i) {
-            Layer layer = block.layers[i];
-            if (!gradient_flows) layer.needs_input_grad = false;
+            // (Each layer is copied once, into its features; layers are most of what a model holds.)
+            LayerFeatures lf{block.layers[i], block.name, block.repeat, {}, false};
+            const Layer& layer = lf.layer;
+            if (!gradient_flows) lf.layer.needs_input_grad = false;
             const OpTraits& traits = op_traits(layer);
             bool input_fp32 = stream.current_fp32;
             Precision p = autocast ? stream.run(traits, precision) : precision;
-            Layer costed = layer;
-            if (autocast && traits.fp32_softmax_under_autocast) costed.attrs["softmax_fp32"] = true;
-            LayerFeatures lf{layer, block.name, block.repeat, layer_cost(costed, p), autocast && input_fp32};
+            if (autocast && traits.fp32_softmax_under_autocast) {
+                Layer costed = layer;
+                costed.attrs["softmax_fp32"] = true;
+                lf.cost = layer_cost(costed, p);
+            } else {
+                lf.cost = layer_cost(layer, p);
+            }
+            lf.input_fp32 = autocast && input_fp32;
             lf.block_index = b;
             // An fp32-list op handed a half-precision tensor casts it to fp32 first, and its gradient back.
             if (autocast && !input_fp32 && traits.autocast == AutocastClass::fp32_list && !layer.input.empty())

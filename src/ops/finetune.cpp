@@ -178,7 +178,7 @@ double quantized_bytes(Quantization q, double elements, double rows) {
 
 FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
     FineTuneLayout out;
-    out.model = model;
+    out.given = &model;
     if (!ft.freezes()) {
         for (const auto& block : model.blocks) {
             std::vector<bool> flags;
@@ -187,7 +187,8 @@ FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
         }
         return out;
     }
-    out.model.blocks.clear();
+    out.split = model;
+    out.split->blocks.clear();
     bool embeddings = false, head = false;
     for (const auto& r : ft.freeze) {
         embeddings |= r.part == "embeddings";
@@ -224,7 +225,7 @@ FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
         };
         if (!copies) {
             bool frozen = copy_frozen(0);
-            out.model.blocks.push_back(block);
+            out.split->blocks.push_back(block);
             std::vector<bool> flags;
             for (const auto& layer : block.layers) flags.push_back(layer_frozen(layer, b, frozen));
             out.frozen.push_back(flags);
@@ -238,7 +239,7 @@ FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft) {
             Block part = block;
             part.repeat = end - start + 1;
             part.name = stack + "." + std::to_string(start) + (end > start ? "-" + std::to_string(end) : "");
-            out.model.blocks.push_back(part);
+            out.split->blocks.push_back(part);
             std::vector<bool> flags;
             for (const auto& layer : block.layers) flags.push_back(layer_frozen(layer, b, state));
             out.frozen.push_back(flags);

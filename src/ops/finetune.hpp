@@ -10,6 +10,7 @@
 //           matmul first dequantises its weight to the compute precision (forward and input gradient).
 // Layers before the first one with anything to train run no backward at all (autograd records nothing there).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,9 +75,12 @@ double quantized_bytes(Quantization q, double elements, double rows);
 // The model with every repeated block split where frozen and trainable copies meet ("layers.0-31" x 32 with
 // layers:0-11 frozen becomes "layers.0-11" x 12 and "layers.12-31" x 20), and for each of its blocks' layers
 // whether its own parameters are frozen. A rule that matches nothing is an error naming field freeze.
+// Without freezing (ft.freezes() false) the model is not copied: `split` stays empty and model() is the one given.
 struct FineTuneLayout {
-    Model model;
+    const Model* given = nullptr;
+    std::optional<Model> split;
     std::vector<std::vector<bool>> frozen;  // [block][layer]
+    const Model& model() const { return split ? *split : *given; }
 };
 FineTuneLayout layout_for_finetune(const Model& model, const FineTune& ft);
 

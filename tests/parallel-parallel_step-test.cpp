@@ -294,6 +294,7 @@ TEST(ParallelStep, NoLayoutIsFasterThanItsLowerBound) {
             Fixture f(c.gpus, gbps, c.model, c.tokens);
             StageCache cache;
             f.context.cache = &cache;
+            f.context.step.overhead = {0.004, 0.5, 0.15};  // launch gaps, a fixed cost, overlap loss: all in the step
             LayoutRequest r = f.request();
             r.global_batch = 2 * c.gpus;
             r.schedule = c.schedule;

@@ -1,6 +1,7 @@
 #include "parallel/parallel_step.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "core/error.hpp"
@@ -254,7 +255,7 @@ double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const P
                            bool last_stage_only) {
     check_layout(l, models.shape(), c.cluster->gpus);
     StepOptions o = stage_options(l, c);
-    double slowest = 0;
+    double slowest = 0, fewest_kernels = INFINITY;
     const std::vector<const ModelFeatures*>& stages = models.stages(l);
     for (size_t i = last_stage_only ? stages.size() - 1 : 0; i < stages.size(); ++i) {
         const ModelFeatures* stage = stages[i];
@@ -262,8 +263,15 @@ double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const P
         const MicroBatchTime& mb =
             c.cache ? c.cache->micro_batch(*stage, o, c) : (own = predict_micro_batch(*stage, *c.hw, *c.predictor, o));
         slowest = std::max(slowest, mb.forward_ms + mb.backward_ms + mb.recompute_ms);
+        fewest_kernels = std::min(fewest_kernels, mb.kernels);
     }
-    return slowest * double(l.grad_accum);
+    const double m = double(l.grad_accum);
+    // The framework's launch gaps, of the stage launching the fewest kernels (the step's are its slowest stage's,
+    // which launches at least its micro-batches' kernels): only when every stage was looked at.
+    double launches = last_stage_only ? 0.0
+                                      : launch_and_step_ms(o.overhead, m * fewest_kernels) *
+                                            c.predictor->overhead_factor(*c.hw);
+    return slowest * m + launches;
 }
 
 ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c,

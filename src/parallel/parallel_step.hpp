@@ -113,8 +113,8 @@ struct ParallelStep {
 };
 
 // No step of this layout can take less (predict_parallel_step's total_ms): its slowest stage's kernels, once per
-// micro-batch. What the step adds to them (communication left exposed, the bubble, accumulation, the optimizer,
-// the framework's overhead) is never negative. What the plan search times layouts in order of, and prunes by;
+// micro-batch, and the framework's launch gaps for the fewest kernels a stage launches. What the step adds to them
+// (communication left exposed, the bubble, accumulation, the optimizer, more launches) is never negative. What the plan search times layouts in order of, and prunes by;
 // it costs one micro-batch per distinct stage (cached in the context's StageCache). `last_stage_only`: a looser
 // bound at a third of the cost, the last stage's kernels (the head's and the loss's stage; any stage's bounds
 // the slowest's).

@@ -75,7 +75,7 @@ export function createClient() {
         }
       };
       // Two requests queued per worker: the next one waits in the worker while the page reads the last reply,
-      // so no worker idles between requests (a cancel still stops within one request per worker).
+      // so no worker idles between requests (a cancel lets at most the two already handed out finish).
       await Promise.all(pool.flatMap((proxy, w) => [drain(proxy, w), drain(proxy, w)]));
       return parts;
     },

@@ -79,9 +79,14 @@ json predict(const json& request) {
     const json& model = model_argument(o);
     const json& kernel_models = o.value("kernel_models");
     RequestContext context = make_request_context(model, kernel_models, asked);
-    json question = request;
-    for (const char* which : {"hardware", "custom_hardware"}) question.erase(which);
-    context.question = question.dump();
+    // A cluster question's searches share what does not depend on the accelerator (api/parallel_result.cpp): the
+    // request without its accelerators says which question it is. (Not made for one device: a request carrying an
+    // uploaded model can be megabytes.)
+    if (context.settings.parallel) {
+        json question = request;
+        for (const char* which : {"hardware", "custom_hardware"}) question.erase(which);
+        context.question = question.dump();
+    }
     // Contexts at fallback precisions, made once per precision for the devices that need one.
     std::map<Precision, std::unique_ptr<RequestContext>> fallback_contexts;
     auto context_for = [&](const PrecisionSupport& support) -> const RequestContext& {

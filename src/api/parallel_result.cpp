@@ -152,12 +152,6 @@ std::vector<MemoryChange> layout_changes(const RequestContext& request, StageMod
     return ranked_changes(q, model);
 }
 
-// What the plan searches of one question share whatever the accelerator: the sharded models and stage features
-// (they depend on the model, its sizes, the precision and the recipe) and each layout's memory (on those and the
-// training options: the question, the request without its accelerators). A request over every accelerator
-// computes them once, and so do the page's requests of one accelerator each (a module instance per worker, asked
-// one accelerator after another). The last two models kept (a request and its fallback precision's, api.cpp),
-// each with the last two questions' memories; a model that holds many layers only while it is asked about. Not thread-safe; nothing here runs threads.
 // Stages' layers beyond which a model's stages are not kept beside another's (llama3-8b's 64-device search holds
 // about 11,000; a layers JSON of 100,000 layers on 8 devices over 600,000, about 2 GB).
 constexpr std::size_t kKeptLayers = 100000;
@@ -167,24 +161,34 @@ struct SharedSearch {
     LayoutMemories* memories;  // null: the question is not known
 };
 
+// What the plan searches of one question share whatever the accelerator: the sharded models and stage features
+// (they depend on the model, its sizes, the precision and the recipe) and each layout's memory (on those and the
+// training options: the question, the request without its accelerators). A request over every accelerator
+// computes them once, and so do the page's requests of one accelerator each (a module instance per worker, asked
+// one accelerator after another). The last two models kept (a request and its fallback precision's, api.cpp),
+// each with the last two questions' memories; a model that holds many layers only while it is asked about. Not
+// thread-safe; nothing here runs threads.
 SharedSearch shared_search(const RequestContext& request) {
     const Settings& s = request.settings;
-    const ModelInputs& in = s.inputs;
-    // What StageModels reads besides the model argument: its build's inputs (the batch and, where the model has
-    // tokens, the sequence are the layout's), the tokens per sample, the precision and the recipe.
-    using Sizes = std::tuple<std::int64_t, std::int64_t, bool, bool, bool, std::int64_t, int, int>;
-    Sizes sizes{in.seq, in.image, in.flash_attention, in.attention_given, in.cached_encoders,
-                request.model.tokens_per_sample, int(s.precision), int(s.mixed)};
+    // What StageModels reads besides the model argument: its build's inputs (the batch is the layout's), the
+    // tokens per sample, the precision and the recipe.
+    ModelInputs inputs = s.inputs;
+    inputs.batch = 0;
+    auto key = std::make_tuple(inputs.fields(), request.model.tokens_per_sample, s.precision, s.mixed);
     struct Kept {
         json argument;
-        Sizes sizes;
+        ModelInputs inputs;
+        std::int64_t tokens;
+        Precision precision;
+        MixedRecipe mixed;
         std::unique_ptr<StageModels> models;
         std::list<std::pair<std::string, LayoutMemories>> memories;  // by question, the latest first
+        auto key() const { return std::make_tuple(inputs.fields(), tokens, precision, mixed); }
     };
     // Never destroyed: a process that exits has no use for tearing it down (a CLI run spent a tenth of its time so).
     static std::list<Kept>& kept = *new std::list<Kept>;
     auto it = kept.begin();
-    while (it != kept.end() && !(it->sizes == sizes && it->argument == *request.model_argument)) ++it;
+    while (it != kept.end() && !(it->key() == key && it->argument == *request.model_argument)) ++it;
     if (it != kept.end()) {
         kept.splice(kept.begin(), kept, it);
     } else {
@@ -192,14 +196,14 @@ SharedSearch shared_search(const RequestContext& request) {
         // a model of tens of thousands of layers on a cluster holds gigabytes of stages (and a wasm module
         // has at most 4 GB).
         while (!kept.empty() && (kept.size() > 1 || kept.back().models->layers_held() > kKeptLayers)) kept.pop_back();
-        Kept k{*request.model_argument, sizes, nullptr, {}};
-        ModelAt build = [in, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
+        Kept k{*request.model_argument, inputs, request.model.tokens_per_sample, s.precision, s.mixed, nullptr, {}};
+        ModelAt build = [in = inputs, argument = k.argument](std::int64_t micro_batch, std::int64_t tokens) {
             ModelInputs at = in;
             at.batch = micro_batch;
             if (tokens > 0) at.seq = tokens;
             return build_model(argument, at);
         };
-        k.models = std::make_unique<StageModels>(build, request.model.tokens_per_sample, s.precision, s.mixed);
+        k.models = std::make_unique<StageModels>(build, k.tokens, s.precision, s.mixed);
         kept.push_front(std::move(k));
     }
     Kept& k = kept.front();

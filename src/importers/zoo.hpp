@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph/model.hpp"
@@ -21,6 +22,8 @@ struct ModelInputs {
     // A diffusion pipeline's latents and text embeddings were computed ahead of training (--encoders cached): its
     // frozen VAE encoder and text encoders are not part of the step (importers/diffusers.cpp).
     bool cached_encoders = false;
+    // Every field, for comparisons (what a kept plan search is keyed by: api/parallel_result.cpp).
+    auto fields() const { return std::tie(batch, seq, image, flash_attention, attention_given, cached_encoders); }
 };
 
 struct ZooEntry {

@@ -41,7 +41,7 @@ struct MemoryChange {
     double step_ms = 0;     // the step (the same global batch) with the change
     double step_increase = 0;  // step_ms / the current step's - 1
     // A cut micro-batch that is not the largest that fits, because only a divisor of the global batch keeps it
-    // (a global batch of 99,999,999 = 9 x 11 x 101 x 9,091 with 13 fitting: 11): the largest that fits; 0 when
+    // (a global batch of 99,999,999 = 9 x 11 x 101 x 9,091 with 15 fitting: 11): the largest that fits; 0 when
     // the change's micro-batch is that largest, or it cuts none.
     std::int64_t largest_fitting_batch = 0;
 };

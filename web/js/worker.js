@@ -91,7 +91,7 @@ const WARM_UP = JSON.stringify({
 });
 // The pool's other workers (started after the first result) also ask a small cluster question, so that the plan
 // search's code is hot (V8 compiles wasm functions optimised once they run a while) before the user's first
-// cluster question; the compiled module, and so its optimised code, is shared with the main worker.
+// cluster question (measured about 0.1 s sooner on 2 shared cores, a noisy gain; docs/performance.md).
 const WARM_UP_CLUSTER = JSON.stringify({ command: 'predict', model: 'gpt2', gpus: 8, hardware: ['h100-sxm5-80gb', 'a100-sxm4-40gb', 'mi300x', 'rtx-4090'] });
 engine.ready().then(() =>
   setTimeout(async () => {

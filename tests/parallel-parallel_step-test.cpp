@@ -312,6 +312,25 @@ TEST(ParallelStep, NoLayoutIsFasterThanItsLowerBound) {
         }
 }
 
+// Without a pipeline, the bound holds the step's exposed communication whole (what prunes the layouts that a slow
+// network, not their kernels, puts out of the running).
+TEST(ParallelStep, TheLowerBoundCountsTheExposedCommunication) {
+    Fixture f(8, 1.0);
+    LayoutRequest r = f.request();
+    r.global_batch = 16;
+    r.pp = 1;
+    int communication_bound = 0;
+    for (const auto& l : candidate_layouts(r, f.models.shape(), f.cluster)) {
+        ParallelStep s = predict_parallel_step(l, f.models, f.context);
+        double kernels = step_lower_bound_ms(l, f.models, f.context, true);
+        if (l.recompute != Recompute::none) continue;  // the looser bound leaves the recompute out
+        EXPECT_GE(step_lower_bound_ms(l, f.models, f.context), (kernels + s.time.communication_ms) * (1 - 1e-12))
+            << "dp " << l.dp << " tp " << l.tp << " zero " << l.zero;
+        if (s.time.communication_ms > 0.1 * s.total_ms()) ++communication_bound;
+    }
+    EXPECT_GT(communication_bound, 0);
+}
+
 TEST(ParallelStep, MsPerSampleDividesByTheGlobalBatch) {
     Fixture f(2);
     ParallelLayout l;

@@ -136,11 +136,54 @@ double exposed(double comm, double compute, double unhidden_fraction) {
     return first + std::max(0.0, comm - first - compute);
 }
 
-double attention_ms(const StepTime& t, bool backward) {
+double attention_ms(const std::vector<LayerTime>& layers, bool backward) {
     double ms = 0;
-    for (const auto& layer : t.layers)
+    for (const auto& layer : layers)
         if (is_attention(layer.kind)) ms += backward ? layer.backward_ms : layer.forward_ms;
     return ms;
+}
+
+// One stage's communication: per micro-batch, what each kind takes (total) and leaves exposed, and the data-parallel
+// tail a step runs once (DDP's last bucket, ZeRO-1's gather). What a step adds to its kernels and what its lower
+// bound counts (step_lower_bound_ms), from the one micro-batch's kernel times both share.
+struct StageComms {
+    std::map<std::string, double> total, exposed;  // one micro-batch's, by kind
+    double per_micro_batch_exposed = 0;
+    double tail_total = 0, tail_exposed = 0;        // data parallel, once per step
+};
+
+StageComms stage_comms(const ModelFeatures& stage, const ParallelLayout& l, const ParallelContext& c,
+                       const StepOptions& o, const MicroBatchTime& mb) {
+    StageComms out;
+    double forward = mb.forward_ms, backward = mb.backward_ms + mb.recompute_ms;
+    auto account = [&](const std::string& kind, double total, double exposed_ms) {
+        out.total[kind] += total;
+        out.exposed[kind] += exposed_ms;
+        out.per_micro_batch_exposed += exposed_ms;
+    };
+    // Tensor and expert parallelism: exposed.
+    auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
+    double tp = comm_ms(tp_ops, c), tp_exposed = tp;
+    if (o.framework.tensor_overlap != TensorOverlap::none)
+        tp_exposed = exposed_tensor_parallel_ms(comm_ms(tp_ops, c, false, true), comm_ms(tp_ops, c, true),
+                                                mb.matmul_ms, mb.weight_gradient_ms, o.framework.tensor_overlap);
+    account("tensor parallel", tp, tp_exposed);
+    double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
+    account("expert parallel", ep, expert_parallel_exposed_ms(ep, forward + backward, c.ep_overlap));
+    // Ring attention overlaps the attention layers' compute.
+    auto cp_ops = context_parallel_comms(stage, l, o.precision);
+    double cp_fwd = comm_ms(cp_ops, c, false, true), cp_bwd = comm_ms(cp_ops, c, true);
+    account("context parallel", cp_fwd + cp_bwd,
+            std::max(0.0, cp_fwd - attention_ms(mb.layers, false)) + std::max(0.0, cp_bwd - attention_ms(mb.layers, true)));
+    PrecisionRecipe recipe = model_recipe(o);
+    DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);
+    double u = dp.unhidden_fraction;
+    double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);
+    account("data parallel", dp_fwd + dp_bwd, exposed(dp_fwd, forward, u) + exposed(dp_bwd, backward, u));
+    double last = comm_ms(dp.last_backward, c), after = comm_ms(dp.after_step, c);
+    out.tail_total = last + after;
+    out.tail_exposed = exposed(last, backward, u) + exposed(after, forward, u);
+    return out;
 }
 
 struct StageResult {
@@ -149,6 +192,11 @@ struct StageResult {
     double tail_exposed = 0;              // once per step (DDP's last bucket, ZeRO-1's gather)
     std::map<std::string, double> exposed, total;
 };
+
+const MicroBatchTime& stage_micro_batch(const ModelFeatures& stage, const StepOptions& o, const ParallelContext& c,
+                                        MicroBatchTime& own) {
+    return c.cache ? c.cache->micro_batch(stage, o, c) : (own = predict_micro_batch(stage, *c.hw, *c.predictor, o));
+}
 
 StepOptions stage_options(const ParallelLayout& l, const ParallelContext& c) {
     StepOptions o = c.step;
@@ -181,45 +229,17 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     StepOptions o = stage_options(l, c);
     o.accumulated_params = accumulated_params(stage, l);
     o.updated_params = updated_params(stage, l);
-    r.time = c.cache ? predict_step(stage, *c.hw, *c.predictor, o, c.cache->micro_batch(stage, o, c))
-                     : predict_step(stage, *c.hw, *c.predictor, o);
+    MicroBatchTime own;
+    const MicroBatchTime& mb = stage_micro_batch(stage, o, c, own);
+    r.time = predict_step(stage, *c.hw, *c.predictor, o, mb);
+    StageComms comms = stage_comms(stage, l, c, o, mb);
     double m = double(l.grad_accum);
-    double forward = r.time.forward_ms / m;
-    double backward = (r.time.backward_ms - r.time.grad_accumulation_ms) / m;
-
-    auto account = [&](const std::string& kind, double total, double hidden_exposed, double per_step) {
-        r.total[kind] += total * per_step;
-        r.exposed[kind] += hidden_exposed * per_step;
-    };
-    // Tensor and expert parallelism: exposed; per micro-batch.
-    auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
-    double tp = comm_ms(tp_ops, c), tp_exposed = tp;
-    if (o.framework.tensor_overlap != TensorOverlap::none)
-        tp_exposed = exposed_tensor_parallel_ms(comm_ms(tp_ops, c, false, true), comm_ms(tp_ops, c, true),
-                                                r.time.matmul_ms / m, r.time.weight_gradient_ms / m,
-                                                o.framework.tensor_overlap);
-    account("tensor parallel", tp, tp_exposed, m);
-    double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
-    double ep_exposed = expert_parallel_exposed_ms(ep, forward + backward, c.ep_overlap);
-    account("expert parallel", ep, ep_exposed, m);
-    // Ring attention overlaps the attention layers' compute.
-    auto cp_ops = context_parallel_comms(stage, l, o.precision);
-    double cp_fwd = comm_ms(cp_ops, c, false, true), cp_bwd = comm_ms(cp_ops, c, true);
-    double cp_exposed = std::max(0.0, cp_fwd - attention_ms(r.time, false) / m) +
-                        std::max(0.0, cp_bwd - attention_ms(r.time, true) / m);
-    account("context parallel", cp_fwd + cp_bwd, cp_exposed, m);
-    r.per_micro_batch_exposed = tp_exposed + ep_exposed + cp_exposed;
-
-    PrecisionRecipe recipe = model_recipe(o);
-    DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);
-    double u = dp.unhidden_fraction;
-    double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);
-    double dp_mb_exposed = exposed(dp_fwd, forward, u) + exposed(dp_bwd, backward, u);
-    account("data parallel", dp_fwd + dp_bwd, dp_mb_exposed, m);
-    r.per_micro_batch_exposed += dp_mb_exposed;
-    double last = comm_ms(dp.last_backward, c), after = comm_ms(dp.after_step, c);
-    r.tail_exposed = exposed(last, backward, u) + exposed(after, forward, u);
-    account("data parallel", last + after, r.tail_exposed, 1.0);
+    for (const auto& [kind, ms] : comms.total) r.total[kind] += ms * m;
+    for (const auto& [kind, ms] : comms.exposed) r.exposed[kind] += ms * m;
+    r.total["data parallel"] += comms.tail_total;
+    r.exposed["data parallel"] += comms.tail_exposed;
+    r.per_micro_batch_exposed = comms.per_micro_batch_exposed;
+    r.tail_exposed = comms.tail_exposed;
     return r;
 }
 
@@ -255,23 +275,27 @@ double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const P
                            bool last_stage_only) {
     check_layout(l, models.shape(), c.cluster->gpus);
     StepOptions o = stage_options(l, c);
-    double slowest = 0, fewest_kernels = INFINITY;
+    double slowest = 0, fewest_kernels = INFINITY, least_tail = INFINITY;
     const std::vector<const ModelFeatures*>& stages = models.stages(l);
     for (size_t i = last_stage_only ? stages.size() - 1 : 0; i < stages.size(); ++i) {
-        const ModelFeatures* stage = stages[i];
         MicroBatchTime own;
-        const MicroBatchTime& mb =
-            c.cache ? c.cache->micro_batch(*stage, o, c) : (own = predict_micro_batch(*stage, *c.hw, *c.predictor, o));
-        slowest = std::max(slowest, mb.forward_ms + mb.backward_ms + mb.recompute_ms);
+        const MicroBatchTime& mb = stage_micro_batch(*stages[i], o, c, own);
+        double per_micro_batch = mb.forward_ms + mb.backward_ms + mb.recompute_ms;
+        if (!last_stage_only) {
+            StageComms comms = stage_comms(*stages[i], l, c, o, mb);
+            per_micro_batch += comms.per_micro_batch_exposed;
+            least_tail = std::min(least_tail, comms.tail_exposed);
+        }
+        slowest = std::max(slowest, per_micro_batch);
         fewest_kernels = std::min(fewest_kernels, mb.kernels);
     }
     const double m = double(l.grad_accum);
+    if (last_stage_only) return slowest * m;
     // The framework's launch gaps, of the stage launching the fewest kernels (the step's are its slowest stage's,
-    // which launches at least its micro-batches' kernels): only when every stage was looked at.
-    double launches = last_stage_only ? 0.0
-                                      : launch_and_step_ms(o.overhead, m * fewest_kernels) *
-                                            c.predictor->overhead_factor(*c.hw);
-    return slowest * m + launches;
+    // which launches at least its micro-batches' kernels), and the least of the stages' once-a-step communication
+    // (the step's is its slowest stage's).
+    return slowest * m + least_tail +
+           launch_and_step_ms(o.overhead, m * fewest_kernels) * c.predictor->overhead_factor(*c.hw);
 }
 
 ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models, const ParallelContext& c,

@@ -112,12 +112,14 @@ struct ParallelStep {
     double total_ms() const { return time.total_ms(); }
 };
 
-// No step of this layout can take less (predict_parallel_step's total_ms): its slowest stage's kernels, once per
-// micro-batch, and the framework's launch gaps for the fewest kernels a stage launches. What the step adds to them
-// (communication left exposed, the bubble, accumulation, the optimizer, more launches) is never negative. What the plan search times layouts in order of, and prunes by;
-// it costs one micro-batch per distinct stage (cached in the context's StageCache). `last_stage_only`: a looser
-// bound at a third of the cost, the last stage's kernels (the head's and the loss's stage; any stage's bounds
-// the slowest's).
+// No step of this layout can take less (predict_parallel_step's total_ms): its slowest stage's kernels and the
+// communication they leave exposed, once per micro-batch (the step's slowest stage is the one slowest by both); the
+// least once-a-step communication of any stage; and the framework's launch gaps for the fewest kernels a stage
+// launches. What the step adds to them (the bubble, pipeline sends, accumulation, the optimizer, more launches, the
+// overlap's loss) is never negative. What the plan search times layouts in order of, and prunes by; it costs one
+// micro-batch per distinct stage (cached in the context's StageCache) and the stages' collectives.
+// `last_stage_only`: a looser bound at a fraction of the cost, the last stage's kernels alone (the head's and the
+// loss's stage; any stage's bounds the slowest's).
 double step_lower_bound_ms(const ParallelLayout& layout, StageModels& models, const ParallelContext& context,
                            bool last_stage_only = false);
 

@@ -271,11 +271,12 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
         out.fits_on = fewest_devices_that_fit(r, models, c, memory);
         return out;
     }
-    // Then the bound (step_lower_bound_ms: the slowest stage's kernels), lowest first: once the fastest keep + 1
-    // timed so far are all faster than a layout's bound, neither it nor any after it can be among them. Ordered by
-    // a looser bound, which costs less and which the layouts of one pipeline split and micro-batch share: the last
-    // stage's kernels without checkpointing (recomputation only adds kernels, and any stage's kernels bound the
-    // slowest's); a layout is held to its own bound before it is timed.
+    // Then the bound (step_lower_bound_ms: the slowest stage's kernels and exposed communication), lowest first:
+    // once the fastest keep + 1 timed so far are all faster than a layout's bound, neither it nor any after it can
+    // be among them. Ordered by a looser bound, which costs less and which the layouts of one pipeline split and
+    // micro-batch share: the last stage's kernels without checkpointing (recomputation only adds kernels, and any
+    // stage's kernels bound the slowest's); a layout is held to its own bound (with its communication) before it
+    // is timed.
     auto without_recompute = [](ParallelLayout l) {
         l.recompute = Recompute::none;
         return l;
@@ -302,9 +303,7 @@ PlanSearch search_plan(const LayoutRequest& r, StageModels& models, const Parall
     for (const auto& [bound, i] : by_bound) {
         if (beaten(bound)) break;
         const ParallelLayout& l = fitting[i].first;
-        if ((l.pp > 1 || l.recompute != Recompute::none) &&
-            beaten(step_lower_bound_ms(l, models, c) / double(l.global_batch())))
-            continue;
+        if (beaten(step_lower_bound_ms(l, models, c) / double(l.global_batch()))) continue;
         std::pair<size_t, ParallelStep> s{i, predict_parallel_step(l, models, c, &fitting[i].second)};
         ++out.timed;
         auto at = std::upper_bound(timed.begin(), timed.end(), s, faster);

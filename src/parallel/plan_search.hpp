@@ -1,7 +1,7 @@
 #pragma once
 // The plan search (docs/parallel.md): every layout the request leaves open, under dp x tp x pp x cp = gpus,
 // pruned by memory first (no kernel is timed for a layout that does not fit) and then by a lower bound of
-// its step time (step_lower_bound_ms: its slowest stage's kernels), timed lowest bound first until the bound
+// its step time (step_lower_bound_ms: its slowest stage's kernels and exposed communication), timed lowest bound first until the bound
 // passes the runners-up kept; the fastest that fits wins, by time per sample. Deterministic: ties go to fewer pipeline stages, then less tensor parallelism, lower ZeRO,
 // less recomputation, larger micro-batches, in that order.
 #include <optional>

@@ -22,6 +22,15 @@ TEST(QuantityText, GroupedThousands) {
     EXPECT_EQ(grouped(999), "999");
 }
 
+TEST(QuantityText, DurationsWithoutExponents) {
+    EXPECT_EQ(duration_text(64.81), "64.8 ms");
+    EXPECT_EQ(duration_text(0.45), "0.45 ms");
+    EXPECT_EQ(duration_text(1670.2), "1.67 s");
+    EXPECT_EQ(duration_text(999.7), "1 s");
+    EXPECT_EQ(duration_text(23000), "23 s");
+    EXPECT_EQ(duration_text(1234567), "1,235 s");
+}
+
 TEST(QuantityText, CountsInWords) {
     EXPECT_EQ(count_words(1.6384e9), "1.64 billion");
     EXPECT_EQ(count_words(4.1e8), "410 million");

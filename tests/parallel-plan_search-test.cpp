@@ -28,6 +28,9 @@ TEST(PlanSearch, ASlowLinkPicksThePipelineAFastOneDataParallel) {
         else EXPECT_EQ(s.best.layout.dp, 2) << gbps;
         ASSERT_FALSE(s.alternatives.empty());
         EXPECT_EQ(s.alternatives.front().loses_on, gbps < 1 ? "exposed communication" : "bubble");
+        // Both sides' figures, per step (the same global batch), in the units the page prints.
+        EXPECT_NE(s.alternatives.front().why.find(" per step against "), std::string::npos) << s.alternatives.front().why;
+        EXPECT_EQ(s.alternatives.front().why.find("e+"), std::string::npos) << s.alternatives.front().why;
     }
 }
 

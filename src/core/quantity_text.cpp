@@ -10,6 +10,14 @@ std::string gib_text(double bytes, int decimals) {
     return buf;
 }
 
+std::string duration_text(double ms) {
+    char buf[48];
+    if (ms < 999.5) std::snprintf(buf, sizeof buf, "%.3g ms", ms);
+    else if (ms < 999.5e3) std::snprintf(buf, sizeof buf, "%.3g s", ms / 1e3);
+    else return grouped(std::int64_t(ms / 1e3 + 0.5)) + " s";
+    return buf;
+}
+
 std::string grouped(std::int64_t n) {
     std::string digits = std::to_string(n), out;
     for (size_t i = 0; i < digits.size(); ++i) {

@@ -18,6 +18,10 @@ inline double to_gib(double bytes) { return bytes / kBytesPerGiB; }
 // "12.3 GiB" (`decimals` after the point).
 std::string gib_text(double bytes, int decimals = 1);
 
+// A duration from milliseconds, three significant digits, as the page prints step times: "64.8 ms", "1.67 s",
+// "1,234 s" (never an exponent).
+std::string duration_text(double ms);
+
 // A whole number with its thousands grouped: 16384 as "16,384".
 std::string grouped(std::int64_t n);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/quantity_text.hpp"
 #include "core/error.hpp"
@@ -22,13 +21,6 @@ std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
 std::vector<std::int64_t> given_or(const std::optional<std::int64_t>& given, std::vector<std::int64_t> options) {
     if (given) return {*given};
     return options;
-}
-
-std::string ms_text(double ms) {
-    std::ostringstream s;
-    s.precision(3);
-    s << ms << " ms";
-    return s.str();
 }
 
 // The tie-breaking order: simpler layouts first.
@@ -185,10 +177,16 @@ std::vector<ParallelLayout> candidate_layouts(const LayoutRequest& r, const Mode
 
 namespace {
 
-// Why `alt` is slower than `best`, per sample: the part of the step that grew the most.
+// Why `alt` is slower than `best`, per sample: the part of the step that grew the most, with both sides' figures
+// (per step when the two steps train as many samples, else per sample).
 void explain(PlanAlternative& alt, const ParallelStep& best) {
     const ParallelStep& s = alt.step;
     double per = 1.0 / double(s.layout.global_batch()), best_per = 1.0 / double(best.layout.global_batch());
+    bool same_batch = s.layout.global_batch() == best.layout.global_batch();
+    auto against = [&](double ms, double best_ms) {
+        return same_batch ? duration_text(ms) + " per step against " + duration_text(best_ms)
+                          : duration_text(ms * per) + " per sample against " + duration_text(best_ms * best_per);
+    };
     double d_bubble = s.time.bubble_ms * per - best.time.bubble_ms * best_per;
     double d_comm = s.time.communication_ms * per - best.time.communication_ms * best_per;
     // The framework overhead grows with the kernels launched: counted with compute.
@@ -197,13 +195,13 @@ void explain(PlanAlternative& alt, const ParallelStep& best) {
     double d_compute = compute * per - best_compute * best_per;
     if (d_bubble >= d_comm && d_bubble >= d_compute) {
         alt.loses_on = "bubble";
-        alt.why = "pipeline bubble of " + ms_text(s.time.bubble_ms) + " per step";
+        alt.why = "a pipeline bubble of " + against(s.time.bubble_ms, best.time.bubble_ms);
     } else if (d_comm >= d_compute) {
         alt.loses_on = "exposed communication";
-        alt.why = ms_text(s.time.communication_ms) + " of communication not hidden behind compute per step";
+        alt.why = "communication not hidden behind compute, " + against(s.time.communication_ms, best.time.communication_ms);
     } else {
         alt.loses_on = "compute";
-        alt.why = "more compute per sample (recomputation, smaller or sharded kernels): " + ms_text(compute) + " per step";
+        alt.why = "more compute (recomputation, smaller or sharded kernels), " + against(compute, best_compute);
     }
 }
 

@@ -39,3 +39,26 @@ test('the default result charts memory over one step, its peak the breakdown\'s'
   assert.equal(Number(await chart.getAttribute('data-capacity-bytes')), memory.capacity_bytes);
   await page.locator('#memory-timeline').screenshot({ path: join(shots, 'memory-timeline.png') });
 });
+
+test('a cluster question charts the fullest stage\'s device over one step, its peak the table\'s', async () => {
+  // A single device under a global batch of 1M tokens is a plan (gradient accumulation searched): a cluster
+  // question whose breakdown used to send the user to the CLI for this chart.
+  const page = await harness().page('index.html#model=llama2-7b&gpus=8&precision=bf16&gtokens=1048576&hw=h100-sxm5-80gb');
+  await settled(page, 120_000);
+  const chart = page.locator('#memory-timeline svg.memory-timeline');
+  await chart.waitFor({ timeout: 120_000 });
+  const memory = await page.evaluate(() => window.prenet.last().predict.results[0].memory);
+  assert.equal(Number(await chart.getAttribute('data-peak-bytes')), memory.peak_bytes_per_device);
+  assert.equal(Number(await chart.getAttribute('data-capacity-bytes')), memory.capacity_bytes);
+  const breakdown = (await page.locator('#breakdown').textContent()).replace(/\s+/g, ' ');
+  assert.match(breakdown, /Plan on 8 devices/);
+  assert.match(breakdown, /Per-layer times are for runs on one device/);
+  assert.doesNotMatch(breakdown, /the CLI draws/);
+  // On one device of an 8-device node, the plan names neither a node it does not fill nor data parallelism.
+  await page.fill('#gpus', '1');
+  await settled(page, 120_000);
+  await page.waitForFunction(() => window.prenet.last().predict?.results?.[0]?.plan?.gpus === 1);
+  const one = (await page.locator('#breakdown').textContent()).replace(/\s+/g, ' ');
+  assert.match(one, /Plan on 1 device .*Devices\s*1 of a node of 8/);
+  assert.doesNotMatch(await page.locator('#breakdown .plan-line').textContent(), /DDP|ZeRO/);
+});

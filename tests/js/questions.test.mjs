@@ -56,6 +56,8 @@ test('a plan in words, pinned as the fields that fix it; achieved TFLOP/s', () =
   const plan = { gpus: 16, dp: 4, tp: 2, pp: 2, cp: 1, ep: 1, vp: 1, zero: 1, sequence_parallel: true, schedule: '1f1b', micro_batch: 1, grad_accum: 8, checkpointing: 'selective', searched: true };
   assert.equal(planText(plan), 'dp 4 · tp 2 · pp 2 · ZeRO 1 (sequence parallel, 1f1b, micro-batch 1 × 8, selective checkpointing)');
   assert.equal(planText({ ...plan, zero: 0, pp: 1, sequence_parallel: false, checkpointing: 'none', grad_accum: 1 }), 'dp 4 · tp 2 · pp 1 · DDP (micro-batch 1)');
+  // One replica: no data parallelism to name (a pipeline on 8 devices, or one device).
+  assert.equal(planText({ ...plan, dp: 1, zero: 0, pp: 8, tp: 1, sequence_parallel: false, checkpointing: 'full', grad_accum: 256 }), 'dp 1 · tp 1 · pp 8 (1f1b, micro-batch 1 × 256, full checkpointing)');
   assert.deepEqual(layoutPatch(plan, cluster), { dp: 4, tp: 2, pp: 2, zero: 1, sequence_parallel: true, batch: 1, checkpointing: 'selective' });
   assert.equal(achievedTflops(0.5, { bf16: 989 }, 'bf16'), 494.5);
   assert.equal(achievedTflops(null, { bf16: 989 }, 'bf16'), null);

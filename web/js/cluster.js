@@ -66,7 +66,8 @@ export function planText(plan) {
   if (plan.vp > 1) dims.push(`vp ${plan.vp}`);
   if (plan.first_stage_blocks) dims.push(`first stage ${plan.first_stage_blocks} blocks`);
   if (plan.last_stage_blocks) dims.push(`last stage ${plan.last_stage_blocks} blocks`);
-  dims.push(plan.zero ? `ZeRO ${plan.zero}` : 'DDP');
+  // Data parallelism's kind only where there is data parallelism: one replica has no DDP and no ZeRO.
+  if (plan.dp > 1) dims.push(plan.zero ? `ZeRO ${plan.zero}` : 'DDP');
   const extra = [];
   if (plan.sequence_parallel) extra.push('sequence parallel');
   if (plan.pp > 1) extra.push(plan.schedule);

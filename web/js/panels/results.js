@@ -119,7 +119,8 @@ function renderBreakdown(rows, selected, ctx) {
 
 // Per-layer times and memory over the step for the selected accelerator only: one more request of the same
 // settings for that accelerator with `breakdown`, so the table's request stays small. A newer selection or
-// result wins.
+// result wins. On a cluster the reply has no per-layer times (a plan splits the step) but draws the fullest
+// stage's device over the step, as the CLI's --breakdown does.
 let layersJob = 0;
 const layersCache = new Map();
 async function loadLayers(selected, ctx) {
@@ -132,11 +133,10 @@ async function loadLayers(selected, ctx) {
       applyStyles(el);
     }
   };
-  if (isCluster(base, ctx.table)) {
-    show('layer-breakdown', '<p class="hint">Per-layer times are for runs on one device; on a cluster, the plan above splits the step.</p>');
-    show('memory-timeline', '<p class="hint">On a cluster, the CLI draws the fullest stage\'s memory over the step: <code>prenet predict … --breakdown</code>.</p>');
-    return;
-  }
+  const cluster = isCluster(base, ctx.table);
+  const layers = (step) =>
+    cluster ? '<p class="hint">Per-layer times are for runs on one device; on a cluster, the plan above splits the step.</p>' : layersHtml(step);
+  if (cluster) show('layer-breakdown', layers());
   const custom = (base.custom_hardware ?? []).find((sheet) => sheet.id === selected);
   const request = { ...base, breakdown: true, hardware: custom ? [] : [selected] };
   if (custom) request.custom_hardware = [custom];
@@ -148,7 +148,7 @@ async function loadLayers(selected, ctx) {
     const { doc, error } = await ctx.client.call(request);
     if (error) {
       if (current()) {
-        show('layer-breakdown', `<p class="hint">Per-layer times unavailable: ${esc(error.message)}</p>`);
+        if (!cluster) show('layer-breakdown', `<p class="hint">Per-layer times unavailable: ${esc(error.message)}</p>`);
         show('memory-timeline', `<p class="hint">Memory over the step unavailable: ${esc(error.message)}</p>`);
       }
       return;
@@ -158,7 +158,7 @@ async function loadLayers(selected, ctx) {
   }
   if (!current()) return;
   const result = layersCache.get(key);
-  show('layer-breakdown', layersHtml(result?.step));
+  show('layer-breakdown', layers(result?.step));
   show('memory-timeline', timelineHtml(result?.memory));
 }
 

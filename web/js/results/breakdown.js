@@ -138,8 +138,8 @@ function planHtml(row) {
   return `<h3>Plan on ${F.plural(p.gpus, 'device')}${p.searched ? ' (searched: the fastest that fits)' : ''}</h3>
     <p class="plan-line">${esc(planText(p))}</p>
     <ul class="legend run">
-      ${li('Nodes', `${F.integer(p.nodes)} × ${F.plural(p.gpus_per_node, 'device')}`)}
-      ${li('Within a node', link(p.scale_up))}
+      ${p.gpus < p.gpus_per_node ? li('Devices', `${F.integer(p.gpus)} of a node of ${F.integer(p.gpus_per_node)}`) : li('Nodes', `${F.integer(p.nodes)} × ${F.plural(p.gpus_per_node, 'device')}`)}
+      ${p.gpus > 1 ? li('Within a node', link(p.scale_up)) : ''}
       ${fabric ? li('Fabric', fabric) : ''}
       ${p.nodes > 1 ? li('Between nodes', link(p.scale_out)) : ''}
       ${comm.map(([kind, c]) => li(`${esc(kind[0].toUpperCase() + kind.slice(1))} communication`, `${F.ms(c.exposed_ms)} exposed of ${F.ms(c.total_ms)}`)).join('')}

@@ -148,6 +148,27 @@ test('choice labels are the option table\'s: every optimizer is named in the ass
   }
 });
 
+test('the assumptions name the other settings by their field and choice labels, and a LoRA base as what it is', async (t) => {
+  if (missing) return t.skip(`${missing} not found; run: bash scripts/build.sh native wasm`);
+  const words = async (hash) => {
+    const { state, body } = await fromCase(hash);
+    const reply = pageReply(body);
+    return assumptionsHtml(reply, buildRows(reply, { hardware: new Map() }), { state, table });
+  };
+  const qlora = await words('model=llama2-7b&ft=qlora&precision=bf16&hw=rtx-4090');
+  const label = (name, value) => `${table.byName.get(name).label} ${table.byName.get(name).choice_labels?.[value] ?? value}`;
+  for (const part of [label('finetune', 'qlora'), label('quantization', 'nf4'), label('lora_rank', 8), label('lora_targets', 'q,v')])
+    assert.ok(qlora.includes(part), `${part}: ${qlora}`);
+  // The frozen base has no fp32 master weights (the adapters train beside it): not the half recipe's general words.
+  assert.ok(qlora.includes('the frozen base in half precision'), qlora);
+  assert.ok(!qlora.includes(table.byName.get('mixed').choice_labels.half), qlora);
+  // Settings at their field's default (expert-parallel overlap, the loss, the framework) say nothing of this run.
+  const pretrain = await words('model=gpt2&hw=t4');
+  for (const name of ['ep_overlap', 'loss', 'framework']) assert.ok(!pretrain.includes(table.byName.get(name).label), `${name}: ${pretrain}`);
+  assert.ok(!pretrain.includes(table.byName.get('finetune').choice_labels.none), pretrain);
+  assert.ok(!/ep overlap|finetune none/.test(pretrain), pretrain);
+});
+
 test('a pinned plan fixes the layout rows the table marks: asked again, the CLI answers that plan, not searched', async (t) => {
   if (missing) return t.skip(`${missing} not found; run: bash scripts/build.sh native wasm`);
   const { state } = await fromCase('model=llama2-7b&gpus=8&hw=h100-sxm5-80gb');

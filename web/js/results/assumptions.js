@@ -8,11 +8,24 @@ const { esc, isNum } = F;
 
 // A choice as the option table labels it (`choice_labels`), else the choice itself.
 const choiceLabel = (table, name, value) => table?.byName.get(name)?.choice_labels?.[value] ?? value;
-// The precision and, where it is one, the mixed-precision recipe (fp8's is always a half model).
+// Fine-tuning with adapters: the frozen base is what the recipe holds (the adapters are trained beside it).
+const ADAPTERS = new Set(['lora', 'qlora']);
+// The precision and, where it is one, the mixed-precision recipe (fp8's is always a half model). With adapters the
+// half recipe is the frozen base loaded in half precision: the recipe's general label (fp32 master weights of what
+// trains) would misstate it.
 const precisionWords = (s, table) => {
   const base = choiceLabel(table, 'precision', s.precision);
+  if (ADAPTERS.has(s.finetune) && s.mixed === 'half') return `${base}, the frozen base in half precision`;
   return s.mixed && s.precision !== 'fp8' ? `${base}, ${choiceLabel(table, 'mixed', s.mixed)}` : base;
 };
+// A setting the sentences do not cover, by its field's label and its choice's words; nothing for a setting at its
+// field's own default or at "none" (nothing added), which says nothing about this run.
+function extraSetting(table, key, value) {
+  const row = table?.byName.get(key);
+  if (row && (value === row.default || value === 'none')) return null;
+  const words = typeof value === 'object' ? JSON.stringify(value) : String(row?.choice_labels?.[value] ?? value);
+  return `${row?.label ?? key.replace(/_/g, ' ')} ${words}`;
+}
 // Settings the sentences below put into words; anything else the reply carries is listed as it is.
 const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
@@ -101,9 +114,11 @@ export function assumptionsHtml(reply, rows, { state = null, table = null } = {}
   const reserve = s.memory_reserve;
   if (reserve && typeof reserve === 'object')
     parts.push(`Memory includes a CUDA context of ${F.gib(reserve.cuda_context_bytes)}, ${F.gib(reserve.library_workspace_bytes)} of cuBLAS workspaces, ${F.gib(reserve.nccl_bytes_per_group)} of NCCL buffers per process group and ${F.num((reserve.fragmentation ?? 0) * 100)}% fragmentation of the transient tensors${reserve.assumption ? ` (${esc(F.pageWords(reserve.assumption))})` : ''}.`);
-  const extra = Object.entries(s).filter(([k, v]) => !COVERED.has(k) && v != null && v !== false);
-  if (extra.length)
-    parts.push(`Also: ${extra.map(([k, v]) => `${esc(k.replace(/_/g, ' '))} ${esc(typeof v === 'object' ? JSON.stringify(v) : v)}`).join(', ')}.`);
+  const extra = Object.entries(s)
+    .filter(([k, v]) => !COVERED.has(k) && v != null && v !== false)
+    .map(([k, v]) => extraSetting(table, k, v))
+    .filter(Boolean);
+  if (extra.length) parts.push(`Also: ${extra.map(esc).join('; ')}.`);
   const learned = String(s.predictor ?? '').startsWith('learned');
   parts.push(
     `Step times come from the ${learned ? "learned kernel predictor (each kernel's roofline time times a slowdown learned from measurements; the ranges are its uncertainty)" : `${esc(s.predictor ?? 'roofline')} predictor`}; ${esc(s.flops_convention ?? 'FLOPs = 2 × multiply-accumulates')}.`,

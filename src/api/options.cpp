@@ -439,7 +439,7 @@ std::vector<OptionDef> build_table() {
             .echoed().on_page("training", "overhead").advanced(),
 
         // Many accelerators (docs/parallel.md). Any layout dimension left out is searched when --gpus > 1.
-        Row("gpus", T::count, kRun).flag("gpus", "N").label("Accelerators", "devices").up_to(double(limits::request_devices))
+        Row("gpus", T::count, kRun).flag("gpus", "N").label("Devices", "of each accelerator").up_to(double(limits::request_devices))
             .defaults(1, "1").help("devices the run spans; the layout's dp x tp x pp x cp must equal it").echoed()
             .on_page("cluster", "gpus").clustered().cluster_above(1),
         Row("gpus_per_node", T::count, kRun).flag("gpus-per-node", "K").label("Devices per node").up_to(4096)

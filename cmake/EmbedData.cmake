@@ -1,12 +1,16 @@
 # prenet_embed_data(OUT file...): writes a C++ source defining prenet::embedded_files(), a list of
-# {relative path, contents} for each file, regenerated whenever one of them changes.
+# {relative path, contents} for each file (compact JSON, without the sheets' prose notes: cmake/embed_data.py says
+# why), regenerated whenever one of them changes. Python 3 is a build dependency anyway: Emscripten's em++ runs on it.
 function(prenet_embed_data out)
+  find_program(PRENET_PYTHON3 NAMES python3 python NO_CMAKE_FIND_ROOT_PATH)
+  if(NOT PRENET_PYTHON3)
+    message(FATAL_ERROR "python3 not found: it embeds the catalogue into the build (scripts/setup.sh installs it)")
+  endif()
   set(files ${ARGN})
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DROOT=${PROJECT_SOURCE_DIR} "-DFILES=${files}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedDataScript.cmake
-    DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/EmbedDataScript.cmake
+    COMMAND ${PRENET_PYTHON3} ${PROJECT_SOURCE_DIR}/cmake/embed_data.py ${PROJECT_SOURCE_DIR} ${out} ${files}
+    DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/embed_data.py
     COMMENT "Embedding catalogue data"
     VERBATIM)
 endfunction()

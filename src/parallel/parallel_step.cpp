@@ -103,6 +103,17 @@ const MicroBatchTime& StageCache::micro_batch(const ModelFeatures& stage, const 
     return micro_batches_.emplace(key, predict_micro_batch(stage, *c.hw, *c.predictor, o)).first->second;
 }
 
+const StageCollectives& StageCache::collectives(const ModelFeatures& stage, const ParallelLayout& l,
+                                                const ParallelContext& c, const StepOptions& o) {
+    // Checkpointing and the number of micro-batches change no collective: one entry for all of them.
+    ParallelLayout key = l;
+    key.recompute = Recompute::none;
+    key.grad_accum = 1;
+    auto it = collectives_.find({&stage, key});
+    if (it != collectives_.end()) return it->second;
+    return collectives_.emplace(std::make_pair(&stage, key), stage_collectives(stage, l, c, o)).first->second;
+}
+
 const MemoryUse& StageCache::unsharded_memory(const ModelFeatures& stage, const MemoryOptions& o) {
     // estimate_memory reads grad_accum only as "does it accumulate" (a gradient buffer for the largest layer).
     Key key{&stage, o.checkpoint_kind(), o.grad_accum > 1};
@@ -154,6 +165,8 @@ struct StageComms {
 
 StageComms stage_comms(const ModelFeatures& stage, const ParallelLayout& l, const ParallelContext& c,
                        const StepOptions& o, const MicroBatchTime& mb) {
+    const StageCollectives own = c.cache ? StageCollectives{} : stage_collectives(stage, l, c, o);
+    const StageCollectives& t = c.cache ? c.cache->collectives(stage, l, c, o) : own;
     StageComms out;
     double forward = mb.forward_ms, backward = mb.backward_ms + mb.recompute_ms;
     auto account = [&](const std::string& kind, double total, double exposed_ms) {
@@ -162,27 +175,21 @@ StageComms stage_comms(const ModelFeatures& stage, const ParallelLayout& l, cons
         out.per_micro_batch_exposed += exposed_ms;
     };
     // Tensor and expert parallelism: exposed.
-    auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
-    double tp = comm_ms(tp_ops, c), tp_exposed = tp;
+    double tp_exposed = t.tensor;
     if (o.framework.tensor_overlap != TensorOverlap::none)
-        tp_exposed = exposed_tensor_parallel_ms(comm_ms(tp_ops, c, false, true), comm_ms(tp_ops, c, true),
-                                                mb.matmul_ms, mb.weight_gradient_ms, o.framework.tensor_overlap);
-    account("tensor parallel", tp, tp_exposed);
-    double ep = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
-    account("expert parallel", ep, expert_parallel_exposed_ms(ep, forward + backward, c.ep_overlap));
+        tp_exposed = exposed_tensor_parallel_ms(t.tensor_forward, t.tensor_backward, mb.matmul_ms,
+                                                mb.weight_gradient_ms, o.framework.tensor_overlap);
+    account("tensor parallel", t.tensor, tp_exposed);
+    account("expert parallel", t.expert, expert_parallel_exposed_ms(t.expert, forward + backward, c.ep_overlap));
     // Ring attention overlaps the attention layers' compute.
-    auto cp_ops = context_parallel_comms(stage, l, o.precision);
-    double cp_fwd = comm_ms(cp_ops, c, false, true), cp_bwd = comm_ms(cp_ops, c, true);
-    account("context parallel", cp_fwd + cp_bwd,
-            std::max(0.0, cp_fwd - attention_ms(mb.layers, false)) + std::max(0.0, cp_bwd - attention_ms(mb.layers, true)));
-    PrecisionRecipe recipe = model_recipe(o);
-    DataParallelComms dp = data_parallel_comms(stage, l, recipe, o.framework);
-    double u = dp.unhidden_fraction;
-    double dp_fwd = comm_ms(dp.forward, c), dp_bwd = comm_ms(dp.backward, c);
-    account("data parallel", dp_fwd + dp_bwd, exposed(dp_fwd, forward, u) + exposed(dp_bwd, backward, u));
-    double last = comm_ms(dp.last_backward, c), after = comm_ms(dp.after_step, c);
-    out.tail_total = last + after;
-    out.tail_exposed = exposed(last, backward, u) + exposed(after, forward, u);
+    account("context parallel", t.context_forward + t.context_backward,
+            std::max(0.0, t.context_forward - attention_ms(mb.layers, false)) +
+                std::max(0.0, t.context_backward - attention_ms(mb.layers, true)));
+    double u = t.data_unhidden_fraction;
+    account("data parallel", t.data_forward + t.data_backward,
+            exposed(t.data_forward, forward, u) + exposed(t.data_backward, backward, u));
+    out.tail_total = t.data_last + t.data_after;
+    out.tail_exposed = exposed(t.data_last, backward, u) + exposed(t.data_after, forward, u);
     return out;
 }
 
@@ -244,6 +251,26 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
 }
 
 }  // namespace
+
+StageCollectives stage_collectives(const ModelFeatures& stage, const ParallelLayout& l, const ParallelContext& c,
+                                   const StepOptions& o) {
+    StageCollectives t;
+    auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
+    t.tensor_forward = comm_ms(tp_ops, c, false, true);
+    t.tensor_backward = comm_ms(tp_ops, c, true);
+    t.tensor = comm_ms(tp_ops, c);
+    t.expert = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
+    auto cp_ops = context_parallel_comms(stage, l, o.precision);
+    t.context_forward = comm_ms(cp_ops, c, false, true);
+    t.context_backward = comm_ms(cp_ops, c, true);
+    DataParallelComms dp = data_parallel_comms(stage, l, model_recipe(o), o.framework);
+    t.data_forward = comm_ms(dp.forward, c);
+    t.data_backward = comm_ms(dp.backward, c);
+    t.data_last = comm_ms(dp.last_backward, c);
+    t.data_after = comm_ms(dp.after_step, c);
+    t.data_unhidden_fraction = dp.unhidden_fraction;
+    return t;
+}
 
 ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, const ParallelContext& c) {
     check_layout(l, models.shape(), c.cluster->gpus);

@@ -79,13 +79,27 @@ struct ParallelContext {
     ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
 };
 
+// One micro-batch's collectives on one stage, each kind's time before any overlap (what stage_comms leaves exposed
+// against the micro-batch's kernels), and the data-parallel tail a step runs once.
+struct StageCollectives {
+    double tensor = 0, tensor_forward = 0, tensor_backward = 0;  // tensor_forward + tensor_backward = tensor
+    double expert = 0, context_forward = 0, context_backward = 0;
+    double data_forward = 0, data_backward = 0, data_last = 0, data_after = 0;
+    double data_unhidden_fraction = 0;
+};
+StageCollectives stage_collectives(const ModelFeatures& stage, const ParallelLayout& layout,
+                                   const ParallelContext& context, const StepOptions& options);
+
 // What the layouts of one plan search share: a stage's micro-batch (its kernels do not change with dp, ZeRO or
-// the number of micro-batches) and its memory before sharding. Keyed by the stage's features, which StageModels
+// the number of micro-batches), its collectives (they do not change with checkpointing or the number of
+// micro-batches) and its memory before sharding. Keyed by the stage's features, which StageModels
 // keeps for as long as it lives; a cache must not outlive the StageModels it was filled from.
 class StageCache {
 public:
     const MicroBatchTime& micro_batch(const ModelFeatures& stage, const StepOptions& options,
                                       const ParallelContext& context);
+    const StageCollectives& collectives(const ModelFeatures& stage, const ParallelLayout& layout,
+                                        const ParallelContext& context, const StepOptions& options);
     const MemoryUse& unsharded_memory(const ModelFeatures& stage, const MemoryOptions& options);
     // One micro-batch's activations under the options' checkpointing kind (run/checkpointing.hpp).
     const ActivationMemory& activations(const ModelFeatures& stage, const MemoryOptions& options);
@@ -96,6 +110,7 @@ private:
     std::map<Key, MicroBatchTime> micro_batches_;
     std::map<Key, MemoryUse> memory_;
     std::map<std::pair<const ModelFeatures*, CheckpointKind>, ActivationMemory> activations_;
+    std::map<std::pair<const ModelFeatures*, ParallelLayout>, StageCollectives> collectives_;  // (layout as keyed)
 };
 
 struct ParallelStep {

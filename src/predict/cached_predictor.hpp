@@ -20,6 +20,7 @@ public:
     }
     double overhead_factor(const HardwareSpec& hw) const override { return inner_.overhead_factor(hw); }
     double communication_factor(const HardwareSpec& hw) const override { return inner_.communication_factor(hw); }
+    bool remembers_kernels() const override { return true; }
 
 private:
     struct Hash {

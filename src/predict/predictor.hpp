@@ -28,6 +28,9 @@ public:
     // the plan search, memory advice) applies the same calibration.
     virtual double overhead_factor(const HardwareSpec&) const { return 1.0; }
     virtual double communication_factor(const HardwareSpec&) const { return 1.0; }
+    // Whether it remembers each kernel's time already (CachedPredictor): then a step asks it for every kernel
+    // rather than keeping its own map of them (run/step.cpp).
+    virtual bool remembers_kernels() const { return false; }
 };
 
 // time = max(FLOPs / peak for the kernel's precision, bytes / bandwidth) + launch cost.

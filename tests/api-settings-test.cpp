@@ -47,6 +47,14 @@ TEST(ReadSettings, DefaultsComeFromTheTable) {
     EXPECT_FALSE(s.run.given());
 }
 
+TEST(ReadSettings, TheLossIsTheFrameworksUnlessAsked) {
+    EXPECT_EQ(settings(json::object()).loss, LossMode::full);
+    EXPECT_EQ(settings({{"framework", "megatron"}}).loss, LossMode::inplace);
+    EXPECT_EQ(settings({{"framework", "fsdp"}}).loss, LossMode::full);
+    EXPECT_EQ(settings({{"framework", "megatron"}, {"loss", "full"}}).loss, LossMode::full);
+    EXPECT_EQ(settings({{"loss", "inplace"}}).loss, LossMode::inplace);
+}
+
 TEST(ReadSettings, TheMixedRecipeFollowsThePrecision) {
     EXPECT_EQ(settings({{"precision", "bf16"}}).mixed, MixedRecipe::autocast);
     EXPECT_EQ(settings({{"precision", "fp8"}}).mixed, MixedRecipe::half_model);  // fp8 is a bf16 model

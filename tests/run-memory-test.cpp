@@ -156,6 +156,14 @@ TEST(TrainingMemory, LossKeepsTheFp32LogitsOrOneChunk) {
     EXPECT_DOUBLE_EQ(fused.temporary, 8192.0 * 128256 * 2);
     EXPECT_EQ(parse_loss_mode("fused"), LossMode::fused);
     EXPECT_STREQ(to_string(LossMode::fused), "fused");
+    // In place (Megatron's vocab-parallel cross-entropy): the fp32 softmax saved (4), the gradient written over
+    // it and cast to bf16 for the head (2); in fp32 the cast is the tensor itself.
+    LossMemory inplace = loss_memory(tokens, vocab, hidden, Precision::bf16, LossMode::inplace);
+    EXPECT_DOUBLE_EQ(inplace.saved, 8192.0 * 128256 * 4);
+    EXPECT_DOUBLE_EQ(inplace.temporary, 8192.0 * 128256 * 2);
+    EXPECT_DOUBLE_EQ(loss_memory(tokens, vocab, hidden, Precision::fp32, LossMode::inplace).temporary, 0);
+    EXPECT_EQ(parse_loss_mode("inplace"), LossMode::inplace);
+    EXPECT_STREQ(to_string(LossMode::inplace), "inplace");
     EXPECT_THROW(parse_loss_mode("liger"), Error);
 }
 

@@ -373,15 +373,19 @@ std::vector<OptionDef> build_table() {
                   "NCHW")
             .echoed().on_page("training", "nhwc").advanced(),
         Row("loss", T::choice, kRun).flag("loss", "L").label("Cross-entropy loss")
-            .choices({"full", "chunked", "fused"},
+            .choices({"full", "chunked", "fused", "inplace"},
                      {{"full", "full: every token's fp32 logits kept"},
                       {"chunked", "chunked: one chunk of logits at a time (Liger)"},
-                      {"fused", "fused: logits kept in their precision (flash-attn)"}})
-            .defaults("full", "full")
+                      {"fused", "fused: logits kept in their precision (flash-attn)"},
+                      {"inplace", "in place: the fp32 softmax kept, its gradient written over it (Megatron)"}})
+            .defaults("full", "full; inplace with --framework megatron")
+            .default_with("framework", {"megatron"}, "inplace")
             .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward), chunked "
                   "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time) or fused "
                   "(flash-attn's CrossEntropyLoss, llm-foundry's default: no fp32 copy, the logits and their "
-                  "gradient in the model's precision); memory only")
+                  "gradient in the model's precision) or inplace (Megatron's vocab-parallel cross-entropy, "
+                  "--framework megatron's default: the fp32 softmax kept and the gradient written over it); memory "
+                  "only")
             .echoed().on_page("training", "loss").advanced(),
         Row("breakdown", T::flag, kRun).flag("breakdown").label("Per-layer times").defaults(false, "off")
             .help("also the time of each layer (forward, backward with any recompute; every repeat and "

@@ -143,7 +143,9 @@ Settings read_settings(const RequestOptions& o) {
     s.framework = preset_for(o.text("framework"));
     s.compile = o.flag("compile") || s.framework.fuses_elementwise;  // XLA compiles the whole program
     s.channels_last = o.flag("channels_last");
-    s.loss = parse_loss_mode(o.text("loss"));
+    // Unasked, the loss is the framework's (Megatron's in-place vocab-parallel cross-entropy), else PyTorch's.
+    s.loss = o.has("loss") ? parse_loss_mode(o.text("loss"))
+                           : (s.framework.in_place_loss ? LossMode::inplace : LossMode::full);
     s.run.samples = o.number("samples");
     s.run.epochs = o.number("epochs");
     s.run.tokens = o.number("tokens");

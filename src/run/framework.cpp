@@ -19,7 +19,9 @@ namespace {
 //   max(40M, 1M x data-parallel ranks) parameters are reduced during the backward and the updated parameters
 //   gathered during the next forward (DistributedDataParallelConfig; megatron/training/training.py);
 // - --bf16 accumulates and all-reduces gradients in fp32 (megatron/training/arguments.py sets
-//   accumulate_allreduce_grads_in_fp32; the gradient buffer is then torch.float).
+//   accumulate_allreduce_grads_in_fp32; the gradient buffer is then torch.float);
+// - the loss is vocab_parallel_cross_entropy (megatron/core/tensor_parallel/cross_entropy.py): the logits cast to
+//   fp32, exponentiated and normalised in place and kept as the softmax, the backward's gradient written over it.
 FrameworkPreset megatron() {
     FrameworkPreset p;
     p.name = "megatron";
@@ -28,6 +30,7 @@ FrameworkPreset megatron() {
     p.bucket_bytes = 0;
     p.bucket_params = 40e6;
     p.bucket_params_per_rank = 1e6;
+    p.in_place_loss = true;
     return p;
 }
 

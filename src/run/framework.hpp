@@ -49,6 +49,9 @@ struct FrameworkPreset {
     bool fp32_gradients_under_bf16 = false;
     // The whole program is compiled, so element-wise and norm chains are fused as --compile fuses them (XLA).
     bool fuses_elementwise = false;
+    // Its cross-entropy keeps the fp32 softmax and writes the gradient over it (Megatron's vocab-parallel
+    // cross-entropy): --loss defaults to inplace rather than full (run/memory.hpp's loss_memory).
+    bool in_place_loss = false;
 };
 
 // The preset of `name` (generic, megatron, fsdp, deepspeed, xla); throws Error for another name.

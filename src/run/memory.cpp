@@ -35,6 +35,7 @@ const char* to_string(LossMode mode) {
         case LossMode::full: return "full";
         case LossMode::chunked: return "chunked";
         case LossMode::fused: return "fused";
+        case LossMode::inplace: return "inplace";
     }
     return "full";
 }
@@ -43,7 +44,8 @@ LossMode parse_loss_mode(const std::string& name) {
     if (name == "full") return LossMode::full;
     if (name == "chunked") return LossMode::chunked;
     if (name == "fused") return LossMode::fused;
-    throw Error("unknown loss '" + name + "' (full, chunked, fused)", ErrorCode::invalid_value, "loss");
+    if (name == "inplace") return LossMode::inplace;
+    throw Error("unknown loss '" + name + "' (full, chunked, fused, inplace)", ErrorCode::invalid_value, "loss");
 }
 
 LossMemory loss_memory(double tokens, double vocab, double hidden, Precision precision, LossMode mode) {
@@ -58,6 +60,11 @@ LossMemory loss_memory(double tokens, double vocab, double hidden, Precision pre
     if (mode == LossMode::fused) {
         m.saved = tokens * vocab * logits_bytes;
         m.temporary = tokens * vocab * logits_bytes;
+        return m;
+    }
+    if (mode == LossMode::inplace) {
+        m.saved = tokens * vocab * fp32;
+        m.temporary = logits_bytes < fp32 ? tokens * vocab * logits_bytes : 0.0;
         return m;
     }
     // The log-probabilities (fp32) stay until the backward; so do the logits themselves, the model's output the

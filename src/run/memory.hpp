@@ -44,7 +44,7 @@ struct FrameworkReserve {
     static FrameworkReserve pytorch_default();
 };
 
-enum class LossMode { full, chunked, fused };
+enum class LossMode { full, chunked, fused, inplace };
 const char* to_string(LossMode mode);
 LossMode parse_loss_mode(const std::string& name);  // throws Error (field "loss")
 
@@ -159,6 +159,10 @@ MemoryUse estimate_memory(const ModelFeatures& features, const HardwareSpec& hw,
 // CrossEntropyLoss, llm-foundry's default loss_fn fused_crossentropy): the logits in their own precision are saved
 // (the model's output, held anyway; the kernel keeps only one fp32 log-sum-exp per token beside them, negligible),
 // and the backward writes their gradient in that precision (activation_bytes each: 2 + 2 bytes under bf16).
+// inplace (Megatron's vocab_parallel_cross_entropy): the logits are cast to fp32, exponentiated and normalised in
+// place and that softmax is saved (4 bytes; the half-precision logits are freed with the forward, no training loop
+// holds them); the backward writes the gradient over it and casts it for the head's backward (2 bytes under
+// bf16/fp16, none in fp32, where the cast is the tensor itself).
 struct LossMemory {
     double saved = 0, temporary = 0;
 };

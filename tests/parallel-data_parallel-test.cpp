@@ -87,9 +87,15 @@ TEST(DataParallel, ZeroShardsMemoryStageByStage) {
     MemoryUse z1 = shard_memory(whole, f, dp(8, 1), r, 1.0, none);
     MemoryUse z2 = shard_memory(whole, f, dp(8, 2), r, 1.0, none);
     MemoryUse z3 = shard_memory(whole, f, dp(8, 3), r, 1.0, none);
-    // DDP: every state whole, plus two 25 MiB gradient buckets (the one reduced and the one filling).
-    EXPECT_DOUBLE_EQ(z0.communication_buffers, 2.0 * 25 * 1024 * 1024);
-    EXPECT_DOUBLE_EQ(z0.peak, whole.peak + z0.communication_buffers);
+    // DDP: every state whole, plus PyTorch DDP's buckets, a copy of every gradient kept through the optimizer
+    // step (gradient_as_bucket_view off), counted with the gradients.
+    EXPECT_DOUBLE_EQ(z0.communication_buffers, 0);
+    EXPECT_DOUBLE_EQ(z0.gradients, 2.0 * whole.gradients);
+    EXPECT_DOUBLE_EQ(z0.peak, whole.peak + whole.gradients);
+    // Frameworks whose gradients are bucket views (Megatron's contiguous buffer) hold two 25 MiB buckets at most.
+    FrameworkPreset views;
+    views.copies_gradients_into_buckets = false;
+    EXPECT_DOUBLE_EQ(shard_memory(whole, f, dp(8, 0), r, 1.0, none, views).communication_buffers, 2.0 * 25 * 1024 * 1024);
     EXPECT_DOUBLE_EQ(z1.optimizer_states, whole.optimizer_states / n);
     EXPECT_DOUBLE_EQ(z1.gradients, whole.gradients);
     EXPECT_DOUBLE_EQ(z2.gradients, whole.gradients / n);

@@ -122,12 +122,14 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
     m.accumulation_gradient = accumulation_gradient;
     m.communication_buffers = 0;
     if (s > 1 && l.zero < 2) {
-        // Gradients are copied into a bucket before their reduction (DeepSpeed's reduce_bucket_size buffer, DDP's
-        // bucket): the bucket being reduced and the one filling. Gradients that are bucket views (Megatron's
-        // contiguous buffer, DDP's gradient_as_bucket_view) would need none; DDP's default copies every
-        // gradient (docs/training-model.md).
+        // Gradients are copied into a bucket before their reduction (DeepSpeed's reduce_bucket_size buffer):
+        // the bucket being reduced and the one filling. PyTorch DDP's default keeps buckets that cover every
+        // gradient for as long as the model lives (FrameworkPreset::copies_gradients_into_buckets): a second copy
+        // of the gradients, counted with them; gradients that are bucket views (Megatron's contiguous buffer,
+        // DDP's gradient_as_bucket_view) need the two in flight at most.
         double bucket = last_bucket_fraction(f, n, grad_bytes, s) * n * grad_bytes;
-        m.communication_buffers = std::min(n * grad_bytes, 2.0 * bucket);
+        if (l.zero == 0 && f.copies_gradients_into_buckets) m.gradients += n * grad_bytes;
+        else m.communication_buffers = std::min(n * grad_bytes, 2.0 * bucket);
     }
     m.weights = model_bytes + master_bytes;
     m.activations = u.activations * in_flight;

@@ -25,6 +25,7 @@ namespace {
 FrameworkPreset megatron() {
     FrameworkPreset p;
     p.name = "megatron";
+    p.copies_gradients_into_buckets = false;
     p.fp32_gradients_under_bf16 = true;
     p.tensor_overlap = TensorOverlap::weight_gradients;
     p.bucket_bytes = 0;
@@ -44,6 +45,7 @@ FrameworkPreset megatron() {
 FrameworkPreset fsdp() {
     FrameworkPreset p;
     p.name = "fsdp";
+    p.copies_gradients_into_buckets = false;
     p.selective = CheckpointKind::op_level;
     return p;
 }
@@ -55,6 +57,7 @@ FrameworkPreset fsdp() {
 FrameworkPreset deepspeed() {
     FrameworkPreset p;
     p.name = "deepspeed";
+    p.copies_gradients_into_buckets = false;
     p.selective = CheckpointKind::full;
     p.overlap_from_zero = 3;
     p.bucket_bytes = 0;
@@ -76,6 +79,7 @@ FrameworkPreset deepspeed() {
 FrameworkPreset xla() {
     FrameworkPreset p;
     p.name = "xla";
+    p.copies_gradients_into_buckets = false;
     p.selective = CheckpointKind::op_level;
     p.tensor_overlap = TensorOverlap::all_gemms;
     p.fuses_elementwise = true;

@@ -48,9 +48,10 @@ test('one device: each advised change fits as advised, the micro-batch cut befor
 test('eight devices: a pinned ZeRO stage raised and a pinned dp left to the plan search, each fitting as advised', () => {
   const changes = assertEachChangeFits(['--model', 'llama2-7b', '--hardware', 'a100-sxm4-80gb', '--gpus', '8', '--dp', '8', '--zero', '0', '--batch', '1', '--global-batch', '8', '--seq', '4096', '--precision', 'bf16', '--checkpointing', 'none']);
   const flags = changes.map((c) => c.flags);
-  // DDP's full replica (148 GB) does not fit; ZeRO 2 and 3 do, and dp 4 with the rest searched.
+  // DDP's full replica (148 GB, and PyTorch DDP's bucket copy of the gradients) does not fit; ZeRO 2 and 3 do, and
+  // a smaller dp with the rest (tensor or pipeline parallelism) searched.
   assert.deepEqual(flags.slice(0, 2), ['--zero 2', '--zero 3']);
-  assert.ok(flags.includes('--dp 4'), flags.join('; '));
+  assert.ok(flags.some((f) => /^--dp [124]$/.test(f)), flags.join('; '));
 });
 
 test("a large vocabulary's logits: chunked loss alone fits and ranks first, for it costs no step time", () => {

@@ -331,6 +331,28 @@ TEST(ParallelStep, TheLowerBoundCountsTheExposedCommunication) {
     EXPECT_GT(communication_bound, 0);
 }
 
+// The search's cache (one micro-batch per stage and checkpointing kind, one set of collectives per stage for every
+// checkpointing kind and number of micro-batches) changes no step: every layout timed with it as without it.
+TEST(ParallelStep, TheStageCacheChangesNoStep) {
+    for (const char* model : {"gpt2", "mixtral-8x7b"}) {
+        Fixture f(8, 1.0, model, 128);
+        StageCache cache;
+        ParallelContext cached = f.context;
+        cached.cache = &cache;
+        LayoutRequest r = f.request();
+        r.global_batch = 32;
+        int compared = 0;
+        for (const auto& l : candidate_layouts(r, f.models.shape(), f.cluster)) {
+            ParallelStep with = predict_parallel_step(l, f.models, cached), without = predict_parallel_step(l, f.models, f.context);
+            EXPECT_NEAR(with.total_ms(), without.total_ms(), 1e-9 * without.total_ms())
+                << model << " dp " << l.dp << " tp " << l.tp << " pp " << l.pp << " zero " << l.zero << " ga " << l.grad_accum;
+            EXPECT_NEAR(with.communication_total_ms, without.communication_total_ms, 1e-9 * (1 + without.communication_total_ms));
+            ++compared;
+        }
+        EXPECT_GT(compared, 20) << model;
+    }
+}
+
 TEST(ParallelStep, MsPerSampleDividesByTheGlobalBatch) {
     Fixture f(2);
     ParallelLayout l;

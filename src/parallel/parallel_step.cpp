@@ -158,36 +158,40 @@ double attention_ms(const std::vector<LayerTime>& layers, bool backward) {
 // tail a step runs once (DDP's last bucket, ZeRO-1's gather). What a step adds to its kernels and what its lower
 // bound counts (step_lower_bound_ms), from the one micro-batch's kernel times both share.
 struct StageComms {
-    std::map<std::string, double> total, exposed;  // one micro-batch's, by kind
-    double per_micro_batch_exposed = 0;
-    double tail_total = 0, tail_exposed = 0;        // data parallel, once per step
+    struct Part {
+        const char* kind;
+        double total = 0, exposed = 0;
+    };
+    Part parts[4] = {{"tensor parallel"}, {"expert parallel"}, {"context parallel"}, {"data parallel"}};
+    double tail_total = 0, tail_exposed = 0;  // data parallel, once per step
+    double per_micro_batch_exposed() const {
+        double ms = 0;
+        for (const Part& p : parts) ms += p.exposed;
+        return ms;
+    }
 };
 
 StageComms stage_comms(const ModelFeatures& stage, const ParallelLayout& l, const ParallelContext& c,
                        const StepOptions& o, const MicroBatchTime& mb) {
-    const StageCollectives own = c.cache ? StageCollectives{} : stage_collectives(stage, l, c, o);
-    const StageCollectives& t = c.cache ? c.cache->collectives(stage, l, c, o) : own;
+    const StageCollectives t = c.cache ? c.cache->collectives(stage, l, c, o) : stage_collectives(stage, l, c, o);
     StageComms out;
+    auto& [tensor, expert, context, data] = out.parts;
     double forward = mb.forward_ms, backward = mb.backward_ms + mb.recompute_ms;
-    auto account = [&](const std::string& kind, double total, double exposed_ms) {
-        out.total[kind] += total;
-        out.exposed[kind] += exposed_ms;
-        out.per_micro_batch_exposed += exposed_ms;
-    };
     // Tensor and expert parallelism: exposed.
-    double tp_exposed = t.tensor;
-    if (o.framework.tensor_overlap != TensorOverlap::none)
-        tp_exposed = exposed_tensor_parallel_ms(t.tensor_forward, t.tensor_backward, mb.matmul_ms,
-                                                mb.weight_gradient_ms, o.framework.tensor_overlap);
-    account("tensor parallel", t.tensor, tp_exposed);
-    account("expert parallel", t.expert, expert_parallel_exposed_ms(t.expert, forward + backward, c.ep_overlap));
+    tensor.total = t.tensor_forward + t.tensor_backward;
+    tensor.exposed = o.framework.tensor_overlap == TensorOverlap::none
+                         ? tensor.total
+                         : exposed_tensor_parallel_ms(t.tensor_forward, t.tensor_backward, mb.matmul_ms,
+                                                      mb.weight_gradient_ms, o.framework.tensor_overlap);
+    expert.total = t.expert;
+    expert.exposed = expert_parallel_exposed_ms(t.expert, forward + backward, c.ep_overlap);
     // Ring attention overlaps the attention layers' compute.
-    account("context parallel", t.context_forward + t.context_backward,
-            std::max(0.0, t.context_forward - attention_ms(mb.layers, false)) +
-                std::max(0.0, t.context_backward - attention_ms(mb.layers, true)));
+    context.total = t.context_forward + t.context_backward;
+    context.exposed = std::max(0.0, t.context_forward - attention_ms(mb.layers, false)) +
+                      std::max(0.0, t.context_backward - attention_ms(mb.layers, true));
     double u = t.data_unhidden_fraction;
-    account("data parallel", t.data_forward + t.data_backward,
-            exposed(t.data_forward, forward, u) + exposed(t.data_backward, backward, u));
+    data.total = t.data_forward + t.data_backward;
+    data.exposed = exposed(t.data_forward, forward, u) + exposed(t.data_backward, backward, u);
     out.tail_total = t.data_last + t.data_after;
     out.tail_exposed = exposed(t.data_last, backward, u) + exposed(t.data_after, forward, u);
     return out;
@@ -241,11 +245,13 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     r.time = predict_step(stage, *c.hw, *c.predictor, o, mb);
     StageComms comms = stage_comms(stage, l, c, o, mb);
     double m = double(l.grad_accum);
-    for (const auto& [kind, ms] : comms.total) r.total[kind] += ms * m;
-    for (const auto& [kind, ms] : comms.exposed) r.exposed[kind] += ms * m;
+    for (const auto& part : comms.parts) {
+        r.total[part.kind] += part.total * m;
+        r.exposed[part.kind] += part.exposed * m;
+    }
     r.total["data parallel"] += comms.tail_total;
     r.exposed["data parallel"] += comms.tail_exposed;
-    r.per_micro_batch_exposed = comms.per_micro_batch_exposed;
+    r.per_micro_batch_exposed = comms.per_micro_batch_exposed();
     r.tail_exposed = comms.tail_exposed;
     return r;
 }
@@ -258,7 +264,6 @@ StageCollectives stage_collectives(const ModelFeatures& stage, const ParallelLay
     auto tp_ops = tensor_parallel_comms(stage, l, o.precision);
     t.tensor_forward = comm_ms(tp_ops, c, false, true);
     t.tensor_backward = comm_ms(tp_ops, c, true);
-    t.tensor = comm_ms(tp_ops, c);
     t.expert = comm_ms(expert_parallel_comms(stage, l, o.precision), c);
     auto cp_ops = context_parallel_comms(stage, l, o.precision);
     t.context_forward = comm_ms(cp_ops, c, false, true);
@@ -310,7 +315,7 @@ double step_lower_bound_ms(const ParallelLayout& l, StageModels& models, const P
         double per_micro_batch = mb.forward_ms + mb.backward_ms + mb.recompute_ms;
         if (!last_stage_only) {
             StageComms comms = stage_comms(*stages[i], l, c, o, mb);
-            per_micro_batch += comms.per_micro_batch_exposed;
+            per_micro_batch += comms.per_micro_batch_exposed();
             least_tail = std::min(least_tail, comms.tail_exposed);
         }
         slowest = std::max(slowest, per_micro_batch);

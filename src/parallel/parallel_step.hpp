@@ -82,8 +82,7 @@ struct ParallelContext {
 // One micro-batch's collectives on one stage, each kind's time before any overlap (what stage_comms leaves exposed
 // against the micro-batch's kernels), and the data-parallel tail a step runs once.
 struct StageCollectives {
-    double tensor = 0, tensor_forward = 0, tensor_backward = 0;  // tensor_forward + tensor_backward = tensor
-    double expert = 0, context_forward = 0, context_backward = 0;
+    double tensor_forward = 0, tensor_backward = 0, expert = 0, context_forward = 0, context_backward = 0;
     double data_forward = 0, data_backward = 0, data_last = 0, data_after = 0;
     double data_unhidden_fraction = 0;
 };

@@ -134,6 +134,15 @@ TEST(SettingsJson, EchoesTheValuesUsedForTheCommand) {
     json predict = settings_json(s, lm, kPredict);
     EXPECT_EQ(predict["seq"], lm.tokens_per_sample);  // the model's, not the request's absence
     EXPECT_EQ(predict["mixed"], "autocast");
+    EXPECT_EQ(predict["mixed_words"], find_option("mixed")->choice_labels.at("autocast"));
+    // A LoRA base runs as a half model (the request's context applies it), the frozen base in half precision.
+    Settings adapters = settings({{"precision", "bf16"}, {"finetune", "lora"}});
+    adapters.mixed = effective_mixed_recipe(adapters.precision, adapters.mixed, adapters.finetune.adapters());
+    json lora = settings_json(adapters, lm, kPredict);
+    EXPECT_EQ(lora["mixed"], "half");
+    EXPECT_EQ(lora["mixed_words"], "the frozen base in half precision");
+    EXPECT_TRUE(settings_json(settings({{"precision", "fp8"}}), lm, kPredict)["mixed_words"].is_null());
+    EXPECT_TRUE(settings_json(settings({{"precision", "fp32"}}), lm, kPredict)["mixed_words"].is_null());
     EXPECT_EQ(predict["global_batch"], 8);
     EXPECT_TRUE(predict["image"].is_null());
     json features = settings_json(s, lm, kFeatures);

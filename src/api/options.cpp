@@ -223,6 +223,15 @@ std::string with_adapters(const std::string& value, const std::string& source) {
     return value + " with lora or qlora (" + source + ")";
 }
 
+// The frameworks whose preset's loss is Megatron's in-place cross-entropy (FrameworkPreset::in_place_loss, what
+// api/settings.cpp defaults --loss to): the page's default for the loss field under them.
+std::vector<std::string> frameworks_with_in_place_loss() {
+    std::vector<std::string> out;
+    for (const auto& name : framework_names())
+        if (preset_for(name).in_place_loss) out.push_back(name);
+    return out;
+}
+
 std::vector<OptionDef> build_table() {
     using T = OptionType;
     constexpr unsigned kModel = kPredict | kFeatures;  // what builds and costs the model
@@ -379,7 +388,7 @@ std::vector<OptionDef> build_table() {
                       {"fused", "fused: logits kept in their precision (flash-attn)"},
                       {"inplace", "in place: the fp32 softmax kept, its gradient written over it (Megatron)"}})
             .defaults("full", "full; inplace with --framework megatron")
-            .default_with("framework", {"megatron"}, "inplace")
+            .default_with("framework", frameworks_with_in_place_loss(), "inplace")
             .help("full (PyTorch's cross_entropy: the fp32 logits of every token kept for the backward), chunked "
                   "(Liger-Kernel's fused linear cross-entropy: one chunk of tokens' logits at a time) or fused "
                   "(flash-attn's CrossEntropyLoss, llm-foundry's default: no fp32 copy, the logits and their "

@@ -209,6 +209,19 @@ json calibrated_devices(const Settings& s) {
 }
 }  // namespace
 
+namespace {
+
+// The mixed-precision recipe in words (null without one, and for fp8, whose precision's label says it): the option's
+// label, except that with adapters the half recipe is the frozen base loaded in half precision, not a half model
+// beside fp32 master weights (the adapters keep their own precision: run/precision_recipe.hpp's adapter_recipe).
+json mixed_words(const Settings& s) {
+    if (s.precision == Precision::fp8 || !precision_recipe(s.precision, s.mixed).mixed) return nullptr;
+    if (s.finetune.adapters() && s.mixed == MixedRecipe::half_model) return "the frozen base in half precision";
+    return find_option("mixed")->choice_labels.at(to_string(s.mixed));
+}
+
+}  // namespace
+
 json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
     auto given = [](double x) { return x > 0 ? json(x) : json(nullptr); };
     json resolved = {
@@ -250,7 +263,9 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"input_samples_per_s", given(s.input_samples_per_s)},
         {"overhead", s.overhead},
         {"predictor", s.predictor}};
-    json derived = {{"flops_convention", "FLOPs = 2 x multiply-accumulates"}, {"precision_source", s.precision_source}};
+    json derived = {{"flops_convention", "FLOPs = 2 x multiply-accumulates"},
+                    {"precision_source", s.precision_source},
+                    {"mixed_words", mixed_words(s)}};
     if (command_bit & kPredict) {
         const OptimizerDef& opt = find_optimizer(s.optimizer);
         derived.update(

@@ -51,8 +51,8 @@ struct FrameworkPreset {
     bool fuses_elementwise = false;
     // Data parallelism without ZeRO copies every gradient into its buckets (PyTorch DDP's default,
     // gradient_as_bucket_view=False: the buckets' flat tensors cover every gradient, "the total gradients size"
-    // that the option's documentation says a view would save), for as long as the model lives. Megatron's contiguous buffer, DeepSpeed's reduce
-    // bucket, FSDP's NO_SHARD flat parameters and XLA keep no such copy.
+    // that the option's documentation says a view would save), for as long as the model lives. Megatron's
+    // contiguous buffer, DeepSpeed's reduce bucket, FSDP's NO_SHARD flat parameters and XLA keep no such copy.
     bool copies_gradients_into_buckets = true;
     // Its cross-entropy keeps the fp32 softmax and writes the gradient over it (Megatron's vocab-parallel
     // cross-entropy): --loss defaults to inplace rather than full (run/memory.hpp's loss_memory).

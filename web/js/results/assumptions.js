@@ -8,15 +8,11 @@ const { esc, isNum } = F;
 
 // A choice as the option table labels it (`choice_labels`), else the choice itself.
 const choiceLabel = (table, name, value) => table?.byName.get(name)?.choice_labels?.[value] ?? value;
-// Fine-tuning with adapters: the frozen base is what the recipe holds (the adapters are trained beside it).
-const ADAPTERS = new Set(['lora', 'qlora']);
-// The precision and, where it is one, the mixed-precision recipe (fp8's is always a half model). With adapters the
-// half recipe is the frozen base loaded in half precision: the recipe's general label (fp32 master weights of what
-// trains) would misstate it.
+// The precision and, where there is one, the mixed-precision recipe as the API words it (`mixed_words`: with
+// LoRA the frozen base in half precision, not the half recipe's fp32 master weights).
 const precisionWords = (s, table) => {
   const base = choiceLabel(table, 'precision', s.precision);
-  if (ADAPTERS.has(s.finetune) && s.mixed === 'half') return `${base}, the frozen base in half precision`;
-  return s.mixed && s.precision !== 'fp8' ? `${base}, ${choiceLabel(table, 'mixed', s.mixed)}` : base;
+  return s.mixed_words ? `${base}, ${s.mixed_words}` : base;
 };
 // A setting the sentences do not cover, by its field's label and its choice's words; nothing for a setting at its
 // field's own default or at "none" (nothing added), which says nothing about this run.
@@ -31,7 +27,7 @@ const COVERED = new Set([
   'batch', 'seq', 'image', 'precision', 'optimizer', 'predictor', 'devices', 'flops_convention', 'tokens', 'samples',
   'epochs', 'grad_accum', 'global_batch', 'checkpointing', 'optimizer_impl', 'optimizer_impl_used', 'price_per_hour',
   'price_source', 'input_samples_per_s', 'overhead', 'memory_reserve', 'energy_model', 'mixed',
-  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network', 'precision_source',
+  'attention', 'breakdown', 'gpus', 'gpus_per_node', 'layout', 'network', 'precision_source', 'mixed_words',
 ]);
 // Where the precision came from, when not from the field (the API names the CLI flag).
 const PRECISION_SOURCES = { 'config.json torch_dtype': "the config's torch_dtype" };

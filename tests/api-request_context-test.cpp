@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "api/settings.hpp"
 #include "core/error.hpp"
 #include "hardware/spec.hpp"
+#include "test-helpers.hpp"
 
 namespace prenet {
 namespace {
@@ -52,6 +56,27 @@ TEST(RequestContext, AChangeIsTheRequestAskedWithIt) {
     const HardwareSpec& h100 = find_hardware("h100-sxm5-80gb");
     EXPECT_EQ(p.step_with(c, h100, *p.predictor).total_ms(),
               predict_step(asked.features, h100, *asked.predictor, asked.step).total_ms());
+}
+
+// --attention flash1 reaches every fused attention layer whichever importer built it (a zoo transformer, a
+// layers-JSON file), and the settings echo it; flash leaves the default generation.
+TEST(RequestContext, FlashOneMarksEveryFusedAttentionLayer) {
+    auto generations = [](const Model& m) {
+        std::set<int> g;
+        for (const auto& block : m.blocks)
+            for (const auto& layer : block.layers)
+                if (layer.attrs.value("flash", false)) g.insert(layer.attrs.value("flash_generation", 2));
+        return g;
+    };
+    json layers = testing::source_json("examples/tiny-transformer.json");
+    for (const json& model : {json("gpt2"), layers}) {
+        RequestContext first = plan(model, {{"attention", "flash1"}, {"precision", "bf16"}});
+        EXPECT_EQ(generations(first.model), std::set<int>{1}) << model.dump();
+        EXPECT_EQ(settings_json(first.settings, first.model, kPredict)["attention"], "flash1") << model.dump();
+        RequestContext second = plan(model, {{"attention", "flash"}, {"precision", "bf16"}});
+        EXPECT_EQ(generations(second.model), std::set<int>{2}) << model.dump();
+        EXPECT_EQ(settings_json(second.settings, second.model, kPredict)["attention"], "flash") << model.dump();
+    }
 }
 
 TEST(RequestContext, ModelErrorsNameTheModelField) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "core/csv.hpp"
 #include "core/error.hpp"
@@ -506,6 +507,25 @@ TEST(HfConfig, AttnImplementationWinsOverTheDefaultNotOverAnExplicitAsk) {
     EXPECT_FALSE(runs_flash(resolve_model(mpt, {1, 128, 0, true})));
     mpt["attn_config"]["attn_impl"] = "triton";
     EXPECT_TRUE(runs_flash(resolve_model(mpt, {1, 128, 0, false})));
+}
+
+// llm-foundry's attn_impl triton is the Triton FlashAttention of 2022, a first-generation kernel; attn_impl flash
+// keeps the default generation, and an explicit --attention flash wins over the config's triton.
+TEST(HfConfig, MptTritonAttentionIsTheFirstGeneration) {
+    auto generations = [](const Model& m) {
+        std::set<int> g;
+        for (const auto& block : m.blocks)
+            for (const auto& layer : block.layers)
+                if (layer.kind == "attention") g.insert(layer.attrs.value("flash_generation", 2));
+        return g;
+    };
+    json mpt = published_config("mpt/mpt-125m.json");
+    mpt["attn_config"]["attn_impl"] = "triton";
+    EXPECT_EQ(generations(resolve_model(mpt, {1, 128, 0, true})), std::set<int>{1});
+    ModelInputs asked_flash{1, 128, 0, true, true};
+    EXPECT_EQ(generations(resolve_model(mpt, asked_flash)), std::set<int>{2});
+    mpt["attn_config"]["attn_impl"] = "flash";
+    EXPECT_EQ(generations(resolve_model(mpt, {1, 128, 0, true})), std::set<int>{2});
 }
 
 // --- Families added for issue #16. Each count is the checkpoint's own, derived from its tensor shapes in the

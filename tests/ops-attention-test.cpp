@@ -1,5 +1,5 @@
 // ops/attention.hpp: the share of a FlashAttention backward that recomputes the forward's scores; the score elements
-// a sliding or chunked window leaves.
+// a sliding or chunked window leaves; the first generation's slowdown.
 #include "ops/attention.hpp"
 
 #include <gtest/gtest.h>
@@ -38,6 +38,26 @@ TEST(FlashAttentionKernels, ChunkedWindowSeesTheKeysOfItsOwnChunk) {
     EXPECT_DOUBLE_EQ(scores(s), 8192.0 * 8193 / 2 + 1808.0 * 1809 / 2);
     s.q_len = s.kv_len = 4096;  // shorter than a chunk: plain causal attention
     EXPECT_DOUBLE_EQ(scores(s), 4096.0 * 4097 / 2);
+}
+
+// A first-generation fused kernel (FlashAttention 1, Triton's of 2022) does the same work as FlashAttention-2 at
+// the published 230 / 124 TFLOP/s ratio; every other kernel keeps its time. The generation is part of a kernel's
+// timing identity, so that caches keep the two apart.
+TEST(FlashAttentionKernels, FirstGenerationIsThePublishedRatioSlower) {
+    AttentionShape s;
+    s.batch = 2, s.heads = s.kv_heads = 8, s.q_len = s.kv_len = 1024, s.qk_dim = s.v_dim = 128, s.causal = true;
+    FlashAttentionKernels second = flash_attention_kernels(s, Precision::bf16);
+    s.generation = 1;
+    FlashAttentionKernels first = flash_attention_kernels(s, Precision::bf16);
+    EXPECT_EQ(flash_generation_slowdown(second.forward), 1.0);
+    EXPECT_EQ(flash_generation_slowdown(second.backward), 1.0);
+    EXPECT_DOUBLE_EQ(flash_generation_slowdown(first.forward), 230.0 / 124.0);
+    EXPECT_DOUBLE_EQ(flash_generation_slowdown(first.backward), 230.0 / 124.0);
+    EXPECT_DOUBLE_EQ(first.forward.flops, second.forward.flops);  // the same work
+    EXPECT_FALSE(same_timing(first.forward, second.forward));
+    Kernel gemm;
+    gemm.family = Family::gemm;
+    EXPECT_EQ(flash_generation_slowdown(gemm), 1.0);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include "predict/kernel_features.hpp"
 #include "predict/learned.hpp"
 #include "predict/op_rows.hpp"
+#include "predict/predictor.hpp"
+#include "ops/attention.hpp"
 
 using namespace prenet;
 
@@ -37,6 +39,24 @@ TEST(LearnedPredictor, AddsTheLatencyFloorAndTheSlowdown) {
     const HardwareSpec& hw = find_hardware("t4");
     Kernel k = kernel_from_row("add", {{"b", 1024}, {"h", 1024}}, Precision::fp32);
     EXPECT_NEAR(p.kernel_ms(k, hw), (roofline_bound_ms(k, hw) + 0.02) * 2.0, 1e-6);
+}
+
+// The shipped attention model times FlashAttention-2-class kernels; a first-generation kernel of the same problem
+// takes the published ratio longer on any accelerator (ops/attention.hpp), and only attention kernels change.
+TEST(LearnedPredictor, FirstGenerationFlashAttentionTakesThePublishedRatioLonger) {
+    std::unique_ptr<KernelPredictor> learned = make_predictor("learned");
+    AttentionShape s;
+    s.batch = 4, s.heads = s.kv_heads = 32, s.q_len = s.kv_len = 8192, s.qk_dim = s.v_dim = 128, s.causal = true;
+    FlashAttentionKernels second = flash_attention_kernels(s, Precision::bf16);
+    s.generation = 1;
+    FlashAttentionKernels first = flash_attention_kernels(s, Precision::bf16);
+    for (const char* id : {"a100-sxm4-80gb", "h100-sxm5-80gb"}) {
+        const HardwareSpec& hw = find_hardware(id);
+        double fwd = learned->kernel_ms(second.forward, hw), bwd = learned->kernel_ms(second.backward, hw);
+        ASSERT_GT(fwd, 0);
+        EXPECT_NEAR(learned->kernel_ms(first.forward, hw) / fwd, 230.0 / 124.0, 1e-12) << id;
+        EXPECT_NEAR(learned->kernel_ms(first.backward, hw) / bwd, 230.0 / 124.0, 1e-12) << id;
+    }
 }
 
 TEST(LearnedPredictor, RejectsUnknownFeatures) {

@@ -288,12 +288,18 @@ std::vector<OptionDef> build_table() {
                   "fp32 master copy); fp8 always runs as a bf16 model")
             .echoed().on_page("training", "mixed").advanced().choice_with("precision", {"fp16", "bf16"})
             .choice_with("finetune", {"none", "full", "freeze"}),
-        Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels").choices({"eager", "flash"}, {{"eager", "eager: scores materialised"},
-                                          {"flash", "flash: one fused kernel (FlashAttention, SDPA)"}})
+        Row("attention", T::choice, kModel).flag("attention", "A").label("Attention kernels")
+            .choices({"eager", "flash", "flash1"},
+                     {{"eager", "eager: scores materialised"},
+                      {"flash", "flash: one fused kernel (FlashAttention-2, SDPA)"},
+                      {"flash1", "flash1: FlashAttention 1 or Triton's of 2022 (slower)"}})
             .defaults("flash", "flash")
-            .help("flash (one fused kernel, FlashAttention / PyTorch SDPA: what PyTorch and Hugging Face "
-                  "transformers run by default) or eager (scores materialised, as Hugging Face's eager attention); "
-                  "a config's attn_implementation or a layer's `flash` wins over the default")
+            .help("flash (one fused kernel, FlashAttention-2 / PyTorch SDPA: what PyTorch and Hugging Face "
+                  "transformers run by default), flash1 (the same kernel's first generation, FlashAttention 1 or "
+                  "the Triton FlashAttention of 2022, timed at the published 230/124 TFLOP/s A100 ratio as "
+                  "slower) or eager (scores materialised, as Hugging Face's eager attention); a config's "
+                  "attn_implementation (llm-foundry's attn_impl triton: flash1) or a layer's `flash` and "
+                  "`flash_generation` win over the default")
             .echoed().on_page("training", "attn").advanced(),
         // Fine-tuning (ops/finetune.hpp, docs/training-model.md "Fine-tuning").
         Row("finetune", T::choice, kModel).flag("finetune", "MODE").label("Training")

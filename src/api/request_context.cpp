@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "importers/resolve.hpp"
+#include "ops/catalogue.hpp"
 #include "predict/learned.hpp"
 #include "run/checkpointing.hpp"
 #include "run/grad_accumulation.hpp"
@@ -22,11 +23,24 @@ bool builds(const json& model_argument, const ModelInputs& inputs) {
         return false;
     }
 }
+
+// `--attention flash1` asked for: every fused attention layer, whichever importer made it, runs the first-generation
+// kernel, unless the layer names its own generation (as a layer's `flash` wins); a config's own choice of kernel is
+// the importer's to read (importers/transformer.cpp).
+Model with_flash_generation(Model m, const ModelInputs& inputs) {
+    if (!inputs.attention_given || inputs.flash_generation == 2) return m;
+    for (auto& block : m.blocks)
+        for (auto& layer : block.layers)
+            if (is_attention(layer.kind) && layer.attrs.value("flash", false) && !layer.attrs.contains("flash_generation"))
+                layer.attrs["flash_generation"] = inputs.flash_generation;
+    return m;
+}
 }  // namespace
 
 Model build_model(const json& model_argument, const ModelInputs& inputs) {
     try {
-        return attribute_errors("model", ErrorCode::invalid_model, [&] { return resolve_model(model_argument, inputs); });
+        return attribute_errors("model", ErrorCode::invalid_model,
+                                [&] { return with_flash_generation(resolve_model(model_argument, inputs), inputs); });
     } catch (const Error& e) {
         if (e.field() != "model") throw;
         // A model that builds at the model's own sequence length or image size, or at one sample, but not at the

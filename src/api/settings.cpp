@@ -1,5 +1,7 @@
 #include "api/settings.hpp"
 
+#include <set>
+
 #include "core/error.hpp"
 #include "importers/hf_config.hpp"
 #include "ops/catalogue.hpp"
@@ -95,7 +97,8 @@ Settings read_settings(const RequestOptions& o) {
     s.inputs.seq = o.count("seq");      // 0: the model's own
     s.inputs.image = o.count("image");  // 0: the model's own
     s.inputs.cached_encoders = o.text("encoders") == "cached";
-    s.inputs.flash_attention = o.text("attention") == "flash";
+    s.inputs.flash_attention = o.text("attention") == "flash" || o.text("attention") == "flash1";
+    s.inputs.flash_generation = o.text("attention") == "flash1" ? 1 : 2;
     s.inputs.attention_given = o.has("attention");  // asked for: wins over a config's attn_implementation
     s.precision = parse_precision(o.text("precision"));
     if (o.has("precision")) s.precision_source = "--precision";
@@ -184,20 +187,19 @@ void resolve_budget(Settings& s, const Model& model) {
 
 namespace {
 // The attention kernel the model runs: the requested one, unless the config or a layer named its own (an
-// attention layer's `flash`); "mixed" when its attention layers differ; null when the model has no attention
-// (a CNN, a GRU: nothing the option changes, so nothing to report).
-json attention_run(const Model& m, bool requested_flash) {
-    bool flash = false, eager = false, any = false;
+// attention layer's `flash` and `flash_generation`); "mixed" when its attention layers differ; null when the
+// model has no attention (a CNN, a GRU: nothing the option changes, so nothing to report).
+json attention_run(const Model& m) {
+    std::set<std::string> kernels;  // eager, flash, flash1 (a first-generation fused kernel)
     for (const auto& block : m.blocks)
         for (const auto& layer : block.layers)
-            if (is_attention(layer.kind)) {
-                any = true;
-                (layer.attrs.value("flash", false) ? flash : eager) = true;
-            }
-    if (!any) return nullptr;
-    if (flash && eager) return "mixed";
-    if (flash || eager) return flash ? "flash" : "eager";
-    return requested_flash ? "flash" : "eager";
+            if (is_attention(layer.kind))
+                kernels.insert(!layer.attrs.value("flash", false)                ? "eager"
+                               : layer.attrs.value("flash_generation", 2) == 1 ? "flash1"
+                                                                               : "flash");
+    if (kernels.size() > 1) return "mixed";
+    if (kernels.size() == 1) return *kernels.begin();
+    return nullptr;
 }
 
 // The devices a --calibration names, or null without one.
@@ -230,7 +232,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"image", m.tokens_per_sample ? json(nullptr) : (s.inputs.image ? json(s.inputs.image) : json(nullptr))},
         {"precision", to_string(s.precision)},
         {"mixed", precision_recipe(s.precision, s.mixed).mixed ? json(to_string(s.mixed)) : json(nullptr)},
-        {"attention", attention_run(m, s.inputs.flash_attention)},
+        {"attention", attention_run(m)},
         {"optimizer", s.optimizer},
         {"optimizer_impl", to_string(s.optimizer_impl)},
         {"grad_accum", s.grad_accum},

@@ -581,6 +581,10 @@ TransformerSpec mpt(const Config& c) {
     if (impl != "flash" && impl != "triton" && impl != "torch")
         attn.fail("unsupported attn_impl '" + impl + "' (supported: flash, triton, torch)");
     s.config_flash = impl != "torch";
+    // triton is Tri Dao's Triton FlashAttention of 2022 (llm-foundry's flash_attn_triton.py), a first-generation
+    // kernel; flash is whichever flash-attn is installed (1.0.9 in llm-foundry's `gpu` extra, 2.x in `gpu-flash2`),
+    // left at the default generation.
+    if (impl == "triton") s.config_flash_generation = 1;
     if (attn.boolean("alibi", false)) s.position = "alibi";
     else if (attn.boolean("rope", false)) s.position = "rotary";
     else if (c.boolean("learned_pos_emb", true)) s.position = "learned", s.max_positions = max_seq;

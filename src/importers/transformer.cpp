@@ -85,7 +85,16 @@ void add_norm(ModelBuilder& b, const TransformerSpec& s, const std::string& name
     b.add(s.norm, name, std::move(attrs));
 }
 
+json attention_kernel_attrs(const TransformerSpec& s, bool causal);
+
+// A block's attention layer: its shape and kernel, and the generation of a fused kernel other than the second.
 json attention_attrs(const TransformerSpec& s, bool causal) {
+    json a = attention_kernel_attrs(s, causal);
+    if (s.flash && s.flash_generation != 2) a["flash_generation"] = s.flash_generation;
+    return a;
+}
+
+json attention_kernel_attrs(const TransformerSpec& s, bool causal) {
     if (s.mla)
         return {{"heads", s.heads},
                 {"q_lora_rank", s.q_lora_rank},
@@ -387,6 +396,8 @@ static Model build_transformer_model(const TransformerSpec& base, const ModelInp
     TransformerSpec spec = base;
     // The kernel asked for explicitly wins; otherwise the one the config names; otherwise the default.
     spec.flash = inputs.attention_given || !spec.config_flash ? inputs.flash_attention : *spec.config_flash;
+    spec.flash_generation = inputs.attention_given || !spec.config_flash_generation ? inputs.flash_generation
+                                                                                    : *spec.config_flash_generation;
     if (spec.arch == "state_space") return build_state_space(spec, inputs);
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");

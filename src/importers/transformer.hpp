@@ -104,6 +104,9 @@ struct TransformerSpec {
     // The attention kernel the config names (Hugging Face attn_implementation, llm-foundry attn_impl): true for a
     // fused kernel, false for eager; none if it names none. It wins over the default, not over an explicit ask.
     std::optional<bool> config_flash;
+    // The generation of that fused kernel (AttentionShape::generation): llm-foundry's attn_impl triton is 1.
+    int flash_generation = 2;
+    std::optional<int> config_flash_generation;
     std::int64_t default_seq = 1024;
     // State-space and hybrid models (arch "state_space"): the mixer and, per layer, what it holds. Zamba2's shared
     // transformer blocks: `shared_blocks` blocks whose attention reads the hidden states concatenated with the

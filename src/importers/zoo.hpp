@@ -19,11 +19,16 @@ struct ModelInputs {
     // Whether flash_attention was asked for explicitly (`--attention`): then it wins over a config's own
     // attn_implementation; otherwise it is the default, and a config or a layer that names its kernel wins.
     bool attention_given = false;
+    // Which generation of fused kernel flash_attention stands for (AttentionShape::generation): 2, or 1 for
+    // `--attention flash1` (FlashAttention 1, the Triton FlashAttention of 2022).
+    int flash_generation = 2;
     // A diffusion pipeline's latents and text embeddings were computed ahead of training (--encoders cached): its
     // frozen VAE encoder and text encoders are not part of the step (importers/diffusers.cpp).
     bool cached_encoders = false;
     // Every field, for comparisons (what a kept plan search is keyed by: api/parallel_result.cpp).
-    auto fields() const { return std::tie(batch, seq, image, flash_attention, attention_given, cached_encoders); }
+    auto fields() const {
+        return std::tie(batch, seq, image, flash_attention, attention_given, flash_generation, cached_encoders);
+    }
 };
 
 struct ZooEntry {

@@ -45,6 +45,12 @@ std::int64_t kv_hidden(const Layer& layer) {
     return width;
 }
 
+// A layer's `flash_generation`: which generation of fused kernel its `flash` attention runs (AttentionShape).
+void check_flash_generation(const Layer& layer) {
+    std::int64_t g = ops::int_attr(layer, "flash_generation", 2);
+    if (g != 1 && g != 2) ops::fail(layer, "field 'flash_generation' must be 1 (FlashAttention 1, Triton's of 2022) or 2");
+}
+
 void infer_attention(Layer& layer) {
     ops::require_rank(layer, 3, 3);
     Heads h = read_heads(layer);
@@ -53,6 +59,7 @@ void infer_attention(Layer& layer) {
         ops::fail(layer, "field 'position' must be none, rotary, alibi or relative");
     ops::bool_attr(layer, "causal", false);
     ops::bool_attr(layer, "flash", false);
+    check_flash_generation(layer);
     ops::bool_attr(layer, "qk_norm", false);
     ops::bool_attr(layer, "key_bias", true);
     ops::int_attr(layer, "window", 0);
@@ -89,6 +96,7 @@ void add_attention_core(LayerCost& cost, const Layer& layer, Precision p, std::i
         shape.kv_len = kv_len, shape.qk_dim = qk_dim, shape.v_dim = v_dim, shape.causal = causal;
         shape.window = ops::int_attr(layer, "window", 0);
         shape.chunked = ops::bool_attr(layer, "chunked", false);
+        shape.generation = int(ops::int_attr(layer, "flash_generation", 2));
         FlashAttentionKernels fa = flash_attention_kernels(shape, p);
         cost.forward_flops += fa.forward.flops;
         cost.forward_bytes_read += fa.forward_bytes_read;
@@ -190,6 +198,19 @@ FlashAttentionKernels flash_attention_kernels(const AttentionShape& s, Precision
     g.bytes = (2.0 * bh * q * (dqk + dv) + 2.0 * bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
     out.saved_bytes = (bh * q * (dqk + dv) + bkv * kv * (dqk + dv)) * eb + bh * q * 4.0;
     return out;
+}
+
+double flash_generation_slowdown(const Kernel& k) {
+    if (k.family != Family::attention || !k.attention || k.attention->generation != 1) return 1.0;
+    // FlashAttention-2 against its first generation on the A100, as its author published them: FlashAttention
+    // "reaching only 25-40% of the theoretical maximum FLOPs/s (e.g. up to 124 TFLOPs/s on A100 GPU)",
+    // FlashAttention-2 "about 2x faster than its previous version, reaching up to 230 TFLOPs/s on A100 GPUs"
+    // (T. Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning", blog post of
+    // 2023-07-17 and arXiv:2307.08691). The Triton FlashAttention of 2022 is timed as the first generation: its
+    // header (flash_attn/flash_attn_triton.py) says "Overall Triton forward + backward is slightly slower than CUDA
+    // forward + backward" (the CUDA kernel being FlashAttention 1). One ratio for the forward and the backward;
+    // no per-pass figures were published.
+    return 230.0 / 124.0;
 }
 
 double flash_backward_recompute_flops(const Kernel& k) {
@@ -405,6 +426,7 @@ void infer_attention_core(Layer& layer) {
     ops::int_attr(layer, "kv_tokens", layer.input[1]);
     ops::bool_attr(layer, "causal", false);
     ops::bool_attr(layer, "flash", false);
+    check_flash_generation(layer);
     layer.output = {layer.input[0], layer.input[1], checked_mul(heads, v_dim, "attention width")};
 }
 

@@ -10,4 +10,9 @@ namespace prenet {
 // (parallel/parallel_step.hpp). 0 for any other kernel.
 double flash_backward_recompute_flops(const Kernel& kernel);
 
+// How much longer a first-generation fused attention kernel (AttentionShape::generation 1: FlashAttention 1, or
+// the Triton FlashAttention of 2022) takes than the FlashAttention-2-class kernel the attention model is fitted on,
+// for the same problem; 1 for every other kernel. A published ratio, not fitted here (ops/attention.cpp says whose).
+double flash_generation_slowdown(const Kernel& kernel);
+
 }  // namespace prenet

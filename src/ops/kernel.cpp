@@ -100,7 +100,8 @@ size_t timing_hash(const Kernel& k) {
     std::uint64_t h = mix(bits(k.flops)) ^ (mix(bits(k.bytes)) << 1);
     h ^= mix(u(k.batch) * 131 + u(k.m) * 31 + u(k.n) * 17 + u(k.k) + u(k.elements)) << 2;
     // A fused attention's shape: its FLOPs and bytes already tell most apart; causal and GQA settle the rest.
-    if (k.attention) h ^= mix(u(k.attention->kv_heads) * 2 + (k.attention->causal ? 1 : 0)) << 4;
+    if (k.attention)
+        h ^= mix((u(k.attention->kv_heads) * 2 + (k.attention->causal ? 1 : 0)) * 4 + u(k.attention->generation)) << 4;
     // The op's name too: kernels equal in every number but their op (an imported graph's thousands of distinct
     // unknown ops, each costed memory-bound over one shape) would otherwise share one bucket, and each lookup
     // would compare against all of them (40,000 op types took minutes).

@@ -38,10 +38,14 @@ struct AttentionShape {
     bool causal = false;
     std::int64_t window = 0;  // sliding-window (local) attention: each query sees at most `window` keys; 0: all
     bool chunked = false;     // Llama 4's chunked attention: the window is a fixed chunk, not a band ending at the query
+    // The kernel's generation: 2 for FlashAttention-2 and what matches it (SDPA's flash backend, cuDNN,
+    // FlashAttention-3), 1 for FlashAttention 1 and Tri Dao's Triton FlashAttention of 2022 (the same work at
+    // about half the speed: flash_generation_slowdown in ops/attention.hpp).
+    int generation = 2;
     bool operator==(const AttentionShape& o) const {
         return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && q_len == o.q_len &&
                kv_len == o.kv_len && qk_dim == o.qk_dim && v_dim == o.v_dim && causal == o.causal &&
-               window == o.window && chunked == o.chunked;
+               window == o.window && chunked == o.chunked && generation == o.generation;
     }
     bool operator!=(const AttentionShape& o) const { return !(*this == o); }
 };

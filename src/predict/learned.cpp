@@ -7,6 +7,7 @@
 
 #include "core/embedded_json.hpp"
 #include "core/error.hpp"
+#include "ops/attention.hpp"
 #include "predict/embedded_models.hpp"
 #include "predict/kernel_features.hpp"
 #include "predict/op_rows.hpp"
@@ -105,6 +106,12 @@ double LearnedPredictor::floor_ms(const Kernel& kernel) const {
 
 double LearnedPredictor::kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     if (kernel.flops <= 0 && kernel.bytes <= 0) return 0;
+    // The attention model knows FlashAttention-2-class kernels only; an older generation's is the same problem at
+    // its published slowdown (1 for every other kernel).
+    return flash_generation_slowdown(kernel) * fitted_kernel_ms(kernel, hw);
+}
+
+double LearnedPredictor::fitted_kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const {
     const FamilyModel* m = family_of(kernel);
     // A convolution over more images than any measured one is timed as passes over the largest measured batch:
     // a GPU is saturated long before that, so the time per image stays; the regressor, asked beyond its data,

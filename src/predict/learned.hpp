@@ -47,6 +47,8 @@ private:
     // norm's gradients, FlashAttention-2's backward); none for every other kernel.
     std::optional<Kernel> measured_forward_of(const Kernel& kernel) const;
     double model_ms(const Kernel& kernel, const HardwareSpec& hw, const FamilyModel* m) const;
+    // kernel_ms before a first-generation attention kernel's slowdown: what the fitted models say.
+    double fitted_kernel_ms(const Kernel& kernel, const HardwareSpec& hw) const;
     std::map<Family, FamilyModel> families_;  // by model_family()
     double log_peak_range_[2] = {1e300, -1e300}, log_bandwidth_range_[2] = {1e300, -1e300};
 };

@@ -1,4 +1,4 @@
-// --attention flash|eager (flash by default, as PyTorch's SDPA): the fused kernel keeps less memory and the
+// --attention flash|flash1|eager (flash by default, as PyTorch's SDPA): the fused kernel keeps less memory and the
 // choice is echoed in settings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,8 +25,20 @@ test('flash attention is the default, lowers activation memory and is echoed', (
   assert.equal(flash.model.params, eager.model.params);
 });
 
+// --attention flash1 (FlashAttention 1, Triton's of 2022): the same kernels and memory, attention 230/124 as long.
+test('flash1 times the attention kernels at the published first-generation ratio and is echoed', () => {
+  const common = ['--model', 'llama2-7b', '--seq', '8192', '--batch', '1', '--precision', 'bf16', '--hardware', 'a100-sxm4-80gb'];
+  const second = predict(...common);
+  const first = predict(...common, '--attention', 'flash1');
+  assert.equal(first.settings.attention, 'flash1');
+  const a2 = second.results[0].step.by_family_ms.attention, a1 = first.results[0].step.by_family_ms.attention;
+  assert.ok(Math.abs(a1 / a2 - 230 / 124) < 1e-9, `${a1} / ${a2}`);
+  assert.equal(first.results[0].step.by_family_ms.gemm, second.results[0].step.by_family_ms.gemm);
+  assert.equal(first.results[0].memory.peak_allocated_bytes, second.results[0].memory.peak_allocated_bytes);
+});
+
 test('an unknown attention mode is a clear error', () => {
   const r = spawnSync(prenet, ['predict', '--model', 'gpt2', '--attention', 'sparse'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--attention must be eager or flash, got 'sparse'/);
+  assert.match(r.stderr, /--attention must be eager, flash or flash1, got 'sparse'/);
 });

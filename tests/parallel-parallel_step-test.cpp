@@ -11,6 +11,7 @@
 #include "ops/attention.hpp"
 #include "parallel/pipeline.hpp"
 #include "parallel/plan_search.hpp"
+#include "run/memory_timeline.hpp"
 
 #include <tuple>
 
@@ -91,27 +92,36 @@ TEST(ParallelStep, EachScheduleHoldsItsMicroBatchesOnItsFullestStage) {
     l.pp = 4, l.grad_accum = 8, l.recompute = Recompute::full;
     const auto& stages = f.models.stages(l);
     auto stage_bytes = [&](std::int64_t s, const ParallelLayout& layout) {
-        ActivationMemory one = activation_memory(*stages[size_t(s)], Precision::bf16, CheckpointKind::full);
+        TrainingSetup setup;  // the fixture's: bf16 under autocast, AdamW, full checkpointing
+        setup.precision = Precision::bf16, setup.optimizer = &find_optimizer("adamw"), setup.checkpointing = true;
+        ActivationMemory one = training_activations(*stages[size_t(s)], setup);  // the last stage's logits too
         EXPECT_EQ(one.checkpointed_blocks, 3);  // each stage's 3 layers checkpointed one by one
         return micro_batches_in_flight(s, layout) * one.per_micro_batch() + one.recompute_block;
     };
     ParallelMemory one_f_one_b = parallel_memory(l, f.models, f.context);
-    EXPECT_EQ(one_f_one_b.fullest_stage, 0);  // 1F1B: the first stage holds pp = 4
-    EXPECT_DOUBLE_EQ(one_f_one_b.memory.activations, stage_bytes(0, l));
+    // GPT-2's head is tied to its token embedding: the last stage keeps a copy of the table (with its gradient and
+    // optimizer state) beside the logits, so it is the fullest although 1F1B's first stage holds pp = 4 micro-batches.
+    EXPECT_EQ(one_f_one_b.fullest_stage, 3);
+    EXPECT_DOUBLE_EQ(one_f_one_b.memory.activations, stage_bytes(3, l));
+    ASSERT_EQ(one_f_one_b.stage_peaks.size(), 4u);
+    for (const StagePeak& p : one_f_one_b.stage_peaks) EXPECT_LE(p.allocated, one_f_one_b.memory.peak_allocated);
+    EXPECT_DOUBLE_EQ(one_f_one_b.stage_peaks[3].allocated, one_f_one_b.memory.peak_allocated);
+    EXPECT_EQ(micro_batches_in_flight(0, l), 4);
+    EXPECT_EQ(micro_batches_in_flight(3, l), 1);
     l.schedule = PipelineSchedule::zb_h1;  // ZB-H1: 1F1B's memory
-    EXPECT_DOUBLE_EQ(parallel_memory(l, f.models, f.context).memory.activations, stage_bytes(0, l));
-    // GPipe: all 8 on every stage. At 128 tokens the first stage's embedding weights still outweigh the last
-    // stage's 8 micro-batches of logits, so the first stage stays the fullest.
+    EXPECT_DOUBLE_EQ(parallel_memory(l, f.models, f.context).memory.activations, stage_bytes(3, l));
+    // GPipe: all 8 on every stage, and the last (the logits' stage) holds the most activations.
     l.schedule = PipelineSchedule::gpipe;
     ParallelMemory gpipe = parallel_memory(l, f.models, f.context);
-    EXPECT_EQ(gpipe.fullest_stage, 0);
-    EXPECT_DOUBLE_EQ(gpipe.memory.activations, stage_bytes(0, l));
-    EXPECT_GT(stage_bytes(3, l), stage_bytes(0, l));  // the logits' stage holds the most activations
+    EXPECT_EQ(gpipe.fullest_stage, 3);
+    EXPECT_DOUBLE_EQ(gpipe.memory.activations, stage_bytes(3, l));
+    EXPECT_GT(stage_bytes(3, l), stage_bytes(0, l));
     EXPECT_GT(gpipe.memory.activations, one_f_one_b.memory.activations);
 }
 
 TEST(ParallelStep, TheMemoryTimelinesLargestPointIsTheFullestStagesPeak) {
-    // GPT-2 on 4 devices: a 1F1B pipeline (the first stage holds 4 micro-batches: 3 arrive in the warm-up),
+    // GPT-2 on 4 devices: a 1F1B pipeline (its fullest stage, the last, holds 1 micro-batch: no warm-up; the
+    // first would hold 4, 3 of them arriving in it),
     // DualPipe (the mirror stage's parameters too), and FSDP (ZeRO-3's gathered units among the buffers).
     Fixture f(4);
     ParallelLayout pipeline, dualpipe, fsdp;
@@ -133,7 +143,9 @@ TEST(ParallelStep, TheMemoryTimelinesLargestPointIsTheFullestStagesPeak) {
         EXPECT_EQ(allocated, m.memory.peak_allocated);
         EXPECT_EQ(reserved, m.memory.peak_reserved);
         EXPECT_EQ(device, m.memory.peak);
-        EXPECT_EQ(warmup, l.pp > 1 ? 3u : 0u);
+        // The micro-batches held before the current one arrive in the warm-up, in at most kTimelinePipelinePoints.
+        std::size_t earlier = std::size_t(micro_batches_in_flight(m.fullest_stage, l) - 1);
+        EXPECT_EQ(warmup, l.pp > 1 ? std::min(kTimelinePipelinePoints, earlier) : 0u);
         if (l.zero == 3) EXPECT_GE(t.points[1].parts.buffers, m.memory.gathered);  // the units, from the first forward point
     }
 }

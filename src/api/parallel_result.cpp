@@ -304,6 +304,14 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     std::string peak_used;
     hw.matmul_flops(s.precision, &peak_used);
     json memory = memory_json(best.memory, advice);
+    // A pipeline's stages, first to last, each with its own peak: the fullest decides `fits`, but a framework's log
+    // is one rank's (Megatron's the last stage's).
+    if (best.stage_peaks.size() > 1) {
+        json stages = json::array();
+        for (const StagePeak& sp : best.stage_peaks)
+            stages.push_back({{"peak_allocated_bytes", sp.allocated}, {"peak_reserved_bytes", sp.reserved}});
+        memory["stages"] = stages;
+    }
     // With the breakdown, the fullest stage's memory over the step.
     if (s.breakdown)
         memory["timeline"] = timeline_json(parallel_memory_timeline(best.layout, models, c, best.memory, best.fullest_stage));

@@ -287,6 +287,7 @@ ParallelMemory parallel_memory(const ParallelLayout& l, StageModels& models, con
             std::int64_t mirror = dualpipe_mirror_stage(std::int64_t(i), l.pp);
             m = with_mirror_parameters(m, stage_memory(*stages[size_t(mirror)], mirror, l, c));
         }
+        out.stage_peaks.push_back({m.peak_allocated, m.peak_reserved});
         if (i == 0 || m.peak > out.memory.peak) {
             out.memory = m;
             out.fullest_stage = std::int64_t(i);
@@ -374,6 +375,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     ParallelMemory memory = known_memory ? *known_memory : parallel_memory(l, models, c);
     s.memory = memory.memory;
     s.fullest_stage = memory.fullest_stage;
+    s.stage_peaks = memory.stage_peaks;
     if (stages.size() > 1) {
         double lo = *std::min_element(s.stage_ms.begin(), s.stage_ms.end());
         double hi = *std::max_element(s.stage_ms.begin(), s.stage_ms.end());

@@ -112,6 +112,11 @@ private:
     std::map<std::pair<const ModelFeatures*, ParallelLayout>, StageCollectives> collectives_;  // (layout as keyed)
 };
 
+// One pipeline stage's peak, as PyTorch reports it on that stage's devices.
+struct StagePeak {
+    double allocated = 0, reserved = 0;
+};
+
 struct ParallelStep {
     ParallelLayout layout;
     StepTime time;                      // of the slowest stage, with the exposed communication and the bubble
@@ -120,6 +125,7 @@ struct ParallelStep {
     std::map<std::string, double> total_by_kind_ms;
     MemoryUse memory;                   // the fullest stage's device (capacity set)
     std::int64_t fullest_stage = 0;
+    std::vector<StagePeak> stage_peaks;  // each stage's peak (ParallelMemory)
     std::vector<double> stage_ms;       // forward + backward of one micro-batch on each stage
     bool uneven_stages = false;         // chunks of different block counts, or stage times 10% apart
     double model_flops = 0;             // per step over all devices (the unsharded model's, no recompute)
@@ -141,6 +147,9 @@ double step_lower_bound_ms(const ParallelLayout& layout, StageModels& models, co
 struct ParallelMemory {
     MemoryUse memory;
     std::int64_t fullest_stage = 0;
+    // Every stage's peak, first to last: frameworks log one rank's (Megatron the last stage's), and the stages
+    // differ by their micro-batches in flight, embeddings and loss.
+    std::vector<StagePeak> stage_peaks;
 };
 ParallelMemory parallel_memory(const ParallelLayout& layout, StageModels& models, const ParallelContext& context);
 

@@ -70,6 +70,17 @@ Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t
         b.repeat = piece.copies;
         m.blocks.push_back(std::move(b));
     }
+    // A tied weight (an LM head sharing the token embedding's table) whose table is on another stage: this stage
+    // keeps a copy of its own, with its gradient and optimizer state, and the two copies' gradients are summed
+    // across the stages (Megatron's embedding group, DeepSpeed's TiedLayerSpec). Counted here as untied.
+    bool holds_table = false;
+    for (const auto& block : m.blocks)
+        for (const auto& layer : block.layers)
+            holds_table = holds_table || (layer.kind == "embedding" && !layer.attrs.value("tied", false));
+    if (!holds_table)
+        for (auto& block : m.blocks)
+            for (auto& layer : block.layers)
+                if (layer.attrs.value("tied", false)) layer.attrs["tied"] = false;
     return m;
 }
 

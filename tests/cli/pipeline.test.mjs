@@ -71,3 +71,22 @@ test('dualpipe refuses an odd pipeline and fewer than 2 pp micro-batches, naming
   assert.match(refused(...small('4', '6'), '--schedule', 'dualpipe'), /at least 2 x pp = 8/);
   assert.match(refused(...small('3', '6'), '--schedule', 'dualpipe'), /pp must be even/);
 });
+
+// memory.stages: every pipeline stage's peak, first to last (frameworks log one rank's; Megatron the last stage's).
+// GPT-2's head is tied to its token embedding: the last stage keeps a copy of the table, so with 1F1B's one
+// micro-batch in flight there it is still the fullest at 1024 tokens. One stage, no list.
+test('memory.stages lists each stage peak; the fullest is the one judged, and a tied head is a copy on its stage', () => {
+  const common = ['--model', 'gpt2', '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16', '--seq', '1024',
+    '--gpus', '4', '--tp', '1', '--cp', '1', '--zero', '0', '--batch', '1'];
+  const r = predict(...common, '--pp', '4', '--dp', '1', '--grad-accum', '8');
+  const stages = r.memory.stages;
+  assert.equal(stages.length, 4);
+  const peaks = stages.map((s) => s.peak_allocated_bytes);
+  assert.equal(Math.max(...peaks), r.memory.peak_allocated_bytes);
+  assert.equal(peaks.indexOf(Math.max(...peaks)), r.plan.fullest_stage);
+  for (const s of stages) assert.ok(s.peak_reserved_bytes >= s.peak_allocated_bytes);
+  // The last stage holds the head's own copy of the 50257 x 768 table (bf16 weights, fp32 master, gradients and
+  // AdamW's two moments under autocast: at least 16 bytes a parameter) beyond the middle stages.
+  assert.ok(peaks[3] - peaks[1] > 16 * 50257 * 768, `${peaks}`);
+  assert.equal(predict(...common, '--pp', '1', '--dp', '4', '--grad-accum', '2').memory.stages, undefined);
+});

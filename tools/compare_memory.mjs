@@ -37,29 +37,36 @@ export function rowArgs(r, clusterPath) {
   return [...a, '--json'];
 }
 
-// The --cluster document of a multi-device row (rowArgs).
+// The --cluster document of a multi-device row (rowArgs). A `vp` (virtual stages per device) runs Megatron's
+// interleaved schedule.
 export function rowCluster(r) {
   const c = {};
   for (const k of ['dp', 'tp', 'pp', 'cp', 'zero']) if (r[k] !== '' && r[k] !== undefined) c[k] = Number(r[k]);
   if (r.sequence_parallel) c.sequence_parallel = r.sequence_parallel === 'true';
+  if (r.vp) Object.assign(c, { vp: Number(r.vp), schedule: 'interleaved' });
   return c;
 }
 
 const FIELD = { nvidia_smi: 'peak_bytes_per_device', reserved: 'peak_reserved_bytes', allocated: 'peak_allocated_bytes' };
 
+// A row's `logged_stage` says which pipeline stage's rank logged the figure: `last` (Megatron's tensorboard writer
+// is the last rank) is compared with that stage's peak (memory.stages), empty with the fullest stage's.
 export function compareRow(r, memory) {
   if (r.measure === 'oom' || r.measure === 'fits') {
     const want = r.measure === 'fits';
     return { verdict: memory.fits === want ? 'right' : 'WRONG', predicted_mib: memory.peak_bytes_per_device / MiB };
   }
-  const predicted = memory[FIELD[r.measure]] / MiB, published = Number(r.published_mib);
+  if (r.logged_stage && r.logged_stage !== 'last') throw new Error(`${r.id}: logged_stage must be last or empty`);
+  const stages = memory.stages ?? [memory];
+  const at = r.logged_stage === 'last' ? stages[stages.length - 1] : memory;
+  const predicted = at[FIELD[r.measure]] / MiB, published = Number(r.published_mib);
   return { predicted_mib: predicted, ratio: predicted / published, verdict: memory.fits ? 'right' : 'WRONG' };
 }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 const source = (url) => url.replace(/^https?:\/\//, '').split('/').slice(0, url.includes('github.com') ? 3 : 2).join('/');
-const layout = (r) => r.gpus ? `${r.gpus} GPUs dp${r.dp} tp${r.tp} pp${r.pp} cp${r.cp} zero${r.zero}${r.sequence_parallel === 'true' ? ' sp' : ''}` : '1 GPU';
+const layout = (r) => r.gpus ? `${r.gpus} GPUs dp${r.dp} tp${r.tp} pp${r.pp}${r.vp ? ` vp${r.vp}` : ''} cp${r.cp} zero${r.zero}${r.sequence_parallel === 'true' ? ' sp' : ''}${r.logged_stage ? ` (${r.logged_stage} stage)` : ''}` : '1 GPU';
 const summary = (ratios) => {
   const offs = ratios.map((x) => Math.abs(x - 1));
   const worst = ratios.length ? Math.max(...ratios.map((x) => Math.max(x, 1 / x))) : 0;
@@ -83,7 +90,7 @@ function foundryVerdicts(lines) {
   lines.push('## llm-foundry MPT on A100 (runs that ran)', '',
     'Source: `data/published/llm_foundry_mpt_a100.csv` (mosaicml/llm-foundry scripts/train/benchmarking/README.md): ' +
     'no peak is published, but every run ran, so each is a `fits` verdict. Arguments as in the throughput report ' +
-    '(tools/compare_parallel.mjs `foundryArgs`: FSDP FULL_SHARD as ZeRO-3, flash attention, fused cross-entropy). ' +
+    '(tools/compare_parallel.mjs `foundryArgs`: FSDP FULL_SHARD as ZeRO-3, first-generation FlashAttention, fused cross-entropy). ' +
     `Predicted to fit: ${right} of ${rows.length}. Those predicted not to:`, '',
     '| model | seq | gpus | gpu | micro-batch | precision | checkpointing | prenet MiB | capacity MiB |',
     '|---|---:|---:|---|---:|---|---|---:|---:|');

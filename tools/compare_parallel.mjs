@@ -255,7 +255,7 @@ function overheadSection(prenet, lines, summary, fmt) {
     'that never ran, which hid how fast those runs are predicted. `models/overhead.json` records the answers it was ' +
     'fitted on (`node tools/fit_overhead.mjs` refits it on the current ones). The sources do not pin its three parameters down: the ' +
     'leave-one-source-out table shows how far they move when one source is left out. The largest remaining errors are ' +
-    'not overhead: BLOOM (1.8x too fast: Megatron-DeepSpeed\'s pipeline of 12 stages) and MPT-7B\'s 440-GPU run (1.35x too fast, ' +
+    'not overhead: BLOOM (1.7x too fast: Megatron-DeepSpeed\'s pipeline of 12 stages) and MPT-7B\'s 440-GPU run (1.35x too fast, ' +
     'with its Triton FlashAttention timed as flash1; the same model on 8-64 GPUs in llm-foundry\'s tables is within a few per cent).', '');
   summary.push(`framework overhead: llm-foundry median APE ${fmt(a.median)} % -> ${fmt(b.median)} % with the fitted overhead; leave-one-source-out in the section above`);
 }

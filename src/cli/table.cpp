@@ -108,6 +108,16 @@ void print_memory_timeline(std::ostream& out, const json& result) {
                         fmt("%.2f", to_gib(p["reserved_bytes"].get<double>())), fmt("%.2f", to_gib(device)), bar});
     }
     print_rows(out, rows);
+    // A pipeline: the timeline is the fullest stage's; every stage's peak, for the rank a framework logs.
+    if (mem.contains("stages") && mem["stages"].is_array()) {
+        const json& stages = mem["stages"];
+        std::string line = "Each pipeline stage's peak, first to last (allocated GiB):";
+        for (const auto& st : stages) line += " " + fmt("%.2f", to_gib(st["peak_allocated_bytes"].get<double>()));
+        if (result.contains("plan") && result["plan"].contains("fullest_stage"))
+            line += " (the fullest, stage " + std::to_string(result["plan"]["fullest_stage"].get<std::int64_t>() + 1) +
+                    ", is the timeline's)";
+        out << line << "\n";
+    }
 }
 
 }  // namespace

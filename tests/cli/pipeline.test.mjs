@@ -89,4 +89,12 @@ test('memory.stages lists each stage peak; the fullest is the one judged, and a 
   // AdamW's two moments under autocast: at least 16 bytes a parameter) beyond the middle stages.
   assert.ok(peaks[3] - peaks[1] > 16 * 50257 * 768, `${peaks}`);
   assert.equal(predict(...common, '--pp', '1', '--dp', '4', '--grad-accum', '2').memory.stages, undefined);
+  // The table's breakdown prints them under the fullest stage's timeline, in GiB.
+  const text = run('predict', ...common, '--pp', '4', '--dp', '1', '--grad-accum', '8', '--breakdown');
+  assert.equal(text.status, 0, text.stderr);
+  const line = text.stdout.split('\n').find((l) => l.startsWith("Each pipeline stage's peak"));
+  assert.ok(line, text.stdout);
+  const gib = line.split(':')[1].trim().split(' ').slice(0, 4).map(Number);
+  assert.deepEqual(gib, peaks.map((b) => Number((b / 2 ** 30).toFixed(2))));
+  assert.match(line, new RegExp(`the fullest, stage ${r.plan.fullest_stage + 1}`));
 });

@@ -62,3 +62,16 @@ test('a cluster question charts the fullest stage\'s device over one step, its p
   assert.match(one, /Plan on 1 device .*Devices\s*1 of a node of 8/);
   assert.doesNotMatch(await page.locator('#breakdown .plan-line').textContent(), /DDP|ZeRO/);
 });
+
+test('a pipeline\'s breakdown lists every stage\'s peak, the API\'s memory.stages, and says which is charted', async () => {
+  const page = await harness().page('index.html#model=gpt2&gpus=4&pp=4&dp=1&tp=1&precision=bf16&batch=1&accum=8&hw=a100-sxm4-80gb');
+  await settled(page, 120_000);
+  await page.locator('#memory-timeline svg.memory-timeline').waitFor({ timeout: 120_000 });
+  const result = await page.evaluate(() => window.prenet.last().predict.results[0]);
+  assert.equal(result.memory.stages.length, 4);
+  const breakdown = (await page.locator('#breakdown').textContent()).replace(/\s+/g, ' ');
+  const listed = breakdown.match(/each pipeline stage's allocated peak, first to last: ([^;.]*(?:\.\d+[^;.]*)*)/);
+  assert.ok(listed, breakdown);
+  assert.equal(listed[1].split(', ').length, 4, listed[1]);
+  assert.match(breakdown, new RegExp(`the fullest, stage ${result.plan.fullest_stage + 1}, is charted below`));
+});

@@ -86,6 +86,12 @@ export function breakdownHtml(row, options = {}) {
   if (isNum(mem.peak_reserved_bytes) && isNum(mem.peak_allocated_bytes)) memNotes.push(`reserved peak ${F.gib(mem.peak_reserved_bytes)}, allocated ${F.gib(mem.peak_allocated_bytes)}`);
   if (mem.peak_phase) memNotes.push(`peak during the ${esc(String(mem.peak_phase).replace(/_/g, '/'))} phase`);
   if (mem.checkpointed_blocks > 0) memNotes.push(`${F.integer(mem.checkpointed_blocks)} checkpointed blocks`);
+  // A pipeline: every stage's peak (the API's memory.stages), since a framework logs one rank's; the chart below
+  // is the fullest stage's.
+  if (Array.isArray(mem.stages) && mem.stages.length > 1) {
+    const fullest = isNum(row.plan?.fullest_stage) ? `; the fullest, stage ${row.plan.fullest_stage + 1}, is charted below` : '';
+    memNotes.push(`each pipeline stage's allocated peak, first to last: ${mem.stages.map((st) => F.gib(st.peak_allocated_bytes)).join(', ')}${fullest}`);
+  }
   return `
     <div>
       <h3>Step on ${esc(row.name)}: ${F.ms(total)}${range}</h3>

@@ -363,8 +363,18 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
     s.exposed_by_kind_ms = r.exposed;
     s.total_by_kind_ms = r.total;
     if (l.pp > 1) {
-        s.exposed_by_kind_ms["pipeline parallel"] = p2p_steady;
-        s.total_by_kind_ms["pipeline parallel"] = p2p_steady + pipeline_bubble_sends(l.pp) * p2p;
+        // A weight tied across the pipeline (the head's copy of the token embedding, pipeline_stage): its two
+        // copies' gradients are summed between the first and the last stage once a step, before the optimizer.
+        double tied = 0;
+        for (const ModelFeatures* st : stages) tied = std::max(tied, tied_copy_params(*st));
+        double tied_ms = tied > 0 ? c.collectives->time_ms(Collective::all_reduce,
+                                                           tied * model_recipe(stage_options(l, c)).gradient_bytes,
+                                                           {2, (l.pp - 1) * l.tp * l.cp * l.dp}, *c.cluster) *
+                                        c.predictor->communication_factor(*c.hw)
+                                  : 0.0;
+        s.time.communication_ms += tied_ms;
+        s.exposed_by_kind_ms["pipeline parallel"] = p2p_steady + tied_ms;
+        s.total_by_kind_ms["pipeline parallel"] = p2p_steady + pipeline_bubble_sends(l.pp) * p2p + tied_ms;
     }
     for (const auto& [kind, ms] : s.total_by_kind_ms) s.communication_total_ms += ms;
     // What overlap hides is not free (run/overhead.hpp's overlap_loss); a pipeline's sends are not overlapped

@@ -80,7 +80,7 @@ Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t
     if (!holds_table)
         for (auto& block : m.blocks)
             for (auto& layer : block.layers)
-                if (layer.attrs.value("tied", false)) layer.attrs["tied"] = false;
+                if (layer.attrs.value("tied", false)) layer.attrs["tied"] = false, layer.attrs["tied_copy"] = true;
     return m;
 }
 
@@ -100,6 +100,13 @@ double pipeline_message_bytes(const Model& local_model, const ParallelLayout& l,
             return l.sequence_parallel ? bytes / double(l.tp) : bytes;
         }
     return 0;
+}
+
+double tied_copy_params(const ModelFeatures& stage) {
+    double params = 0;
+    for (const auto& lf : stage.layers)
+        if (lf.layer.attrs.value("tied_copy", false)) params += double(lf.repeat) * double(lf.cost.params);
+    return params;
 }
 
 double pipeline_steady_sends(const ParallelLayout& l) {

@@ -66,14 +66,20 @@ test('a given layout is kept, and GPU-hours count every device', () => {
 });
 
 test('interleaving sends each micro-batch at every chunk boundary', () => {
-  // gpt2-large (hidden 1280) at 1024 tokens, micro-batch 1, bf16: a send is 1 x 1024 x 1280 x 2 B, the same for
-  // vp 1 and 2; the steady state sends 2 x vp x m of them, so vp 2 moves twice what vp 1 does (docs/parallel.md).
-  const at = (vp) => predict(...llm, '--gpus', '2', '--dp', '1', '--tp', '1', '--pp', '2', '--cp', '1', '--vp', String(vp),
-    '--schedule', vp > 1 ? 'interleaved' : '1f1b', '--zero', '0', '--batch', '1', '--global-batch', '8',
-    '--checkpointing', 'full').results[0].step.communication['pipeline parallel'];
-  const one = at(1), two = at(2);
+  // Llama 2 7B (hidden 4096, head untied) at 1024 tokens, micro-batch 1, bf16: a send is 1 x 1024 x 4096 x 2 B, the
+  // same for vp 1 and 2; the steady state sends 2 x vp x m of them, so vp 2 moves twice what vp 1 does
+  // (docs/parallel.md). A tied head adds the same once-a-step all-reduce to both (below).
+  const at = (model, vp) => predict('--model', model, ...llm.slice(2), '--gpus', '2', '--dp', '1', '--tp', '1', '--pp', '2',
+    '--cp', '1', '--vp', String(vp), '--schedule', vp > 1 ? 'interleaved' : '1f1b', '--zero', '0', '--batch', '1',
+    '--global-batch', '8', '--seq', '1024', '--checkpointing', 'full').results[0].step.communication['pipeline parallel'];
+  const one = at('llama2-7b', 1), two = at('llama2-7b', 2);
   assert.ok(one.exposed_ms > 0);
   assert.ok(Math.abs(two.exposed_ms - 2 * one.exposed_ms) < 1e-9 * two.exposed_ms, `${one.exposed_ms} ${two.exposed_ms}`);
+  // gpt2-large's head shares its token embedding: both schedules add the same all-reduce of the two copies'
+  // gradients (docs/parallel.md, "Memory per device"), so vp 2 moves the sends' share twice, not the whole.
+  const tiedOne = at('gpt2-large', 1), tiedTwo = at('gpt2-large', 2);
+  const allReduce = 2 * tiedOne.exposed_ms - tiedTwo.exposed_ms;  // sends(2) = 2 sends(1)
+  assert.ok(allReduce > 0 && allReduce < tiedOne.exposed_ms, `${tiedOne.exposed_ms} ${tiedTwo.exposed_ms}`);
 });
 
 test('ZeRO shards expert states over the ranks that hold the same experts only', () => {

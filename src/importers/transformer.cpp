@@ -396,8 +396,9 @@ static Model build_transformer_model(const TransformerSpec& base, const ModelInp
     TransformerSpec spec = base;
     // The kernel asked for explicitly wins; otherwise the one the config names; otherwise the default.
     spec.flash = inputs.attention_given || !spec.config_flash ? inputs.flash_attention : *spec.config_flash;
-    spec.flash_generation = inputs.attention_given || !spec.config_flash_generation ? inputs.flash_generation
-                                                                                    : *spec.config_flash_generation;
+    // The config's kernel generation, unless a kernel was asked for (api/request_context.cpp applies an explicit
+    // --attention flash1 to every importer's attention layers).
+    spec.flash_generation = !inputs.attention_given && spec.config_flash_generation ? *spec.config_flash_generation : 2;
     if (spec.arch == "state_space") return build_state_space(spec, inputs);
     validate(spec);
     if (inputs.batch <= 0) throw Error("batch size must be positive");

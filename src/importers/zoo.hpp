@@ -20,7 +20,8 @@ struct ModelInputs {
     // attn_implementation; otherwise it is the default, and a config or a layer that names its kernel wins.
     bool attention_given = false;
     // Which generation of fused kernel flash_attention stands for (AttentionShape::generation): 2, or 1 for
-    // `--attention flash1` (FlashAttention 1, the Triton FlashAttention of 2022).
+    // `--attention flash1` (FlashAttention 1, the Triton FlashAttention of 2022), which api/request_context.cpp's
+    // build_model applies to every attention layer the importer made fused.
     int flash_generation = 2;
     // A diffusion pipeline's latents and text embeddings were computed ahead of training (--encoders cached): its
     // frozen VAE encoder and text encoders are not part of the step (importers/diffusers.cpp).

@@ -194,6 +194,7 @@ ModelFeatures compute_features(const Model& original, Precision precision, Mixed
     for (const auto& lf : f.layers) {
         for (const auto& k : lf.cost.kernels) f.has_conv = f.has_conv || k.family == Family::conv;
         f.routed_expert_params += double(lf.repeat) * double(routed_expert_params(lf.layer));
+        if (lf.layer.attrs.value("tied_copy", false)) f.tied_copy_params += double(lf.repeat) * double(lf.cost.params);
         if (lf.block.empty()) f.largest_unit_params = std::max(f.largest_unit_params, double(lf.cost.params));
         else block_copy[lf.block] += double(lf.cost.params);
     }

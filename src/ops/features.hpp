@@ -42,6 +42,10 @@ struct ModelFeatures {
     // experts' parameters (their router and shared experts are replicated like the dense ones), and the
     // parameters of the largest unit FSDP gathers at once (one block copy, or one layer outside blocks).
     double routed_expert_params = 0, largest_unit_params = 0;
+    // A pipeline stage's copies of weights tied to another stage's table (parallel/pipeline.cpp's `tied_copy`):
+    // their gradients are summed with the table's once a step, an all-reduce between the two stages (Megatron's
+    // _allreduce_word_embedding_grads) that nothing overlaps. 0 outside a pipeline.
+    double tied_copy_params = 0;
     bool has_conv = false;  // some kernel is a convolution (what run/memory_format.cpp's layout transposes look for)
     std::vector<LayerFeatures> layers;
     double backward_flops() const { return backward_input_flops + backward_weight_flops; }

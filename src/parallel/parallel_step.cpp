@@ -366,7 +366,7 @@ ParallelStep predict_parallel_step(const ParallelLayout& l, StageModels& models,
         // A weight tied across the pipeline (the head's copy of the token embedding, pipeline_stage): its two
         // copies' gradients are summed between the first and the last stage once a step, before the optimizer.
         double tied = 0;
-        for (const ModelFeatures* st : stages) tied = std::max(tied, tied_copy_params(*st));
+        for (const ModelFeatures* st : stages) tied = std::max(tied, st->tied_copy_params);
         double tied_ms = tied > 0 ? c.collectives->time_ms(Collective::all_reduce,
                                                            tied * model_recipe(stage_options(l, c)).gradient_bytes,
                                                            {2, (l.pp - 1) * l.tp * l.cp * l.dp}, *c.cluster) *

@@ -72,7 +72,8 @@ Model pipeline_stage(const Model& model, const StagePieces& pieces, std::int64_t
     }
     // A tied weight (an LM head sharing the token embedding's table) whose table is on another stage: this stage
     // keeps a copy of its own, with its gradient and optimizer state, and the two copies' gradients are summed
-    // across the stages (Megatron's embedding group, DeepSpeed's TiedLayerSpec). Counted here as untied.
+    // across the stages (Megatron's embedding group, DeepSpeed's TiedLayerSpec). Counted here as untied, and marked
+// `tied_copy` for that all-reduce (ModelFeatures::tied_copy_params).
     bool holds_table = false;
     for (const auto& block : m.blocks)
         for (const auto& layer : block.layers)
@@ -100,13 +101,6 @@ double pipeline_message_bytes(const Model& local_model, const ParallelLayout& l,
             return l.sequence_parallel ? bytes / double(l.tp) : bytes;
         }
     return 0;
-}
-
-double tied_copy_params(const ModelFeatures& stage) {
-    double params = 0;
-    for (const auto& lf : stage.layers)
-        if (lf.layer.attrs.value("tied_copy", false)) params += double(lf.repeat) * double(lf.cost.params);
-    return params;
 }
 
 double pipeline_steady_sends(const ParallelLayout& l) {

@@ -44,11 +44,6 @@ std::vector<Model> pipeline_stages(const Model& model, const ParallelLayout& lay
 // p2p_communication shapes the tensor as seq / cp / tp with sequence parallelism, seq / cp without).
 double pipeline_message_bytes(const Model& local_model, const ParallelLayout& layout, Precision precision);
 
-// The parameters of a stage's copies of weights tied to another stage's table (pipeline_stage's `tied_copy`): their
-// gradients are summed with the table's once a step, an all-reduce between the two stages (Megatron's
-// _allreduce_word_embedding_grads) that nothing overlaps.
-double tied_copy_params(const ModelFeatures& stage);
-
 // Sends the slowest stage makes in the steady state of one step, forward and backward: each of its vp chunks
 // passes every micro-batch on and its gradient back, 2 x vp x m (a micro-batch crosses pp x vp - 1 boundaries
 // each way over the whole pipeline). 0 without a pipeline.

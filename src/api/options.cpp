@@ -501,8 +501,9 @@ std::vector<OptionDef> build_table() {
             .help("0: DDP; 1: optimizer states sharded; 2: + gradients (FSDP SHARD_GRAD_OP); 3: + weights (FSDP "
                   "FULL_SHARD)").on_page("cluster", "zero").advanced().clustered().layout_dimension(),
         Row("sequence_parallel", T::flag, kRun).flag("sequence-parallel").label("Sequence parallel")
-            .defaults(false, "on with tp > 1 when searched")
-            .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce")
+            .or_one_of({"off"}).defaults(false, "on with tp > 1 unless given off")
+            .help("norms and dropouts on 1/tp of the tokens, all-gather/reduce-scatter instead of all-reduce; off: "
+                  "every tp rank runs them on all tokens (Megatron without --sequence-parallel, Megatron-DeepSpeed)")
             .on_page("cluster", "sp").advanced().clustered().layout_dimension(),
         Row("schedule", T::choice, kRun).flag("schedule", "S").label("Pipeline schedule")
             .choices({"1f1b", "interleaved", "gpipe", "zb-h1", "dualpipe"}).defaults(nullptr, "1f1b (interleaved with vp > 1)")

@@ -186,3 +186,22 @@ test('the plan search answers DeepSeek-V3 on 2,048 H800s (61 blocks: uneven pipe
   assert.equal(plan.gpus, 2048);
   assert.ok(out.results[0].step.total_ms > 0);
 });
+
+test('--sequence-parallel off: every tp rank runs the norms on all tokens (Megatron without it, Megatron-DeepSpeed)', () => {
+  const layout = [...llm, '--gpus', '8', '--dp', '2', '--tp', '4', '--pp', '1', '--batch', '4', '--global-batch', '8'];
+  const on = predict(...layout).results[0];
+  const off = predict(...layout, '--sequence-parallel', 'off').results[0];
+  const asked = predict(...layout, '--sequence-parallel').results[0];
+  assert.equal(on.plan.sequence_parallel, true);  // tp > 1 and not given: on
+  assert.equal(asked.plan.sequence_parallel, true);
+  assert.equal(off.plan.sequence_parallel, false);
+  // The norms run on 4x the tokens per rank (~4x their time), the residual adds and dropouts too.
+  const family = (r, f) => r.step.by_family_ms[f];
+  assert.ok(family(off, 'norm') > 3 * family(on, 'norm'), `${family(off, 'norm')} vs ${family(on, 'norm')}`);
+  assert.ok(family(off, 'elementwise') > family(on, 'elementwise'));
+  assert.equal(family(off, 'gemm'), family(on, 'gemm'));
+  // Without sequence parallelism the activations of those layers are whole on every rank.
+  assert.ok(off.memory.peak_allocated_bytes > on.memory.peak_allocated_bytes);
+  assert.match(refused(...layout, '--sequence-parallel', 'maybe'), /unexpected argument 'maybe'/);
+  assert.match(refused(...layout, '--sequence-parallel=maybe'), /--sequence-parallel takes no value or one of its words/);
+});

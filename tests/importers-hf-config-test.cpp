@@ -955,3 +955,16 @@ TEST(HfConfigNewFamilies, Olmo2NormsEachSublayersOutput) {
     for (const auto& l : m.blocks[1].layers) kinds.push_back(l.kind);
     EXPECT_EQ(kinds, (std::vector<std::string>{"attention", "rmsnorm", "residual_add", "mlp", "rmsnorm", "residual_add"}));
 }
+
+// BLOOM's released configs say hidden_dropout 0.0 (no dropout layer); a training config's 0.1 (Megatron-DeepSpeed's
+// default, as BLOOM was trained) adds them, with the same parameters.
+TEST(HfConfigNewFamilies, BloomReadsItsDropout) {
+    json config = fixture("bloom-560m.json");
+    EXPECT_EQ(count_layers(resolve_model(config, {1, 128, 0}), "dropout"), 0);
+    config["hidden_dropout"] = 0.1;
+    Model trained = resolve_model(config, {1, 128, 0});
+    EXPECT_GE(count_layers(trained, "dropout"), 2 * 24);  // after attention and after the MLP of each of 24 layers
+    EXPECT_EQ(params_of(config), 559214592);
+    config["hidden_dropout"] = 1.5;
+    EXPECT_NE(import_error(config).find("dropout"), std::string::npos);
+}

@@ -414,6 +414,8 @@ TransformerSpec bloom(const Config& c) {
     s.intermediate = 4 * s.hidden;
     s.vocab = c.integer("vocab_size");
     s.activation = "gelu_tanh", s.position = "alibi", s.embedding_norm = true;
+    // The released configs say 0.0 (inference); the training runs' Megatron-DeepSpeed kept its 0.1 defaults.
+    s.dropout = c.number("hidden_dropout", 0.0);
     s.tied_embeddings = c.boolean("tie_word_embeddings", true);
     s.default_seq = 2048;
     return s;

@@ -116,7 +116,8 @@ std::vector<ZooEntry> transformer_zoo() {
     TransformerSpec bloom;
     bloom.name = "bloom-176b", bloom.vocab = 250880, bloom.hidden = 14336, bloom.layers = 70, bloom.heads = 112;
     bloom.intermediate = 4 * 14336, bloom.activation = "gelu_tanh", bloom.position = "alibi";
-    bloom.embedding_norm = true, bloom.default_seq = 2048;
+    // Dropout 0.1 as trained: "The default Megatron-LM dropout settings are inherited" (bigscience tr11 README).
+    bloom.embedding_norm = true, bloom.default_seq = 2048, bloom.dropout = 0.1;
     z.push_back(entry(bloom, "BLOOM 176B (BigScience 2022): ALiBi, embedding LayerNorm"));
 
     TransformerSpec pythia;

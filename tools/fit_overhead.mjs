@@ -18,7 +18,7 @@ import { resolve, dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseCsv, throughputArgs } from './compare_published.mjs';
-import { foundryArgs, foundryConfig, neusightArgs, largeRunArgs } from './compare_parallel.mjs';
+import { foundryArgs, foundryConfig, neusightArgs, largeRunArgs, bigscienceArgs, bigscienceConfig, modelTflops } from './compare_parallel.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -65,6 +65,10 @@ export function wholeRuns(tmp) {
     runs.push({ source: 'published single-GPU', framework: r.framework.split(/[ (]/)[0], label: `${r.model} ${r.hardware} ${r.precision} b${r.batch}`,
       published: Number(r.samples_per_s), metric: 'rate', args: throughputArgs(r),
       value: (res) => res.throughput.samples_per_s });
+  for (const r of csv('data/published/bigscience_megatron_deepspeed_a100.csv').filter((x) => x.sec_per_iteration !== ''))
+    runs.push({ source: 'BigScience A100', framework: 'Megatron-DeepSpeed', label: r.id.replace(/^bs-/, ''),
+      published: Number(r.sec_per_iteration) * 1000, metric: 'ms', args: bigscienceArgs(r, bigscienceConfig(tmp, r)),
+      value: (res) => res.step.total_ms });
   for (const r of csv('data/published/large_runs.csv')) {
     const framework = LARGE_RUN_FRAMEWORK[r.id] ?? 'unknown';
     let hours = Number(r.published_gpu_hours) || NaN;
@@ -76,7 +80,7 @@ export function wholeRuns(tmp) {
     } else if (Number(r.published_tflops_per_gpu) > 0) {
       const sheet = JSON.parse(readFileSync(resolve(root, `hardware/${r.hardware}.json`), 'utf8'));
       runs.push({ source: 'large runs', framework, label: `${r.id} (MFU)`, metric: 'rate', args: largeRunArgs(r),
-        published: Number(r.published_tflops_per_gpu) / sheet.peak_tflops[r.precision].value,
+        published: modelTflops(r) / sheet.peak_tflops[r.precision].value,
         value: (res) => res.throughput.mfu });
     }
   }

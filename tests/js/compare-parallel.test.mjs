@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../../tools/compare_published.mjs';
-import { dataParallelArgs, foundryArgs, foundryMfuPercent, neusightArgs, largeRunArgs, missingOptions, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
+import { bigscienceArgs, dataParallelArgs, foundryArgs, foundryMfuPercent, neusightArgs, largeRunArgs, missingOptions, modelTflops, NEEDED_OPTIONS, offBy, median, percent } from '../../tools/compare_parallel.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const csv = (path) => parseCsv(readFileSync(resolve(root, path), 'utf8'));
@@ -89,6 +89,48 @@ test('large runs: published layout passed, the rest left to the plan search, tok
   const llama = largeRunArgs(rows.find((r) => r.id === 'llama2-70b'));
   assert.equal(value(llama, '--dp'), undefined);  // not published: searched
   assert.equal(value(largeRunArgs(rows.find((r) => r.id === 'opt-175b')), '--mixed'), 'half');
+});
+
+test('BLOOM runs on its published layout; its TFLOP/s count the recompute', () => {
+  const bloom = csv('data/published/large_runs.csv').find((r) => r.id === 'bloom-176b');
+  const a = largeRunArgs(bloom);
+  assert.deepEqual(['--dp', '--tp', '--pp', '--zero', '--batch', '--checkpointing', '--framework', '--sequence-parallel',
+    '--first-stage-blocks', '--last-stage-blocks', '--network'].map((f) => value(a, f)),
+  ['8', '4', '12', '1', '2', 'full', 'deepspeed', 'off', '5', '5', '4x100g-ib']);
+  assert.equal(modelTflops(bloom), 150 * 3 / 4);
+  const mpt = csv('data/published/large_runs.csv').find((r) => r.id === 'mpt-7b');
+  assert.equal(value(largeRunArgs(mpt), '--batch'), undefined);  // not published: searched
+});
+
+test('BigScience rows: whole layouts of 8-GPU nodes, stages that add up, the scripts\' settings', () => {
+  const rows = csv('data/published/bigscience_megatron_deepspeed_a100.csv');
+  assert.ok(rows.length >= 90);
+  assert.equal(new Set(rows.map((r) => r.id)).size, rows.length);
+  for (const r of rows) {
+    const [dp, tp, pp, mbs, gbs, layers] = ['dp', 'tp', 'pp', 'mbs', 'global_batch', 'layers'].map((k) => Number(r[k]));
+    assert.equal(dp * tp * pp, Number(r.gpus), r.id);
+    assert.equal(Number(r.gpus) % 8, 0, r.id);
+    assert.equal(gbs % (dp * mbs), 0, `${r.id}: the global batch is whole micro-batches per replica`);
+    assert.ok(r.sec_per_iteration !== '' || r.memory_gb === 'OOM', `${r.id}: a time or an out-of-memory`);
+    assert.match(r.source_url, /^https:\/\/github\.com\/bigscience-workshop\/bigscience\/blob\/[0-9a-f]{40}\//);
+    if (r.first_stage_blocks !== '') {
+      const middle = layers - Number(r.first_stage_blocks) - Number(r.last_stage_blocks);
+      assert.equal(middle % (pp - 2), 0, `${r.id}: the middle stages split evenly`);
+      // 'type:transformer|embedding': each embedding takes one block's place on the first and the last stage.
+      if (r.partition === 'transformer|embedding') assert.equal(Number(r.first_stage_blocks) + 1, middle / (pp - 2), r.id);
+    } else {
+      assert.equal(layers % pp, 0, r.id);
+    }
+    const a = bigscienceArgs(r, '/tmp/bigscience.json');
+    assert.deepEqual(['--dp', '--tp', '--pp', '--batch', '--global-batch'].map((f) => value(a, f)), [r.dp, r.tp, r.pp, r.mbs, r.global_batch]);
+    assert.deepEqual(['--zero', '--checkpointing', '--framework', '--attention', '--precision'].map((f) => value(a, f)),
+      ['1', 'full', 'deepspeed', 'eager', r.precision]);
+    assert.equal(value(a, '--sequence-parallel'), tp > 1 ? 'off' : undefined);
+  }
+  // BLOOM's own step: its final layout, 104.70 s.
+  const step = rows.find((r) => r.section.startsWith('BLOOM training'));
+  assert.deepEqual([step.hidden, step.layers, step.heads, step.dp, step.tp, step.pp, step.mbs, step.sec_per_iteration],
+    ['14336', '70', '112', '8', '4', '12', '2', '104.7']);
 });
 
 test('an old prenet (no --gpus) is recognised from its option table', () => {

@@ -431,9 +431,9 @@ function main() {
       'Measured: `sec_per_iteration` of `data/published/bigscience_megatron_deepspeed_a100.csv`: the layout search that chose BLOOM-176B\'s (the 2nd iteration\'s "elapsed time per iteration" of each pinned layout, February 2022, GPT models of 70-106 layers, 12288-14336 hidden, 2048 tokens, 250k vocabulary, global batch 512-2048) and one step of BLOOM\'s training (iteration 85,376). Predicted: `step.total_ms`. ' +
       'Settings as the scripts ran them (`bigscienceArgs`): Megatron tensor parallelism without sequence parallelism in DeepSpeed\'s pipeline engine with ZeRO-1 (`--framework deepspeed --sequence-parallel off`), full recomputation, eager attention (Megatron\'s fused softmax), 8-GPU nodes with 4 Omni-Path links. ' +
       'Targets (issue #24): median APE <= 10 %, none off by more than 1.5x.', '',
-      '| date | hidden x layers, heads | gpus | dp x tp x pp | mb | global batch | precision | measured s | predicted s | APE % | bubble s | exposed comm s (tp / pp / dp) | command |',
-      '|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|---|');
-    const errs = []; const factors = []; const byTp = new Map(); const oom = [];
+      '| date | hidden x layers, heads | gpus | dp x tp x pp | mb | global batch | precision | measured s | predicted s | APE % | bubble s | exposed comm s (tp / pp / dp) | nvidia-smi GB / predicted device GiB | command |',
+      '|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|---|---|');
+    const errs = []; const factors = []; const byTp = new Map(); const oom = []; const memory = { fp16: [], bf16: [] };
     let worst = null;
     for (const r of rows) {
       const a = bigscienceArgs(r, bigscienceConfig(dir, r)); const res = run(prenet, a);
@@ -449,13 +449,16 @@ function main() {
       byTp.get(r.tp).push(predicted / measured);
       if (!worst || f > worst.f) worst = { f, r, shown };
       const c = (k) => fmt((st.communication?.[k]?.exposed_ms ?? 0) / 1000);
-      lines.push(`${head} | ${measured} | ${fmt(predicted)} | ${fmt(e)} | ${fmt(st.bubble_ms / 1000)} | ${c('tensor parallel')} / ${c('pipeline parallel')} / ${c('data parallel')} | \`${shown}\` |`);
+      const device = res0.memory.peak_bytes_per_device / 2 ** 30;
+      if (Number(r.memory_gb) > 0) memory[r.precision]?.push(device / Number(r.memory_gb));
+      lines.push(`${head} | ${measured} | ${fmt(predicted)} | ${fmt(e)} | ${fmt(st.bubble_ms / 1000)} | ${c('tensor parallel')} / ${c('pipeline parallel')} / ${c('data parallel')} | ${r.memory_gb || 'n/a'} / ${fmt(device)} | \`${shown}\` |`);
     }
     rmSync(dir, { recursive: true, force: true });
     const over = factors.filter((x) => x > 1.5).length; const m = median(errs);
     lines.push('', `Median APE ${fmt(m)} % over ${errs.length} timed steps (target <= 10 %: ${m <= 10 ? 'met' : 'missed'}); ${over} off by more than 1.5x; ` +
       `worst off by ${fmt(worst?.f, 2)}x (${worst ? `${worst.r.hidden} x ${worst.r.layers} with ${worst.r.heads} heads, dp ${worst.r.dp} tp ${worst.r.tp} pp ${worst.r.pp} mb ${worst.r.mbs}` : 'none'}). ` +
       `Predicted / measured by tensor-parallel size (median): ${[...byTp].sort((x, y) => Number(x[0]) - Number(y[0])).map(([tp, v]) => `tp ${tp} ${fmt(median(v), 2)} (${v.length})`).join(', ')}. ` +
+      `Memory (the chronicle's nvidia-smi figure of the first or last node, against prenet's device peak, the fullest stage's): predicted / measured median ${fmt(median(memory.fp16), 2)} over the ${memory.fp16.length} fp16 rows, ${fmt(median(memory.bf16), 2)} over the ${memory.bf16.length} bf16 rows, whose BF16 optimizer "accumulate[s] gradients in fp32 ... 4bytes x params and it's not sharded across gpus" (the chronicle; DeepSpeed's BF16_Optimizer, which bf16 at ZeRO stage 0 selects), a buffer the deepspeed preset does not model. ` +
       `Layouts the chronicle reports out of memory: ${oom.map((o) => `dp ${o.r.dp} tp ${o.r.tp} pp ${o.r.pp} mb ${o.r.mbs} (${o.r.hidden} x ${o.r.layers}): prenet says ${o.fits ? 'fits' : 'does not fit'} (${fmt(o.gib)} GiB reserved)`).join('; ') || 'none'}.`, '',
       'The rows predicted most too fast are head counts the chronicle itself found slow (13824 hidden with 128 heads, 14336 with 112 at tp 8, 13312 with 104): it notes that some head counts break the constraints of Megatron\'s fused softmax kernel ("NHEADS=108 breaks constraints for invoking optimized fused softmax kernel"), which then falls back to an unfused softmax that prenet does not model. ' +
       'Before this source was added, the same rows answered with `--framework megatron` (sequence parallelism on, the backward\'s tensor-parallel collectives overlapped) were a median 23 % too fast, and more so the larger tp: the fork these runs used had neither, and every tensor-parallel rank ran the norms, dropouts and residual adds on all tokens.', '');

@@ -95,7 +95,8 @@ export function render(state, ctx) {
     const invalid = ctx.invalid?.get(row.name);
     // The field being typed in keeps its text (and its own validity mark); so does one holding an invalid value.
     if (document.activeElement !== el && !invalid) {
-      if (row.type === 'flag') el.checked = v === true || (typeof v === 'string' && v !== 'none');
+      // A flag's words: checkpointing's kinds are on, 'none' and sequence parallelism's 'off' are not.
+      if (row.type === 'flag') el.checked = v === true || (typeof v === 'string' && v !== 'none' && v !== 'off');
       else if (row.type === 'choice') el.value = v ?? '';
       else el.value = state[row.name] ?? '';
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');

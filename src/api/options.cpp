@@ -149,8 +149,9 @@ public:
         d_.is_the_cluster_document = true;
         return *this;
     }
-    Row& or_one_of(std::vector<std::string> words) {
+    Row& or_one_of(std::vector<std::string> words, std::string bare = "") {
         d_.switch_values = std::move(words);
+        d_.switch_bare = std::move(bare);
         return *this;
     }
     Row& choices(std::vector<std::string> choices, std::map<std::string, std::string> labels = {}) {
@@ -362,7 +363,7 @@ std::vector<OptionDef> build_table() {
             .help("micro-batches of --batch samples per optimizer step").echoed().on_page("training", "accum")
             .advanced(),
         Row("checkpointing", T::flag, kRun).flag("checkpointing").label("Activation checkpointing")
-            .or_one_of(recompute_names()).defaults(false, "off (searched on several devices)")
+            .or_one_of(recompute_names(), "full").defaults(false, "off (searched on several devices)")
             .help("full (alone: the same): keep each block's input and recompute its forward in the backward pass; "
                   "attention-core: recompute only the attention core (Megatron's selective); op-selective: keep "
                   "each block's input and matmul outputs, recompute the rest (PyTorch's per-op selective); "
@@ -651,6 +652,7 @@ json options_json() {
                         {"choices", row.type == OptionType::choice ? json(row.choices) : json(nullptr)},
                         {"choice_labels", row.choice_labels.empty() ? json(nullptr) : json(row.choice_labels)},
                         {"switch_values", row.switch_values.empty() ? json(nullptr) : json(row.switch_values)},
+                        {"switch_bare", or_null(row.switch_bare)},
                         {"default", row.default_value},
                         {"default_text", row.default_text},
                         {"cluster_default_text", or_null(row.cluster_default_text)},

@@ -69,6 +69,8 @@ struct OptionDef {
     std::function<void(const std::string& text, const std::string& spelling)> check_text;
     // A flag that may be followed by one of these words (`--checkpointing selective`); alone it means true.
     std::vector<std::string> switch_values;
+    // The word among switch_values that the bare flag means (checkpointing's "full"), else empty.
+    std::string switch_bare;
     // A key a cluster document may hold (`--cluster cluster.json`, the `cluster` request key).
     bool may_be_in_cluster_document = false;
     // The row that is the cluster document itself: its keys are other rows' options.

@@ -52,6 +52,35 @@ describe('cluster questions, the words that describe the run, inputs too large f
     assert.match(await text(page, '#assumptions'), /on a batch of 8 sequences of 8,192 tokens \(65,536 tokens\)/);
   });
 
+  test('a flag with words is a select: sequence parallelism off and a checkpointing kind reach the API and the command line', async () => {
+    const page = await harness().page('index.html#model=gpt2-large&gpus=8&dp=2&tp=4&pp=1&batch=4&gbatch=8&precision=bf16&hw=a100-sxm4-80gb');
+    await settled(page, 60_000);
+    const options = (id) => page.$$eval(`#${id} option`, (els) => els.map((el) => el.value));
+    assert.deepEqual(await options('sequence_parallel'), ['', 'on', 'off']);
+    const kinds = await options('checkpointing');
+    assert.equal(kinds[0], '');
+    assert.ok(kinds.includes('attention-core') && kinds.includes('full') && !kinds.includes('on'), kinds.join());
+    assert.equal((await reply(page)).results[0].plan.sequence_parallel, true, 'tp 4 and not asked: on');
+    await page.$eval('#sequence_parallel-field', (el) => { const d = el.closest('details'); if (d) d.open = true; });
+    await page.selectOption('#sequence_parallel', 'off');
+    await page.waitForFunction(() => window.prenet.last().request?.sequence_parallel === 'off', null, { timeout: 60_000 });
+    await page.$eval('#checkpointing-field', (el) => { const d = el.closest('details'); if (d) d.open = true; });
+    await page.selectOption('#checkpointing', 'attention-core');
+    await page.waitForFunction(() => window.prenet.last().request?.checkpointing === 'attention-core', null, { timeout: 60_000 });
+    await settled(page, 60_000);
+    const command = await cliText(page);
+    assert.match(command, / --sequence-parallel off /);
+    assert.match(command, / --checkpointing attention-core /);
+    const r = await reply(page);
+    assert.equal(r.results[0].plan.sequence_parallel, false);
+    compareReplies(r, cli(splitCommand(command).slice(1)), 'the page’s command line');
+    // Back to the default: the words leave the request and the command line.
+    await page.selectOption('#sequence_parallel', '');
+    await page.waitForFunction(() => window.prenet.last().request?.sequence_parallel === undefined, null, { timeout: 60_000 });
+    await settled(page, 60_000);
+    assert.doesNotMatch(await cliText(page), /--sequence-parallel/);
+  });
+
   test('the words: one is singular, LoRA’s trainable parameters shown, no attention for a GRU, no flags, docs paths or run-together names', async () => {
     // Selective checkpointing makes one device a (one-device) cluster question: a plan on "1 device".
     const page = await harness().page('index.html#model=gpt2&batch=1&ckpt=selective&hw=gb300');

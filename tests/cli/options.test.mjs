@@ -95,3 +95,14 @@ describe('every flag is in the --help of each command that takes it, and refused
     }
   });
 });
+
+test("a flag's words: only flags take them, and the word the bare flag means is one of them", () => {
+  const withWords = options.filter((o) => o.switch_values);
+  assert.ok(withWords.length >= 2);
+  for (const row of withWords) {
+    assert.equal(row.type, 'flag', row.name);
+    assert.ok(row.switch_values.length > 0, row.name);
+    if (row.switch_bare !== null) assert.ok(row.switch_values.includes(row.switch_bare), `${row.name}: ${row.switch_bare}`);
+  }
+  for (const row of options.filter((o) => !o.switch_values)) assert.equal(row.switch_bare, null, row.name);
+});

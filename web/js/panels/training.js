@@ -15,6 +15,10 @@ export const reads = ['*'];
 
 let built = null; // the table the form was built for
 
+// A flag-with-words row's select value for a state value: true is the bare flag (the word the option table says it
+// means, `switch_bare`, else 'on'), a word itself, anything else the default.
+const flagWord = (row, v) => (v === true ? (row.switch_bare ?? 'on') : typeof v === 'string' ? v : '');
+
 function fieldHtml(row, labels) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
@@ -22,10 +26,16 @@ function fieldHtml(row, labels) {
   const data = `id="${id}" name="${id}" data-option="${id}" aria-describedby="${id}-error ${id}-default"${help}`;
   // A default too long for a placeholder is written under the field instead (render decides).
   const message = `<small class="field-default" id="${id}-default" hidden></small><span class="field-error" id="${id}-error" aria-live="polite"></span>`;
-  if (row.type === 'flag')
+  if (row.type === 'flag' && !row.switch_values?.length)
     return `<label class="check" for="${id}" id="${id}-field"><input type="checkbox" ${data} /><span>${esc(row.label)}${unit}</span>${message}</label>`;
   let control;
-  if (row.type === 'choice') {
+  if (row.type === 'flag') {
+    // A flag that also takes words (checkpointing's kinds, sequence parallelism's off): a select of the default,
+    // the bare flag ('on') unless a word names it (checkpointing's full: `switch_bare`), and the words.
+    const words = row.switch_values;
+    const options = ['', ...(row.switch_bare ? [] : ['on']), ...words];
+    control = `<select ${data}>${options.map((w) => `<option value="${esc(w)}">${w ? esc(w) : `default${row.default_text ? ` (${esc(row.default_text)})` : ''}`}</option>`).join('')}</select>`;
+  } else if (row.type === 'choice') {
     const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
     control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
   } else if (row.type === 'text') {
@@ -95,8 +105,8 @@ export function render(state, ctx) {
     const invalid = ctx.invalid?.get(row.name);
     // The field being typed in keeps its text (and its own validity mark); so does one holding an invalid value.
     if (document.activeElement !== el && !invalid) {
-      // A flag's words: checkpointing's kinds are on, 'none' and sequence parallelism's 'off' are not.
-      if (row.type === 'flag') el.checked = v === true || (typeof v === 'string' && v !== 'none' && v !== 'off');
+      if (row.type === 'flag' && row.switch_values?.length) el.value = flagWord(row, v);
+      else if (row.type === 'flag') el.checked = v === true;
       else if (row.type === 'choice') el.value = v ?? '';
       else el.value = state[row.name] ?? '';
       if (!el.dataset.markedByApi) el.removeAttribute('aria-invalid');
@@ -171,7 +181,10 @@ function bindForm(form, ctx) {
     if (e.target.id === 'budget-kind') return ctx.update({ budget: e.target.value }, { compute: 'now' });
     const row = rowOf(e.target);
     if (!row) return;
-    if (row.type === 'flag') ctx.update({ [row.name]: e.target.checked ? true : row.default === true ? false : null }, { compute: 'now' });
+    if (row.type === 'flag' && row.switch_values?.length) {
+      const w = e.target.value;
+      ctx.update({ [row.name]: w === '' ? null : w === 'on' || w === row.switch_bare ? true : w }, { compute: 'now' });
+    } else if (row.type === 'flag') ctx.update({ [row.name]: e.target.checked ? true : row.default === true ? false : null }, { compute: 'now' });
     else if (row.type === 'choice') ctx.update({ [row.name]: stored(row, e.target.value || null) }, { compute: 'now' });
   });
   form.addEventListener('submit', (e) => e.preventDefault());

@@ -348,9 +348,12 @@ describe('web calculator', () => {
       assert.equal(f.id, row.name, `${row.name}: input id`);
       assert.ok(f.label.includes(row.label), `${row.name}: labelled "${row.label}" (got "${f.label}")`);
       assert.equal(f.more, row.advanced, `${row.name}: under more options iff advanced`);
-      const tag = { choice: 'SELECT', flag: 'INPUT', count: 'INPUT', number: 'INPUT', text: 'INPUT' }[row.type];
+      // A flag that also takes words is a select of the default, 'on' unless a word is the bare flag, and the words.
+      const words = row.type === 'flag' && row.switch_values;
+      const tag = words ? 'SELECT' : { choice: 'SELECT', flag: 'INPUT', count: 'INPUT', number: 'INPUT', text: 'INPUT' }[row.type];
       assert.equal(f.tag, tag, `${row.name}: a ${row.type} field`);
-      if (row.type === 'flag') assert.equal(f.type, 'checkbox');
+      if (words) assert.deepEqual(f.options, ['', ...(row.switch_bare ? [] : ['on']), ...row.switch_values], `${row.name}: its words`);
+      else if (row.type === 'flag') assert.equal(f.type, 'checkbox');
       if (row.type === 'text') assert.equal(f.type, 'text');
       if (row.type === 'count' || row.type === 'number') assert.equal(f.type, 'number');
       if (row.type === 'choice') assert.deepEqual(f.options, [...(row.default == null ? [''] : []), ...row.choices], `${row.name}: its choices`);
@@ -362,7 +365,8 @@ describe('web calculator', () => {
       (rows) =>
         rows.map((r) => {
           const el = document.querySelector(`#cluster-form [data-option="${CSS.escape(r.name)}"]`);
-          return { id: el?.id, type: el?.type ?? el?.tagName, label: el?.labels?.[0]?.textContent ?? '', more: Boolean(el?.closest('details.more')), url: r.url };
+          return { id: el?.id, type: el?.type ?? el?.tagName, label: el?.labels?.[0]?.textContent ?? '', more: Boolean(el?.closest('details.more')), url: r.url,
+            options: el?.tagName === 'SELECT' ? [...el.options].map((o) => o.value) : null };
         }),
       clusterRows,
     );
@@ -371,7 +375,9 @@ describe('web calculator', () => {
       assert.equal(f.id, row.name, `${row.name}: input id`);
       assert.ok(f.label.includes(row.label), `${row.name}: labelled`);
       assert.equal(f.more, Boolean(row.advanced), `${row.name}: under Layout iff advanced`);
-      assert.equal(f.type, { count: 'number', number: 'number', flag: 'checkbox', choice: 'select-one', text: 'text' }[row.type], `${row.name}: a ${row.type} field`);
+      const words = row.type === 'flag' && row.switch_values;
+      assert.equal(f.type, words ? 'select-one' : { count: 'number', number: 'number', flag: 'checkbox', choice: 'select-one', text: 'text' }[row.type], `${row.name}: a ${row.type} field`);
+      if (words) assert.deepEqual(f.options, ['', ...(row.switch_bare ? [] : ['on']), ...row.switch_values], `${row.name}: its words`);
       assert.ok(row.url, `${row.name}: a URL key`);
     }
   });

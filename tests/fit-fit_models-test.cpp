@@ -119,3 +119,14 @@ TEST(Fit, KeepsTheLowestErrorUnlessARidgeIsWithinTheTolerance) {
     EXPECT_EQ(keep_learner({{"ridge", 0.10}, {"ridge-all", NAN}, {"gbt", 0.12}}), "ridge");
     EXPECT_THROW(keep_learner({{"gbt", NAN}}), Error);
 }
+
+// Sections written by hand after the marker (issues' status notes) survive `prenet fit` rewriting the report;
+// without the marker nothing is kept.
+TEST(FitReport, KeepsWhatIsWrittenByHandAfterTheMarker) {
+    std::string report = std::string("# Kernel accuracy\n\ngenerated\n\n") + kHandWrittenMarker + "\n\n## Notes\n\nby hand\n";
+    std::string tail = hand_written_tail(report);
+    EXPECT_EQ(tail.rfind(std::string("\n") + kHandWrittenMarker, 0), 0u);
+    EXPECT_NE(tail.find("## Notes\n\nby hand\n"), std::string::npos);
+    EXPECT_EQ(tail.find("generated"), std::string::npos);
+    EXPECT_EQ(hand_written_tail("# Kernel accuracy\n\ngenerated\n"), "");
+}

@@ -25,6 +25,10 @@ double predict_sample(const CollectiveModel& model, const CollectiveSample& s);
 // the fallback, get the fit pooled over all samples.
 CollectiveModel fit_collective_model(const std::vector<CollectiveSample>& samples);
 
+// For a device alone on its link kind (no leave-one-out fit of that kind exists): which half of the device's
+// distinct message sizes, in order, each of its samples falls in (0 or 1, alternating); -1 for other devices'.
+std::vector<int> message_size_halves(const std::vector<CollectiveSample>& samples, const std::string& device);
+
 struct CollectiveFitReport {
     CollectiveModel model;  // fitted on every fitting sample
     std::string markdown;   // the "Collectives" section of docs/accuracy.md

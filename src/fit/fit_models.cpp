@@ -562,6 +562,11 @@ bool is_held_out_chip(const std::string& device, const std::vector<std::string>&
     return false;
 }
 
+std::string hand_written_tail(const std::string& report) {
+    size_t at = report.find(kHandWrittenMarker);
+    return at == std::string::npos ? std::string() : "\n" + report.substr(at);
+}
+
 namespace {
 
 // Measurements kept out of every fit (data/*/excluded/, data/README.md says why), predicted by the shipped models:
@@ -969,6 +974,7 @@ void fit_and_validate(const FitOptions& o) {
         md += collectives->markdown;
         write_file(o.collectives_out, collectives->model.to_json().dump(2) + "\n");
     }
+    if (std::filesystem::exists(o.report_out)) md += hand_written_tail(read_text_file(o.report_out));
     write_file(o.report_out, md);
     if (o.verbose) std::cerr << "wrote " << o.models_out << " and " << o.report_out << " in " << seconds << " s\n";
 }

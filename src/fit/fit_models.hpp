@@ -39,6 +39,11 @@ bool is_held_out_chip(const std::string& device, const std::vector<std::string>&
 
 void fit_and_validate(const FitOptions& options);
 
+// The marker after which a report's sections are written by hand (status notes of issues) and kept by a refit.
+inline constexpr const char* kHandWrittenMarker = "<!-- written by hand below: kept when prenet fit rewrites this file -->";
+// What of an existing report a refit keeps: the marker and everything after it ("" when there is no marker).
+std::string hand_written_tail(const std::string& report);
+
 // The learner a kernel family ships, from each candidate's time-weighted held-out error (ridge, ridge-all, gbt,
 // gbt-all): the lowest, except that the best ridge regression is kept over a better GBT unless the GBT's error is
 // lower by more than kSimplerLearnerTolerance of it. A ridge model is a few hundred numbers, a GBT ~0.5 MB of JSON

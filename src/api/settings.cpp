@@ -34,9 +34,11 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     l.first_stage_blocks = count_if_given(o, "first_stage_blocks");
     l.last_stage_blocks = count_if_given(o, "last_stage_blocks");
     if (o.has("zero")) l.zero = int(o.count("zero"));
-    // true, false or the CLI's word "off" (the flag alone is on).
-    if (o.has("sequence_parallel"))
-        l.sequence_parallel = o.value("sequence_parallel").is_string() ? false : o.flag("sequence_parallel");
+    // true, false or the CLI's word "off" (the flag alone is on; the option table allows no other word).
+    if (o.has("sequence_parallel")) {
+        const json& v = o.value("sequence_parallel");
+        l.sequence_parallel = v.is_string() ? v.get<std::string>() != "off" : o.flag("sequence_parallel");
+    }
     if (o.has("schedule")) l.schedule = parse_schedule(o.text("schedule"));
     l.micro_batch = count_if_given(o, "batch");
     l.grad_accum = count_if_given(o, "grad_accum");

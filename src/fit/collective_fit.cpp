@@ -276,7 +276,7 @@ CollectiveFitReport fit_collectives(const std::string& data_dir, bool verbose) {
                 double ape = std::abs(predict_sample(m, s) - s.measured_ms) / s.measured_ms;
                 halves[device][s.op].push_back(ape);
                 halves[device]["all"].push_back(ape);
-                halves_by_size[device][band_of(s.message_bytes)].push_back(ape);
+                add_sizes(halves_by_size, device, m, s);
             }
         }
     }

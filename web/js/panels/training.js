@@ -19,6 +19,9 @@ let built = null; // the table the form was built for
 // means, `switch_bare`, else 'on'), a word itself, anything else the default.
 const flagWord = (row, v) => (v === true ? (row.switch_bare ?? 'on') : typeof v === 'string' ? v : '');
 
+// A select's blank entry: the row's default, in the option table's words.
+const defaultOption = (row) => `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>`;
+
 function fieldHtml(row, labels) {
   const id = esc(row.name);
   const unit = row.unit ? ` <small>${esc(row.unit)}</small>` : '';
@@ -33,10 +36,10 @@ function fieldHtml(row, labels) {
     // A flag that also takes words (checkpointing's kinds, sequence parallelism's off): a select of the default,
     // the bare flag ('on') unless a word names it (checkpointing's full: `switch_bare`), and the words.
     const words = row.switch_values;
-    const options = ['', ...(row.switch_bare ? [] : ['on']), ...words];
-    control = `<select ${data}>${options.map((w) => `<option value="${esc(w)}">${w ? esc(w) : `default${row.default_text ? ` (${esc(row.default_text)})` : ''}`}</option>`).join('')}</select>`;
+    const options = [...(row.switch_bare ? [] : ['on']), ...words];
+    control = `<select ${data}>${defaultOption(row)}${options.map((w) => `<option value="${esc(w)}">${esc(w)}</option>`).join('')}</select>`;
   } else if (row.type === 'choice') {
-    const blank = row.default == null ? `<option value="">default${row.default_text ? ` (${esc(row.default_text)})` : ''}</option>` : '';
+    const blank = row.default == null ? defaultOption(row) : '';
     control = `<select ${data}>${blank}${(row.choices ?? []).map((c) => `<option value="${esc(c)}">${esc(row.choice_labels?.[c] ?? c)}</option>`).join('')}</select>`;
   } else if (row.type === 'text') {
     control = `<input type="text" ${data} placeholder="${esc(row.default_text ?? '')}" autocomplete="off" spellcheck="false" />`;

@@ -57,6 +57,22 @@ TEST(OpsSsm, SelectiveScanFlopsAreTheReferenceCount) {
     EXPECT_DOUBLE_EQ(layer_cost(plain, Precision::bf16).forward_flops, 9 * bld * 16 + bld);
 }
 
+TEST(OpsSsm, SelectiveScanIsTimedByItsLaneInstructionsNotItsFlops) {
+    // The kernel is timed by 22 FP32 slots per state element and 32 per channel element (the gate, softplus and
+    // skip), 2.4x its 9 B L D N FLOPs at N 16; the backward by 52 and 64.
+    Layer scan = make("selective_scan", {2, 1024, 1536}, {{"d_state", 16}});
+    LayerCost c = layer_cost(scan, Precision::bf16);
+    const double bld = 2.0 * 1024 * 1536;
+    EXPECT_DOUBLE_EQ(selective_scan_forward_slots(2, 1024, 1536, 16, true), bld * (22 * 16 + 32));
+    EXPECT_DOUBLE_EQ(selective_scan_forward_slots(2, 1024, 1536, 16, false), bld * (22 * 16 + 20));
+    EXPECT_DOUBLE_EQ(sum_flops(c, "selective_scan", Phase::forward), bld * (22 * 16 + 32));
+    EXPECT_DOUBLE_EQ(sum_flops(c, "selective_scan_backward", Phase::backward_input), bld * (52 * 16 + 64));
+    // The FLOPs the step reports (and its MFU) stay the reference count.
+    EXPECT_DOUBLE_EQ(c.forward_flops, selective_scan_reference_flops(2, 1024, 1536, 16, true));
+    EXPECT_GT(selective_scan_forward_slots(2, 1024, 1536, 16, true),
+              2.3 * selective_scan_reference_flops(2, 1024, 1536, 16, true));
+}
+
 TEST(OpsSsm, SsdMatmulsFollowTheChunkedAlgorithm) {
     // Mamba-2 2.7B's mixer: 80 heads of 64, N 128, one group, chunks of 256; 2 sequences of 2048 tokens.
     Layer ssd = make("ssd", {2, 2048, 5120}, {{"head_dim", 64}, {"d_state", 128}, {"chunk", 256}});
@@ -69,6 +85,11 @@ TEST(OpsSsm, SsdMatmulsFollowTheChunkedAlgorithm) {
         if (k.phase == Phase::forward && k.family == Family::gemm) gemm += k.flops;
     EXPECT_DOUBLE_EQ(gemm, hand);
     EXPECT_EQ(c.params, 3 * 80);  // A, D, dt bias per head
+    // Each head weighs its group's C B^T by its decays over the causal half of every chunk: 14 FP32 slots per
+    // element forward, twice that backward, reading the fp32 C B^T again per head.
+    const double decays = 2.0 * (2048 / 256) * 80 * 256.0 * 257 / 2;
+    EXPECT_DOUBLE_EQ(sum_flops(c, "ssd_chunk_scan_decay", Phase::forward), 14 * decays);
+    EXPECT_DOUBLE_EQ(sum_flops(c, "ssd_chunk_scan_decay_backward", Phase::backward_input), 28 * decays);
     // Each product's two gradients: the backward matmuls are twice the forward's.
     double backward_gemm = 0;
     for (const auto& k : c.kernels)
@@ -97,7 +118,7 @@ TEST(OpsSsm, MambaMixerParametersAreTheCheckpointsTensors) {
     EXPECT_EQ(c.params, 768 * 3072 + 1536 * 5 + 1536 * 80 + 48 * 1536 + 1536 + 1536 * 16 + 1536 + 1536 * 768);
     // The scan inside is the standalone kind's.
     EXPECT_DOUBLE_EQ(sum_flops(c, "selective_scan", Phase::forward),
-                     selective_scan_reference_flops(1, 128, 1536, 16, true));
+                     selective_scan_forward_slots(1, 128, 1536, 16, true));
     // Jamba's weighted dt/B/C norms add dt_rank + 2 N.
     Layer jamba = make("mamba", {1, 128, 768},
                        {{"intermediate", 1536}, {"d_state", 16}, {"dt_rank", 48}, {"inner_norms", "weighted"}});

@@ -189,9 +189,11 @@ Model build_state_space(const TransformerSpec& spec, const ModelInputs& inputs) 
     if (ssm)
         m.notes.push_back(std::string(spec.ssm.version == 1 ? "the selective scan" : "SSD's chunk products and state passing") +
                           " and the causal convolution have no measured kernel family: they are timed by the " +
-                          (spec.ssm.version == 1 ? "streaming (elementwise) model, an estimate likely too fast"
-                                                 : "gemm and streaming (elementwise) models") +
-                          " (docs/importers.md, State-space and hybrid models)");
+                          (spec.ssm.version == 1 ? "streaming (elementwise) model on the scan's instruction count"
+                                                 : "gemm and streaming (elementwise) models, the decays on their "
+                                                   "instruction count") +
+                          ", checked only relatively against FlashAttention-2 (docs/importers.md, State-space and "
+                          "hybrid models)");
     return m;
 }
 

@@ -6,10 +6,12 @@
 //
 // Kernels: the scan is one fused kernel on the vector units (the paper's hardware-aware scan keeps the
 // d_state-wide state in SRAM and reads and writes only the [batch, tokens, channels] tensors), a streaming kernel
-// of the elementwise family; with 9 FLOPs per state and token it is FLOP-bound at N = 16 on an A100 (about 24
-// FLOPs per byte in bf16). SSD is mostly batched matmuls over chunks of `chunk` tokens (gemm family); the causal
-// convolution streams its input once (elementwise). No SSM kernel was measured for the learned predictor: they
-// are timed by the elementwise and gemm models (docs/importers.md, "State-space and hybrid models").
+// of the elementwise family. What bounds it is the vector units' instruction issue, not its 9 FLOPs per state:
+// its kernels carry the lane-instructions counted from mamba_ssm's code as FLOP slots (kScanForwardSlots), so
+// that the FP32 peak bounds them. SSD is mostly batched matmuls over chunks of `chunk` tokens (gemm family), plus
+// the per-head decay applied to each chunk's C B^T on the vector units (kSsdDecaySlots); the causal convolution
+// streams its input once (elementwise). No SSM kernel was measured for the learned predictor: they are timed by
+// the elementwise and gemm models (docs/importers.md, "State-space and hybrid models").
 #include <algorithm>
 
 #include "core/checked.hpp"
@@ -35,6 +37,34 @@ double scan_forward_flops(const ScanShape& s) {
     return 9.0 * bld * double(s.state) + bld + (s.gated ? bld : 0.0);
 }
 
+// The scan's work on the vector units, in FLOP slots of the FP32 peak (an FMA lane-instruction counts 2), per
+// (token, channel, state) element. Counted from mamba_ssm's selective_scan_fwd_kernel.cuh: delta * A (1), B *
+// delta u (1), the block scan's combine (a multiply and an FMA) applied twice, in each thread's reduce and in its
+// scan with the prefix (4), the warp-level scan's share (5 shuffle steps of 2 shuffles and a combine over a
+// thread's 16 items: about 2), the bf16 -> fp32 conversions of B and C (2) and the readout's FMA (1): 11 lane
+// instructions, 22 slots, where the FLOP count has 9. Its exp2 runs on the special-function units (16 lanes per
+// SM against 64-128 FP32 lanes, CUDA C++ Programming Guide, "Arithmetic Instructions") beside that work. With 9
+// FLOPs the scan was predicted about 2.5x faster than the paper's Figure 8 has it against FlashAttention-2
+// (docs/importers.md, "Timing"); with 22 slots the two cross near 2K tokens, as the paper says.
+constexpr double kScanForwardSlots = 22.0;
+// Per (token, channel): the delta bias and softplus (an exp and a log1p), delta * u, the D skip and, gated, the
+// gate's y * z * sigmoid(z): about 16 lane instructions with the gate, 10 without.
+constexpr double kScanChannelSlotsGated = 32.0, kScanChannelSlots = 20.0;
+// selective_scan_bwd_kernel per element: the forward recomputed (exp2's argument, the two products and the
+// forward scan: about 9), the reverse scan (about 6), the gradients of delta u, delta, A, B and C (about 9) and
+// the conversions (2): about 26 lane instructions, 2.4x the forward's (a profile of mamba_ssm's scan in
+// state-spaces/mamba issue #284 has its backward 2.7x its forward). Its fp32 atomic adds of dB and dC, which the
+// channels share, are not counted: a lower bound.
+constexpr double kScanBackwardSlots = 52.0;
+
+// The vector work the scan's forward or backward kernel is timed by, in FLOP slots.
+double scan_slots(const ScanShape& s, Phase phase) {
+    double bld = double(s.batch) * double(s.tokens) * double(s.channels);
+    double channel = s.gated ? kScanChannelSlotsGated : kScanChannelSlots;
+    return phase == Phase::forward ? bld * (kScanForwardSlots * double(s.state) + channel)
+                                   : bld * (kScanBackwardSlots * double(s.state) + 2.0 * channel);
+}
+
 // mamba_ssm's selective_scan_fwd keeps the state in registers and writes only the state at each 2048-token
 // chunk's end (fp32, its real and the running-product part: 2 d_state per channel), for the backward pass.
 constexpr std::int64_t kScanChunk = 2048;
@@ -53,18 +83,19 @@ void add_scan_kernels(LayerCost& cost, Precision p, const ScanShape& s, const st
     double read = tensors_in * bld * eb + 2.0 * bln * eb + params, written = bld * eb + chunk_states;
     double flops = scan_forward_flops(s);
     Kernel fwd = streaming_kernel(Family::elementwise, Phase::forward, prefix + "selective_scan", vector_precision(p),
-                                  bld, flops, read + written);
+                                  bld, scan_slots(s, Phase::forward), read + written);
     cost.forward_flops += flops;
     cost.forward_bytes_read += read;
     cost.forward_bytes_written += written;
     cost.kernels.push_back(fwd);
     // selective_scan_bwd runs the recurrence again from the saved chunk states and then backwards: reads the
     // inputs and dy, writes du, ddelta (, dz) and fp32 dB, dC (and the parameters' gradients). Twice the
-    // forward's arithmetic: the recomputation and the reverse scan with its products.
+    // forward's FLOPs (the recomputation and the reverse scan with its products); kScanBackwardSlots of work.
     double bwd_read = (tensors_in + 1.0) * bld * eb + 2.0 * bln * eb + params + chunk_states;
     double bwd_written = tensors_in * bld * eb + 2.0 * bln * 4.0 + params;
     Kernel bwd = streaming_kernel(Family::elementwise, Phase::backward_input, prefix + "selective_scan_backward",
-                                  vector_precision(p), bld, 2.0 * flops, bwd_read + bwd_written);
+                                  vector_precision(p), bld, scan_slots(s, Phase::backward_input),
+                                  bwd_read + bwd_written);
     cost.backward_input_flops += flops;
     cost.backward_weight_flops += flops;
     cost.kernels.push_back(bwd);
@@ -110,6 +141,15 @@ struct SsdShape {
 
 std::int64_t ssd_chunks(const SsdShape& s) { return (s.tokens + s.chunk - 1) / s.chunk; }
 
+// The decay each head applies to its group's C B^T inside a chunk, L[m, k] = exp(cumsum dA[m] - cumsum dA[k]) for
+// k <= m, in FP32 slots per element of the causal half (mamba_ssm's _chunk_scan_fwd_kernel, which loops k only to
+// the diagonal): the difference, the exp's scaling (its exp2 on the special-function units), the products with
+// C B^T and dt[k], the causal mask's compare and select, the conversion for the tensor-core product: about 7 lane
+// instructions. Each element reads the group's fp32 C B^T again (the heads are the grid's slowest dimension, so
+// another head's read of the same block comes from memory unless the batch's C B^T fit in L2). The backward
+// applies the decays again for dx and d(C B^T) (twice the forward's work). Counted FLOPs: 3 per element.
+constexpr double kSsdDecaySlots = 14.0;
+
 // `keeps_inputs` as add_scan_kernels'; inside Mamba-2's fused function the chunk states are recomputed too.
 void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const SsdShape& s, const std::string& prefix,
                      bool keeps_inputs = true) {
@@ -141,7 +181,18 @@ void add_ssd_kernels(LayerCost& cost, const Layer& layer, Precision p, const Ssd
         cost.kernels.push_back(pass);
     }
     // The chunk scan: the diagonal blocks' outputs (C B^T o L) X and the incoming states' C S, with the D skip
-    // and (gated) y * silu(z) in its epilogue, no pass of their own.
+    // and (gated) y * silu(z) in its epilogue, no pass of their own. L is per head: before its product each head
+    // weighs its group's C B^T by the decays (work on the vector units, below).
+    double decay_elements = double(bch) * double(s.chunk) * double(s.chunk + 1) / 2.0;
+    for (Phase phase : {Phase::forward, Phase::backward_input}) {
+        bool forward = phase == Phase::forward;
+        Kernel decay = streaming_kernel(Family::elementwise, phase,
+                                        prefix + (forward ? "ssd_chunk_scan_decay" : "ssd_chunk_scan_decay_backward"),
+                                        Precision::fp32, decay_elements,
+                                        (forward ? 1.0 : 2.0) * kSsdDecaySlots * decay_elements, decay_elements * 4.0);
+        (forward ? cost.forward_flops : cost.backward_input_flops) += (forward ? 3.0 : 6.0) * decay_elements;
+        cost.kernels.push_back(decay);
+    }
     ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_diagonal", bcg, s.chunk, group_width, s.chunk, false, true);
     ops::add_gemm(cost, layer, p, prefix + "ssd_chunk_scan_states", bcg, s.chunk, group_width, s.state, false, true);
     // Kept for the backward: x, B, C, dt (and z when gated; the layer's other saves are its callers'), and the
@@ -398,6 +449,13 @@ double selective_scan_reference_flops(std::int64_t batch, std::int64_t tokens, s
     ScanShape s;
     s.batch = batch, s.tokens = tokens, s.channels = channels, s.state = state, s.gated = gated;
     return scan_forward_flops(s);
+}
+
+double selective_scan_forward_slots(std::int64_t batch, std::int64_t tokens, std::int64_t channels,
+                                    std::int64_t state, bool gated) {
+    ScanShape s;
+    s.batch = batch, s.tokens = tokens, s.channels = channels, s.state = state, s.gated = gated;
+    return scan_slots(s, Phase::forward);
 }
 
 double ssd_reference_matmul_flops(std::int64_t batch, std::int64_t tokens, std::int64_t heads, std::int64_t head_dim,

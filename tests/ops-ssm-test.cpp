@@ -71,6 +71,13 @@ TEST(OpsSsm, SelectiveScanIsTimedByItsLaneInstructionsNotItsFlops) {
     EXPECT_DOUBLE_EQ(c.forward_flops, selective_scan_reference_flops(2, 1024, 1536, 16, true));
     EXPECT_GT(selective_scan_forward_slots(2, 1024, 1536, 16, true),
               2.3 * selective_scan_reference_flops(2, 1024, 1536, 16, true));
+    // The backward's atomic adds into dB and dC (every channel's share of each, B L D N apiece) are memory
+    // traffic, 8 bytes each: they outweigh its streamed tensors.
+    double backward_bytes = 0;
+    for (const auto& k : c.kernels)
+        if (k.op == "selective_scan_backward") backward_bytes = k.bytes;
+    EXPECT_GT(backward_bytes, 2.0 * bld * 16 * 8.0);
+    EXPECT_LT(backward_bytes, 2.0 * bld * 16 * 8.0 + 10.0 * bld * 2.0);
 }
 
 TEST(OpsSsm, SsdMatmulsFollowTheChunkedAlgorithm) {
@@ -119,6 +126,15 @@ TEST(OpsSsm, MambaMixerParametersAreTheCheckpointsTensors) {
     // The scan inside is the standalone kind's.
     EXPECT_DOUBLE_EQ(sum_flops(c, "selective_scan", Phase::forward),
                      selective_scan_forward_slots(1, 128, 1536, 16, true));
+    // mamba_inner_fn's einops copies between the scan's [b, d, l] and the projections' [(b l), d]: 2 forward,
+    // 4 backward, each reading and writing [128, 1536] (fp32 here).
+    double forward_copy = 0, backward_copy = 0;
+    for (const auto& k : c.kernels) {
+        if (k.op == "layout_copies") forward_copy += k.bytes;
+        if (k.op == "layout_copies_backward") backward_copy += k.bytes;
+    }
+    EXPECT_DOUBLE_EQ(forward_copy, 2 * 128.0 * 1536 * 2 * 4);
+    EXPECT_DOUBLE_EQ(backward_copy, 4 * 128.0 * 1536 * 2 * 4);
     // Jamba's weighted dt/B/C norms add dt_rank + 2 N.
     Layer jamba = make("mamba", {1, 128, 768},
                        {{"intermediate", 1536}, {"d_state", 16}, {"dt_rank", 48}, {"inner_norms", "weighted"}});

@@ -7,13 +7,19 @@
 // - the Mamba-2 paper (Figure 10): SSD 2-8x faster than the scan at large states (N 64), faster than
 //   FlashAttention-2 from 2K tokens and about 6x at 16K.
 // Each kernel is one layer of a layers JSON through `prenet predict --breakdown --json` (its forward time), and
-// FlashAttention-2 a `flash_attention` row through `prenet kernels`. Prints Markdown tables.
+// FlashAttention-2 a `flash_attention` row through `prenet kernels`.
+// Whole models: data/published/state_space_throughput.csv (flash-linear-attention's training-throughput harness,
+// a 1.4B Mamba and a 1.4B Transformer on the same GPUs): the H100 rows as the Mamba / Transformer ratio (the GPU's
+// variant is not stated, so the ratio is what is checked), the A100 rows absolutely. Prints Markdown tables.
 //
 // Usage: node tools/compare_ssm_kernels.mjs [--prenet build/prenet]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parseCsv } from './compare_published.mjs';
 
 const args = process.argv.slice(2);
 const prenet = args.includes('--prenet') ? args[args.indexOf('--prenet') + 1] : 'build/prenet';
@@ -68,6 +74,26 @@ try {
   for (const tokens of [2048, 4096, 16384]) {
     const d = layerForwardMs(ssd(64), tokens, sxm, 'learned'), fa = flashMs(tokens, sxm);
     console.log(`| ${tokens} | ${f3(d)} | ${f3(fa)} | ${(fa / d).toFixed(1)} |`);
+  }
+
+  const published = join(dirname(fileURLToPath(import.meta.url)), '..', 'data', 'published');
+  const rows = parseCsv(readFileSync(join(published, 'state_space_throughput.csv'), 'utf8'));
+  const predicted = (r) => {
+    const out = execFileSync(prenet, ['predict', '--model', join(published, r.model), '--hardware', r.hardware,
+      '--batch', r.batch, '--seq', r.seq, '--precision', r.precision, '--json'], { encoding: 'utf8' });
+    return Number(r.batch) * Number(r.seq) / (JSON.parse(out).results[0].step.total_ms / 1e3);
+  };
+  const isMamba = (r) => r.model.includes('mamba');
+  console.log('\nWhole models, flash-linear-attention\'s harness (data/published/state_space_throughput.csv), tokens/s:\n');
+  console.log('| GPU | batch x seq | Mamba measured | Mamba predicted | Transformer measured | Transformer predicted | Mamba / Transformer, predicted / measured |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const m of rows.filter(isMamba)) {
+    const t = rows.find((r) => !isMamba(r) && r.hardware === m.hardware && r.batch === m.batch && r.seq === m.seq);
+    const pm = predicted(m), pt = t ? predicted(t) : null;
+    const ratio = t ? ((pm / pt) / (Number(m.tokens_per_s) / Number(t.tokens_per_s))).toFixed(2) : '-';
+    console.log(`| ${m.gpu_reported} (\`${m.hardware}\`) | ${m.batch} x ${m.seq} | ${Number(m.tokens_per_s).toFixed(0)} | ` +
+      `${pm.toFixed(0)} (${(pm / Number(m.tokens_per_s)).toFixed(2)}x) | ${t ? Number(t.tokens_per_s).toFixed(0) : '-'} | ` +
+      `${pt ? `${pt.toFixed(0)} (${(pt / Number(t.tokens_per_s)).toFixed(2)}x)` : '-'} | ${ratio} |`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -53,9 +53,10 @@ constexpr double kScanChannelSlotsGated = 32.0, kScanChannelSlots = 20.0;
 // selective_scan_bwd_kernel per element: the forward recomputed (exp2's argument, the two products and the
 // forward scan: about 9), the reverse scan (about 6), the gradients of delta u, delta, A, B and C (about 9) and
 // the conversions (2): about 26 lane instructions, 2.4x the forward's (a profile of mamba_ssm's scan in
-// state-spaces/mamba issue #284 has its backward 2.7x its forward). Its fp32 atomic adds of dB and dC, which the
-// channels share, are not counted: a lower bound.
+// state-spaces/mamba issue #284 has its backward 2.7x its forward). Its fp32 atomic adds of dB and dC are memory
+// traffic (below).
 constexpr double kScanBackwardSlots = 52.0;
+constexpr double kScanAtomicBytes = 8.0;
 
 // The vector work the scan's forward or backward kernel is timed by, in FLOP slots.
 double scan_slots(const ScanShape& s, Phase phase) {
@@ -91,8 +92,12 @@ void add_scan_kernels(LayerCost& cost, Precision p, const ScanShape& s, const st
     // selective_scan_bwd runs the recurrence again from the saved chunk states and then backwards: reads the
     // inputs and dy, writes du, ddelta (, dz) and fp32 dB, dC (and the parameters' gradients). Twice the
     // forward's FLOPs (the recomputation and the reverse scan with its products); kScanBackwardSlots of work.
+    // dB and dC are shared by the channels: each channel's block adds its share into them with fp32 atomics
+    // (coalesced by a block exchange), B L D N of each, resolved in the L2 cache. No datasheet gives an L2 atomic
+    // rate; each is counted as an 8-byte read-modify-write at the memory bandwidth (kScanAtomicBytes).
+    double atomics = 2.0 * bld * double(s.state);
     double bwd_read = (tensors_in + 1.0) * bld * eb + 2.0 * bln * eb + params + chunk_states;
-    double bwd_written = tensors_in * bld * eb + 2.0 * bln * 4.0 + params;
+    double bwd_written = tensors_in * bld * eb + atomics * kScanAtomicBytes + params;
     Kernel bwd = streaming_kernel(Family::elementwise, Phase::backward_input, prefix + "selective_scan_backward",
                                   vector_precision(p), bld, scan_slots(s, Phase::backward_input),
                                   bwd_read + bwd_written);
@@ -370,6 +375,19 @@ void cost_mamba(const Layer& layer, Precision p, LayerCost& cost) {
     // autograd keeps the layer's input for in_proj's weight gradient.
     recompute_in_backward(cost, "causal_conv1d");
     recompute_in_backward(cost, "dt_proj");
+    // mamba_inner_fn's layout copies (mamba_ssm/ops/selective_scan_interface.py): the scan works on [batch,
+    // d_inner, tokens] and the projections on [batch x tokens, d_inner], so einops copies the convolution's
+    // output for x_proj and the gated output for out_proj in the forward pass, and in the backward pass the
+    // gated output (out_proj's weight gradient), ddelta, the convolution's output gradient and its output again
+    // (x_proj's weight gradient): 2 and 4 copies of [batch x tokens, d_inner].
+    double inner = double(rows) * double(m.inner), eb = activation_bytes(p);
+    for (Phase phase : {Phase::forward, Phase::backward_input}) {
+        double copies = phase == Phase::forward ? 2.0 : 4.0;
+        Kernel copy = streaming_kernel(Family::elementwise, phase,
+                                       phase == Phase::forward ? "layout_copies" : "layout_copies_backward",
+                                       vector_precision(p), copies * inner, 0.0, copies * inner * 2.0 * eb);
+        cost.kernels.push_back(copy);
+    }
     double input_shards = double(ops::int_attr(layer, "saved_input_shards", 1));
     cost.saved_activation_bytes += double(rows) * (double(m.hidden) * matmul_input_bytes(p) / input_shards +
                                                    double(2 * m.inner + rank + 2 * state + m.inner) * activation_bytes(p));

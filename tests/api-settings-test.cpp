@@ -173,7 +173,7 @@ TEST(ReadSettings, FineTuningOptionsAndTheirRules) {
     EXPECT_EQ(s.finetune.mode, FineTuneMode::qlora);
     EXPECT_EQ(s.finetune.rank, 16);
     EXPECT_EQ(s.finetune.quantization, Quantization::nf4);
-    EXPECT_EQ(s.finetune.targets.size(), 7u);
+    EXPECT_EQ(s.finetune.targets, lora_target_names());  // all: every target, Mamba's too
     EXPECT_EQ(settings({{"finetune", "freeze"}}).finetune.freeze.size(), 1u);  // the embeddings by default
     EXPECT_EQ(settings({{"finetune", "lora"}, {"quantization", "int8"}}).finetune.quantization, Quantization::int8);
     // Each bad combination is an error naming its field, never silently ignored.

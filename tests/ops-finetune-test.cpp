@@ -123,7 +123,9 @@ TEST(FineTune, AdapterDefaultsArePeftsLoraConfig) {
 TEST(FineTune, TargetsAndFreezeRulesParse) {
     EXPECT_EQ(targets_text(parse_lora_targets("v_proj, q_proj")), "q,v");
     EXPECT_EQ(targets_text(parse_lora_targets("all")), "all");
-    EXPECT_EQ(targets_text(parse_lora_targets("q,k,v,o,gate,up,down")), "all");
+    EXPECT_EQ(targets_text(parse_lora_targets("q,k,v,o,gate,up,down")), "q,k,v,o,gate,up,down");
+    EXPECT_EQ(targets_text(parse_lora_targets("q,k,v,o,gate,up,down,in,x,dt,out")), "all");
+    EXPECT_EQ(targets_text(parse_lora_targets("out_proj,x_proj,in_proj")), "in,x,out");  // PEFT's Mamba names
     EXPECT_EQ(freeze_text(parse_freeze("embeddings,layers:0-11,layers:14")), "embeddings,layers:0-11,layers:14");
     for (const char* bad : {"", "qq", "q,lm_head"}) {
         try {
@@ -344,4 +346,17 @@ TEST(FineTune, LoraOnMlaWithoutAQueryBottleneck) {
     EXPECT_EQ(q.adapter_params, 27 * 8 * (2048 + 16 * 192));
     ModelFeatures kv = compute_features(m, Precision::bf16, MixedRecipe::half_model, lora(8, "k"));
     EXPECT_EQ(kv.adapter_params, 27 * 8 * ((2048 + 576) + (512 + 16 * 256)));
+}
+
+// LoRA on a Mamba model adapts its mixers' projections (PEFT's in_proj, x_proj, dt_proj, out_proj; the Hugging
+// Face Mamba docs' example targets x_proj, in_proj and out_proj): r x (in + out) each, per layer. mamba-2.8b:
+// 64 layers, d 2560, d_inner 5120, dt_rank 160, N 16.
+TEST(FineTune, LoraOnMambaMixersProjections) {
+    ModelFeatures f = features_of("mamba-2.8b", lora(8, "in_proj,x_proj,out_proj"));
+    EXPECT_EQ(f.adapter_params, 64 * 8 * ((2560 + 2 * 5120) + (5120 + 160 + 2 * 16) + (5120 + 2560)));
+    ModelFeatures dt = features_of("mamba-2.8b", lora(8, "dt"));
+    EXPECT_EQ(dt.adapter_params, 64 * 8 * (160 + 5120));
+    // Attention's targets find nothing in a pure Mamba model; all (PEFT's all-linear) takes every projection.
+    EXPECT_EQ(features_of("mamba-2.8b", lora(8, "q,v")).adapter_params, 0);
+    EXPECT_EQ(features_of("mamba-2.8b", lora(8, "all")).adapter_params, f.adapter_params + dt.adapter_params);
 }

@@ -318,8 +318,9 @@ std::vector<OptionDef> build_table() {
             .on_page("training", "rank").applies_with("finetune", {"lora", "qlora"}),
         Row("lora_targets", T::text, kModel).flag("lora-targets", "LIST")
             .label("LoRA targets").defaults(nullptr, with_adapters(targets_text(peft.targets), "PEFT's default for Llama"))
-            .help("the projections that get adapters, PEFT's names: q, k, v, o, gate, up, down (comma-separated), "
-                  "or all; a fused qkv projection is adapted when any of q, k, v is named")
+            .help("the projections that get adapters, PEFT's names: " + lora_target_list_text() +
+                  " (comma-separated), or all (PEFT's all-linear); a fused qkv projection is adapted when any of q, k, "
+                  "v is named")
             .echoed().on_page("training", "targets").applies_with("finetune", {"lora", "qlora"}),
         Row("lora_alpha", T::number, kModel).flag("lora-alpha", "A")
             .label("LoRA alpha").range(0, 1e6, true).defaults(nullptr, with_adapters(number_text(peft.alpha), "PEFT's default"))

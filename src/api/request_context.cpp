@@ -99,7 +99,7 @@ RequestContext make_request_context(const json& model_argument, const json& kern
     p.features = model_features(p.model, s.precision, s.mixed, s.finetune);
     if (s.finetune.adapters() && p.features.adapter_params == 0)
         throw Error("model '" + p.model.name + "' has no projection LoRA can adapt among '" +
-                        targets_text(s.finetune.targets) + "' (targets: q, k, v, o of attention, gate, up, down of MLPs)",
+                        targets_text(s.finetune.targets) + "' (targets: " + lora_target_list_text() + ")",
                     ErrorCode::conflict, "lora_targets");
     if (!kernel_models.is_null()) {
         p.predictor = attribute_errors("kernel_models", ErrorCode::invalid_value,

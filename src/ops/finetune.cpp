@@ -50,8 +50,12 @@ const char* to_string(Quantization q) {
 }
 
 const std::vector<std::string>& lora_target_names() {
-    static const std::vector<std::string> names = {"q", "k", "v", "o", "gate", "up", "down"};
+    static const std::vector<std::string> names = {"q", "k", "v", "o", "gate", "up", "down", "in", "x", "dt", "out"};
     return names;
+}
+
+std::string lora_target_list_text() {
+    return "q, k, v, o (attention), gate, up, down (MLPs), in, x, dt, out (Mamba mixers)";
 }
 
 namespace {
@@ -100,7 +104,7 @@ bool is_embedding(const Layer& layer) {
 std::vector<std::string> parse_lora_targets(const std::string& text) {
     std::vector<std::string> words = split_list(text);
     if (words.empty())
-        throw Error("'lora_targets' is empty: give q, k, v, o, gate, up, down (comma-separated) or all",
+        throw Error("'lora_targets' is empty: give " + lora_target_list_text() + " (comma-separated) or all",
                     ErrorCode::invalid_value, "lora_targets");
     std::set<std::string> chosen;
     for (std::string w : words) {
@@ -110,7 +114,8 @@ std::vector<std::string> parse_lora_targets(const std::string& text) {
         }
         if (w.size() > 5 && w.substr(w.size() - 5) == "_proj") w = w.substr(0, w.size() - 5);
         if (std::find(lora_target_names().begin(), lora_target_names().end(), w) == lora_target_names().end())
-            throw Error("unknown LoRA target '" + w + "' in 'lora_targets' (expected q, k, v, o, gate, up, down or all)",
+            throw Error("unknown LoRA target '" + w + "' in 'lora_targets' (expected " + lora_target_list_text() +
+                            ", or all)",
                         ErrorCode::invalid_value, "lora_targets");
         chosen.insert(w);
     }

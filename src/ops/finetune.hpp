@@ -4,7 +4,7 @@
 //   full    every parameter trains: the same step as pre-training.
 //   freeze  the parts `--freeze` names (embeddings, head, or copies of a stack: layers:0-11) keep their weights:
 //           they run forward and input-gradient backward, but no weight-gradient kernels.
-//   lora    PEFT's LoRA: the whole base is frozen and every selected projection (q, k, v, o, gate, up, down) gets
+//   lora    PEFT's LoRA: the whole base is frozen and every selected projection (lora_target_names) gets
 //           two trainable factors A (rank x in) and B (out x rank); the output is W x + (alpha / rank) B A x.
 //   qlora   LoRA over a base whose projections bitsandbytes stores in 4-bit NF4 with double quantisation: each
 //           matmul first dequantises its weight to the compute precision (forward and input gradient).
@@ -53,8 +53,11 @@ struct FineTune {
 // fine-tuning recipes (a request with adapters keeps its own).
 inline constexpr std::int64_t advised_lora_rank = 16;
 
-// PEFT's module names, shortened: q, k, v, o, gate, up, down (q_proj, ..., down_proj).
+// PEFT's module names, shortened: q, k, v, o of attention, gate, up, down of MLPs (q_proj, ..., down_proj), in,
+// x, dt, out of Mamba mixers (in_proj, x_proj, dt_proj, out_proj).
 const std::vector<std::string>& lora_target_names();
+// The same, grouped for a message or a help text: "q, k, v, o (attention), gate, up, down (MLPs), ...".
+std::string lora_target_list_text();
 // "all" or a comma-separated list of those (PEFT's q_proj spelling accepted); errors name field lora_targets.
 std::vector<std::string> parse_lora_targets(const std::string& text);
 std::string targets_text(const std::vector<std::string>& targets);  // "all", or the list in canonical order

@@ -20,7 +20,7 @@ void infer_linear(Layer& layer) {
     std::string target = ops::string_attr(layer, "lora_target", "");
     if (!target.empty() && std::find(lora_target_names().begin(), lora_target_names().end(), target) ==
                                lora_target_names().end())
-        ops::fail(layer, "field 'lora_target' must be one of q, k, v, o, gate, up, down");
+        ops::fail(layer, "field 'lora_target' must be one of " + lora_target_list_text());
     layer.output = layer.input;
     layer.output.back() = out;
 }

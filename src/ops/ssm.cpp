@@ -448,14 +448,14 @@ std::vector<LinearModule> mamba_modules(const Layer& layer) {
     std::vector<LinearModule> out;
     if (layer.kind == "mamba") {
         std::int64_t state = ops::int_attr(layer, "d_state"), rank = ops::int_attr(layer, "dt_rank");
-        out.push_back({"in_proj", m.hidden, 2 * m.inner, rows, 1, true});
-        out.push_back({"x_proj", m.inner, rank + 2 * state, rows, 1, false});
-        out.push_back({"dt_proj", rank, m.inner, rows, 1, false});
+        out.push_back({"in", m.hidden, 2 * m.inner, rows, 1, true});
+        out.push_back({"x", m.inner, rank + 2 * state, rows, 1, false});
+        out.push_back({"dt", rank, m.inner, rows, 1, false});
     } else {
         SsdShape s = mamba2_ssd(layer, m);
-        out.push_back({"in_proj", m.hidden, 2 * m.inner + 2 * s.groups * s.state + s.heads, rows, 1, true});
+        out.push_back({"in", m.hidden, 2 * m.inner + 2 * s.groups * s.state + s.heads, rows, 1, true});
     }
-    out.push_back({"out_proj", m.inner, m.hidden, rows, 1, false});
+    out.push_back({"out", m.inner, m.hidden, rows, 1, false});
     return out;
 }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
-import { fixture as fixtureOf, json, run } from './helpers.mjs';
+import { assertFails, fixture as fixtureOf, json, run } from './helpers.mjs';
 const fixture = (file) => fixtureOf('hf', file);
 
 const predict = (file) => json('predict', '--model', fixture(file), '--hardware', 'h100-sxm5-80gb', '--batch', '1',
@@ -52,4 +52,16 @@ test('a bad state-space config is refused naming the field', () => {
   const r = run('features', '--model', join(dir, 'bad.json'));
   assert.equal(r.status, 2);
   assert.match(r.stderr, /^prenet: error: .*num_heads/);
+});
+
+test('LoRA on a Mamba model adapts its mixers\' projections by PEFT\'s names, and attention\'s targets are refused', () => {
+  const base = ['predict', '--model', fixture('falcon-mamba-7b.json'), '--hardware', 'rtx-4090', '--seq', '1024',
+                '--finetune', 'lora'];
+  // Falcon-Mamba-7B: 64 layers, d 4096, d_inner 8192, dt_rank 256, N 16; r 8 on in_proj, x_proj, out_proj.
+  const r = json(...base, '--lora-targets', 'in_proj,x_proj,out_proj');
+  assert.equal(r.settings.lora_targets, 'in,x,out');
+  assert.equal(r.model.trainable_params, 64 * 8 * ((4096 + 2 * 8192) + (8192 + 256 + 2 * 16) + (8192 + 4096)));
+  assert.ok(r.results[0].step.total_ms > 0);
+  // PEFT's default (q_proj, v_proj) finds nothing in it: refused, naming the field and the Mamba targets.
+  assertFails(base, /lora_targets|no projection LoRA can adapt.*in, x, dt, out \(Mamba mixers\)/);
 });

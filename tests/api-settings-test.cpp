@@ -168,6 +168,25 @@ std::string field_of(json request) {
     return "";
 }
 
+TEST(ReadSettings, FrameworkAutoTakesEachAcceleratorsUsualOne) {
+    Settings s = settings(json::object());
+    EXPECT_TRUE(s.framework_auto);
+    EXPECT_EQ(s.framework.name, "generic");
+    Settings tpu = settings_on_device(s, "tpu");
+    EXPECT_EQ(tpu.framework.name, "xla");
+    EXPECT_TRUE(tpu.compile);  // XLA compiles the whole program
+    EXPECT_EQ(settings_on_device(s, "hpu").framework.name, "graph");
+    Settings gpu = settings_on_device(s, "gpu");
+    EXPECT_EQ(gpu.framework.name, "generic");
+    EXPECT_FALSE(gpu.compile);
+    // A named framework is every accelerator's.
+    Settings asked = settings({{"framework", "fsdp"}});
+    EXPECT_FALSE(asked.framework_auto);
+    EXPECT_EQ(settings_on_device(asked, "tpu").framework.name, "fsdp");
+    EXPECT_FALSE(settings_on_device(asked, "tpu").compile);
+    EXPECT_EQ(field_of({{"framework", "jax"}}), "framework");
+}
+
 TEST(ReadSettings, FineTuningOptionsAndTheirRules) {
     Settings s = settings({{"finetune", "qlora"}, {"lora_rank", 16}, {"lora_targets", "all"}});
     EXPECT_EQ(s.finetune.mode, FineTuneMode::qlora);

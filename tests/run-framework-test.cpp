@@ -48,6 +48,21 @@ TEST(Framework, EachPresetSetsItsFrameworksDefaults) {
     EXPECT_TRUE(x.fuses_elementwise);
     EXPECT_FALSE(d.fuses_elementwise || m.fuses_elementwise || f.fuses_elementwise);
     EXPECT_EQ(testing::error_field([] { preset_for("jax"); }), "framework");
+    // A graph compiler's mode: generic's collectives and recomputation, its element-wise chains fused.
+    FrameworkPreset g = preset_for("graph");
+    EXPECT_TRUE(g.fuses_elementwise);
+    EXPECT_EQ(g.selective, FrameworkPreset{}.selective);
+    EXPECT_EQ(g.tensor_overlap, TensorOverlap::none);
+    EXPECT_EQ(g.overlap_from_zero, 0);
+}
+
+TEST(Framework, EachAcceleratorKindHasItsUsualFramework) {
+    EXPECT_EQ(usual_framework("tpu"), "xla");
+    EXPECT_EQ(usual_framework("hpu"), "graph");
+    EXPECT_EQ(usual_framework("neuron"), "graph");
+    EXPECT_EQ(usual_framework("gpu"), "generic");
+    EXPECT_EQ(usual_framework("something else"), "generic");
+    for (const auto& h : hardware_catalogue()) EXPECT_NO_THROW(preset_for(usual_framework(h.kind))) << h.id;
 }
 
 TEST(Framework, TheLastBucketIsTheLargerOfItsBytesAndItsParameters) {

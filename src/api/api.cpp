@@ -50,6 +50,14 @@ json precision_fields(json result, const PrecisionSupport& support, const std::s
     return result;
 }
 
+// The framework a result's device ran under (settings_on_device: under --framework auto, its usual one) and
+// whether its element-wise chains were compiled into fused kernels.
+json framework_fields(json result, const Settings& on_device) {
+    result["framework_used"] = on_device.framework.name;
+    result["compile_used"] = on_device.compile;
+    return result;
+}
+
 // Whether a result's device was calibrated (--calibration), and on how many measured rows.
 json calibration_fields(json result, const Settings& s, const std::string& hardware_id) {
     const DeviceCalibration* d = s.calibration ? s.calibration->device(hardware_id) : nullptr;
@@ -87,19 +95,24 @@ json predict(const json& request) {
         for (const char* which : {"hardware", "custom_hardware"}) question.erase(which);
         context.question = question.dump();
     }
-    // Contexts at fallback precisions, made once per precision for the devices that need one.
-    std::map<Precision, std::unique_ptr<RequestContext>> fallback_contexts;
-    auto context_for = [&](const PrecisionSupport& support) -> const RequestContext& {
-        if (!support.fallback()) return context;
-        auto& p = fallback_contexts[support.used];
+    // Contexts for the devices that run the request otherwise: at a fallback precision, or (--framework auto)
+    // under another framework than the request's generic one; made once per precision and framework.
+    std::map<std::pair<Precision, std::string>, std::unique_ptr<RequestContext>> device_contexts;
+    auto context_for = [&](const PrecisionSupport& support, const HardwareSpec& hw) -> const RequestContext& {
+        Settings s = settings_on_device(asked, hw.kind);
+        if (!support.fallback() && s.framework.name == context.settings.framework.name) return context;
+        auto& p = device_contexts[{support.used, s.framework.name}];
         if (!p) {
-            // The request with the precision replaced: an explicit --mixed is kept, else the fallback's default
-            // recipe (autocast; fp8's own default, a half model, is fp8's, not bf16's).
-            Settings s = asked;
-            s.precision = support.used;
-            if (!o.has("mixed")) s.mixed = MixedRecipe::autocast;
+            if (support.fallback()) {
+                // The precision replaced: an explicit --mixed is kept, else the fallback's default recipe
+                // (autocast; fp8's own default, a half model, is fp8's, not bf16's).
+                s.precision = support.used;
+                if (!o.has("mixed")) s.mixed = MixedRecipe::autocast;
+            }
             p = std::make_unique<RequestContext>(make_request_context(model, kernel_models, s));
-            p->question = context.question;  // (its precision, which differs, is part of what parallel_result keys)
+            // The precision is part of what parallel_result keys; the framework, which changes the layouts'
+            // memory, goes into the question.
+            p->question = context.question.empty() ? "" : context.question + "\nframework " + s.framework.name;
         }
         return *p;
     };
@@ -109,15 +122,17 @@ json predict(const json& request) {
     size_t refused = 0;
     for (const auto& hw : selection) {
         PrecisionSupport support = precision_support(hw, asked.precision);
-        const RequestContext& device_context = context_for(support);
+        const RequestContext& device_context = context_for(support, hw);
         if (!context.settings.parallel) {
-            results.push_back(calibration_fields(
-                precision_fields(device_result(device_context, hw, selection), support, hw.id), asked, hw.id));
+            results.push_back(framework_fields(calibration_fields(
+                precision_fields(device_result(device_context, hw, selection), support, hw.id), asked, hw.id),
+                device_context.settings));
             continue;
         }
         try {
-            results.push_back(calibration_fields(
-                precision_fields(parallel_device_result(device_context, hw), support, hw.id), asked, hw.id));
+            results.push_back(framework_fields(calibration_fields(
+                precision_fields(parallel_device_result(device_context, hw), support, hw.id), asked, hw.id),
+                device_context.settings));
         } catch (const Error& e) {
             if (!refuses_the_accelerator(e)) throw;
             if (selection.size() == 1) throw AcceleratorRefused(e, hw.id);

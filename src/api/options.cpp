@@ -226,6 +226,13 @@ std::string with_adapters(const std::string& value, const std::string& source) {
 
 // The frameworks whose preset's loss is Megatron's in-place cross-entropy (FrameworkPreset::in_place_loss, what
 // api/settings.cpp defaults --loss to): the page's default for the loss field under them.
+// --framework's words: auto, then the presets.
+std::vector<std::string> framework_choices() {
+    std::vector<std::string> out = {auto_framework};
+    for (const auto& name : framework_names()) out.push_back(name);
+    return out;
+}
+
 std::vector<std::string> frameworks_with_in_place_loss() {
     std::vector<std::string> out;
     for (const auto& name : framework_names())
@@ -372,14 +379,18 @@ std::vector<OptionDef> build_table() {
                   "selective (attention-core, op-selective with fsdp and xla, full with deepspeed); none: keep everything")
             .echoed().on_page("training", "ckpt").advanced().cluster_when("selective"),
         Row("framework", T::choice, kRun).flag("framework", "F").label("Training framework")
-            .choices(framework_names(), {{"generic", "generic: PreNeT's defaults"},
-                                         {"megatron", "Megatron-LM"},
-                                         {"fsdp", "PyTorch FSDP"},
-                                         {"deepspeed", "DeepSpeed"},
-                                         {"xla", "JAX / XLA (TPU)"}})
-            .defaults("generic", "generic")
+            .choices(framework_choices(), {{"auto", "auto: each accelerator's usual one"},
+                                           {"generic", "generic: PreNeT's defaults"},
+                                           {"megatron", "Megatron-LM"},
+                                           {"fsdp", "PyTorch FSDP"},
+                                           {"deepspeed", "DeepSpeed"},
+                                           {"xla", "JAX / XLA (TPU)"},
+                                           {"graph", "graph compiler (Gaudi, Trainium)"}})
+            .defaults(auto_framework, "auto: xla on TPUs, graph on Gaudi and Trainium, generic on GPUs")
             .help("what the framework does by default (docs/parallel.md): what selective checkpointing recomputes, "
-                  "which tensor- and data-parallel collectives overlap compute, ZeRO-3's prefetch and re-gather")
+                  "which tensor- and data-parallel collectives overlap compute, ZeRO-3's prefetch and re-gather, "
+                  "whether element-wise chains are compiled into fused kernels; auto takes each accelerator's usual "
+                  "framework and each result says which (framework_used)")
             .echoed().on_page("training", "fw").advanced(),
         Row("compile", T::flag, kRun).flag("compile").label("torch.compile").defaults(false, "off")
             .help("fuse each block's chains of element-wise and norm kernels into one kernel each (TorchInductor)")

@@ -95,6 +95,15 @@ FineTune read_finetune(const RequestOptions& o, Precision precision) {
 
 }  // namespace
 
+Settings settings_on_device(const Settings& s, const std::string& device_kind) {
+    if (!s.framework_auto) return s;
+    Settings on = s;
+    on.framework = preset_for(usual_framework(device_kind));
+    // What read_settings derives from the framework: --compile (none of the usual ones changes the loss).
+    on.compile = s.compile || on.framework.fuses_elementwise;
+    return on;
+}
+
 Settings read_settings(const RequestOptions& o) {
     Settings s;
     s.inputs.batch = o.count("batch");
@@ -147,7 +156,8 @@ Settings read_settings(const RequestOptions& o) {
                         " is modelled on one device; drop --gpus and the layout options (full fine-tuning runs on many)",
                     ErrorCode::conflict, "finetune");
     s.breakdown = o.flag("breakdown");
-    s.framework = preset_for(o.text("framework"));
+    s.framework_auto = o.text("framework") == auto_framework;
+    s.framework = preset_for(s.framework_auto ? "generic" : o.text("framework"));
     s.compile = o.flag("compile") || s.framework.fuses_elementwise;  // XLA compiles the whole program
     s.channels_last = o.flag("channels_last");
     // Unasked, the loss is the framework's (Megatron's in-place vocab-parallel cross-entropy), else PyTorch's.
@@ -251,7 +261,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
                          : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},
         {"breakdown", s.breakdown},
-        {"framework", s.framework.name},
+        {"framework", s.framework_auto ? std::string(auto_framework) : s.framework.name},
         {"compile", s.compile},
         {"channels_last", s.channels_last},
         {"loss", to_string(s.loss)},

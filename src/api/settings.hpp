@@ -35,7 +35,8 @@ struct Settings {
     bool checkpointing = false;      // full: every block recomputed
     Recompute recompute = Recompute::none;  // --checkpointing as asked (selective: the parallel step resolves it)
     bool breakdown = false;  // per-layer times in each result's step
-    FrameworkPreset framework;  // --framework (run/framework.hpp)
+    FrameworkPreset framework;  // --framework (run/framework.hpp); under auto, generic until settings_on_device
+    bool framework_auto = false;  // --framework auto: each accelerator's usual one (usual_framework)
     bool compile = false;       // --compile: torch.compile's fused memory-bound chains
     bool channels_last = false;  // --channels-last: NHWC activations (run/memory_format.hpp)
     LossMode loss = LossMode::full;  // --loss
@@ -59,6 +60,9 @@ struct Settings {
 
 // Reads a command's settings (kPredict or kFeatures); throws Error naming the option at fault.
 Settings read_settings(const RequestOptions& options);
+// The settings a request runs with on an accelerator of sheet kind `device_kind`: under --framework auto, that
+// accelerator's usual framework (run/framework.hpp) with what it implies (--compile when it fuses); else `s`.
+Settings settings_on_device(const Settings& s, const std::string& device_kind);
 // A --calibration document, checked, for a request whose kernel predictor is `predictor` with `kernel_models`
 // (null: the built-in ones) (errors: field "calibration").
 std::shared_ptr<const Calibration> read_calibration(const nlohmann::json& document, const std::string& predictor,

@@ -86,9 +86,28 @@ FrameworkPreset xla() {
     return p;
 }
 
+// A graph compiler's default mode under PyTorch: Intel Gaudi's bridge accumulates the ops into graphs that its
+// graph compiler compiles ("Lazy mode is the default mode ... the graph compiler ... performs operator fusion",
+// huggingface.co/docs/optimum/habana/usage_guides/accelerate_training; the bridge's newer default, eager mode with
+// torch.compile, fuses as --compile does, docs.habana.ai "PyTorch Gaudi Theory of Operations"), and AWS Neuron's
+// torch-neuronx traces lazily through PyTorch/XLA and compiles each graph with the Neuron compiler. Only the
+// fusion is sourced for both: collectives and recomputation stay generic.
+FrameworkPreset graph() {
+    FrameworkPreset p;
+    p.name = "graph";
+    p.fuses_elementwise = true;
+    return p;
+}
+
 }  // namespace
 
-std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed", "xla"}; }
+std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed", "xla", "graph"}; }
+
+std::string usual_framework(const std::string& device_kind) {
+    if (device_kind == "tpu") return "xla";
+    if (device_kind == "hpu" || device_kind == "neuron") return "graph";
+    return "generic";
+}
 
 FrameworkPreset preset_for(const std::string& name) {
     if (name == "generic") return FrameworkPreset{};
@@ -96,7 +115,8 @@ FrameworkPreset preset_for(const std::string& name) {
     if (name == "fsdp") return fsdp();
     if (name == "deepspeed") return deepspeed();
     if (name == "xla") return xla();
-    throw Error("framework must be generic, megatron, fsdp, deepspeed or xla, got '" + name + "'",
+    if (name == "graph") return graph();
+    throw Error("framework must be auto, generic, megatron, fsdp, deepspeed, xla or graph, got '" + name + "'",
                 ErrorCode::invalid_value, "framework");
 }
 

@@ -59,10 +59,15 @@ struct FrameworkPreset {
     bool in_place_loss = false;
 };
 
-// The preset of `name` (generic, megatron, fsdp, deepspeed, xla); throws Error for another name.
+// The preset of `name` (generic, megatron, fsdp, deepspeed, xla, graph); throws Error for another name.
 FrameworkPreset preset_for(const std::string& name);
-// The preset names, generic first (the option's choices).
+// The preset names, generic first.
 std::vector<std::string> framework_names();
+// `--framework auto` (the default): each accelerator's usual framework, by the sheet's `kind`: xla on a TPU (JAX),
+// graph on Gaudi (hpu) and Trainium (neuron), whose PyTorch runs through a graph compiler by default; generic on
+// GPUs, where PyTorch runs eagerly unless asked to compile.
+inline constexpr const char* auto_framework = "auto";
+std::string usual_framework(const std::string& device_kind);
 
 // Of a data-parallel gradient reduction over `params` parameters of `gradient_bytes` each across `ranks`
 // ranks, the last bucket's share: reduced only after the backward has ended.

@@ -435,7 +435,7 @@ describe('training runs', () => {
     assert.equal(s.checkpointing, false);
     for (const k of ['samples', 'epochs', 'tokens', 'price_per_hour', 'input_samples_per_s']) assert.equal(s[k], null, k);
     assert.equal(s.overhead, 'fitted');
-    assert.equal(s.framework, 'generic');
+    assert.equal(s.framework, 'auto');  // each accelerator's usual one: generic on an H100
     assert.equal(s.compile, false);
     assert.equal(typeof s.price_source, 'string');
     assert.equal(typeof s.energy_model, 'string');

@@ -205,3 +205,25 @@ test('--sequence-parallel off: every tp rank runs the norms on all tokens (Megat
   assert.match(refused(...layout, '--sequence-parallel', 'maybe'), /unexpected argument 'maybe'/);
   assert.match(refused(...layout, '--sequence-parallel=maybe'), /--sequence-parallel takes no value or one of its words/);
 });
+
+test('--framework auto runs each accelerator under its usual framework and says which', () => {
+  // XLA on a TPU, a graph compiler's fusion on Gaudi and Trainium, PyTorch eager (generic) on a GPU
+  // (run/framework.hpp usual_framework); an explicit framework applies to every accelerator alike.
+  const gpt2 = ['--model', 'gpt2-large', '--attention', 'flash', '--seq', '512', '--precision', 'bf16'];
+  const ask = (...extra) => predict(...gpt2, '--hardware', 'tpu-v4,gaudi2,trainium2,h100-sxm5-80gb', ...extra);
+  const auto = ask();
+  assert.equal(auto.settings.framework, 'auto');
+  const used = Object.fromEntries(auto.results.map((r) => [r.hardware, [r.framework_used, r.compile_used]]));
+  assert.deepEqual(used, { 'tpu-v4': ['xla', true], gaudi2: ['graph', true], trainium2: ['graph', true],
+                           'h100-sxm5-80gb': ['generic', false] });
+  const generic = ask('--framework', 'generic');
+  for (const r of generic.results) assert.deepEqual([r.framework_used, r.compile_used], ['generic', false], r.hardware);
+  // The fused chains are the difference: the same Gaudi step under graph is faster than under generic, and the
+  // H100's is the same either way.
+  const at = (reply, id) => reply.results.find((r) => r.hardware === id).step.total_ms;
+  assert.ok(at(auto, 'gaudi2') < at(generic, 'gaudi2'), `${at(auto, 'gaudi2')} ${at(generic, 'gaudi2')}`);
+  assert.equal(at(auto, 'h100-sxm5-80gb'), at(generic, 'h100-sxm5-80gb'));
+  // A cluster question too: the TPU's plan is searched under XLA.
+  const cluster = predict(...gpt2, '--hardware', 'tpu-v4,h100-sxm5-80gb', '--gpus', '8');
+  assert.deepEqual(cluster.results.map((r) => r.framework_used), ['xla', 'generic']);
+});

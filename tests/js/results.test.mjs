@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { csvCell, toCsv } from '../../web/js/results/export.js';
 import { budgetOf, buildRows } from '../../web/js/results/rows.js';
-import { precisionBadge, renderTable, sortRows } from '../../web/js/results/table.js';
+import { frameworkBadge, precisionBadge, renderTable, sortRows } from '../../web/js/results/table.js';
 import { pickBest } from '../../web/js/results/verdict.js';
 
 const result = (hardware, total_ms, { fits = true, price = 2, run = null } = {}) => ({
@@ -79,9 +79,25 @@ test('a device predicted at a fallback precision is marked, with the reason as i
   assert.match(badge, /title="a: no FP8 units, predicted as bf16 \(no FP8 units on a/);
   assert.equal(precisionBadge(b), '');
   const csv = toCsv([a, b], reply).trim().split('\n');
-  assert.ok(csv[0].endsWith(',matmul_precision_used'));
-  assert.ok(csv[1].endsWith(',bf16'));
-  assert.ok(csv[2].endsWith(',fp8'));
+  assert.ok(csv[0].endsWith(',matmul_precision_used,framework_used'));
+  assert.ok(csv[1].endsWith(',bf16,'));
+  assert.ok(csv[2].endsWith(',fp8,'));
+});
+
+test('under framework auto, a device run under another framework than generic is marked with it', () => {
+  const reply = {
+    settings: { batch: 8, precision: 'bf16', framework: 'auto' },
+    model: {},
+    results: [{ ...result('a', 10), framework_used: 'xla' }, { ...result('b', 5), framework_used: 'generic' }],
+  };
+  const [a, b] = buildRows(reply, { hardware });
+  assert.match(frameworkBadge(a), /class="badge framework"[^>]*>xla</);
+  assert.match(frameworkBadge(a), /title="a: predicted under xla, its usual framework/);
+  assert.equal(frameworkBadge(b), '');
+  // An explicit framework is the request's own choice for every device: nothing to mark.
+  const [asked] = buildRows({ ...reply, settings: { ...reply.settings, framework: 'xla' } }, { hardware });
+  assert.equal(frameworkBadge(asked), '');
+  assert.ok(toCsv([a, b], reply).trim().split('\n')[1].endsWith(',xla'));
 });
 
 test('CSV cells that a spreadsheet would run as a formula get a leading apostrophe (OWASP CSV injection)', () => {

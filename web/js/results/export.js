@@ -16,7 +16,7 @@ export function toCsv(rows, reply) {
     'precision', 'optimizer', 'finetune', 'lora_rank', 'trainable_params', 'step_ms', 'low_ms', 'high_ms',
     'forward_ms', 'backward_ms', 'optimizer_ms', 'communication_ms', 'samples_per_s', 'tokens_per_s', 'mfu', 'steps',
     'hours', 'gpu_hours', 'price_per_hour', 'cost_usd', 'energy_kwh', 'peak_bytes', 'capacity_bytes', 'fits',
-    'matmul_precision_used',
+    'matmul_precision_used', 'framework_used',
   ];
   const lines = rows.map((r) =>
     [
@@ -25,7 +25,7 @@ export function toCsv(rows, reply) {
       adapters ? s.lora_rank : null, m.trainable_params ?? m.params, r.step, r.low, r.high,
       r.result.step?.forward_ms, r.result.step?.backward_ms, r.result.step?.optimizer_ms, r.result.step?.communication_ms,
       r.samplesPerS, r.tokensPerS, r.mfu, r.run?.steps, r.hours, r.gpuHours, r.price, r.cost, r.energy, r.peak,
-      r.capacity, r.fits, r.precisionUsed,
+      r.capacity, r.fits, r.precisionUsed, r.frameworkUsed,
     ]
       .map(csvCell)
       .join(','),

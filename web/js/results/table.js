@@ -45,6 +45,13 @@ export function sortRows(rows, key, dir) {
 }
 
 /** The marker of a row predicted at a fallback precision ('' otherwise): "as bf16", the reason in its tooltip. */
+/** Under `--framework auto`, a device that ran under another framework than PyTorch eager (generic) says which. */
+export function frameworkBadge(row) {
+  if (!row.frameworkChosen || !row.frameworkUsed || row.frameworkUsed === 'generic') return '';
+  const text = `${row.id}: predicted under ${row.frameworkUsed}, its usual framework (Training framework: auto)`;
+  return `<span class="badge framework" title="${esc(text)}" aria-label="${esc(text)}">${esc(row.frameworkUsed)}</span>`;
+}
+
 export function precisionBadge(row) {
   const f = row.fallback;
   if (!f) return '';
@@ -96,6 +103,7 @@ export function renderTable(table, rows, { sort, dir, selected, best, fastest, l
         r.custom ? '<span class="badge custom">custom</span>' : '',
         calibratedBadge(r),
         precisionBadge(r),
+        frameworkBadge(r),
       ].join('');
       const plan = r.plan
         ? `<span class="plan"><span class="plan-text">${r.devices} × · ${esc(planText(r.plan))}</span>${r.plan.searched ? ` <button type="button" class="small link" data-pin-layout="${esc(r.id)}" title="Fix this layout in the cluster fields (then it is no longer searched)">Pin this layout</button>` : ''}</span>`

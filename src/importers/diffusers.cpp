@@ -14,15 +14,6 @@
 namespace prenet {
 namespace diffusers {
 
-const json* Reader::find(const char* key) const {
-    auto it = j_.find(key);
-    return (it == j_.end() || it->is_null()) ? nullptr : &*it;
-}
-
-void Reader::fail(const std::string& message) const {
-    throw Error("diffusers config (" + class_ + "): " + message);
-}
-
 std::int64_t Reader::to_int(const char* key, const json& v, std::int64_t lo, std::int64_t hi) const {
     // JSON writers spell whole numbers 64.0 as well as 64.
     double x = v.is_number() ? v.get<double>() : NAN;
@@ -93,20 +84,6 @@ std::vector<std::string> Reader::strings(const char* key) const {
         out.push_back(x.get<std::string>());
     }
     return out;
-}
-
-std::string Reader::text(const char* key, const std::string& fallback) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_string()) fail(std::string("field '") + key + "' must be a string");
-    return v->get<std::string>();
-}
-
-bool Reader::boolean(const char* key, bool fallback) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(std::string("field '") + key + "' must be true or false");
-    return v->get<bool>();
 }
 
 void Reader::refuse_set(const char* key, const std::string& why, const json& allowed) const {

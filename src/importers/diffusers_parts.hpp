@@ -8,19 +8,20 @@
 
 #include "graph/builder.hpp"
 #include "graph/model.hpp"
+#include "importers/config_fields.hpp"
 #include "importers/transformer.hpp"
 #include "importers/zoo.hpp"
 
 namespace prenet::diffusers {
 
-// A config's fields with errors naming the class and the field; a null field is an absent one (diffusers writes
-// null for every unset option).
-class Reader {
+// A config's fields with errors naming the class and the field (strings, booleans and absent nulls are
+// ConfigFields'; a diffusers size is a positive integer, whole-number floats such as 64.0 accepted).
+class Reader : public ConfigFields {
 public:
-    Reader(const json& config, std::string class_name) : j_(config), class_(std::move(class_name)) {}
+    Reader(const json& config, std::string class_name)
+        : ConfigFields(config, "diffusers config (" + class_name + ")"), class_(std::move(class_name)) {}
     const std::string& class_name() const { return class_; }
 
-    bool has(const char* key) const { return find(key) != nullptr; }
     // A positive integer within limits::dimension.
     std::int64_t integer(const char* key) const;
     std::int64_t integer(const char* key, std::int64_t fallback) const;
@@ -31,16 +32,11 @@ public:
     std::vector<std::int64_t> integers(const char* key) const;  // a non-empty list of positive integers
     std::vector<std::string> strings(const char* key) const;    // a non-empty list of strings
     std::vector<std::int64_t> indices(const char* key) const;   // a list, maybe empty, of layer indices (absent: none)
-    std::string text(const char* key, const std::string& fallback) const;
-    bool boolean(const char* key, bool fallback) const;
     // Refuses a field that is set (not absent, null or `allowed`) and that the importer does not model.
     void refuse_set(const char* key, const std::string& why, const json& allowed = nullptr) const;
-    [[noreturn]] void fail(const std::string& message) const;
 
 private:
-    const json* find(const char* key) const;
     std::int64_t to_int(const char* key, const json& v, std::int64_t lo, std::int64_t hi) const;
-    const json& j_;
     std::string class_;
 };
 

@@ -10,14 +10,16 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "graph/model.hpp"
+#include "importers/config_fields.hpp"
 #include "importers/transformer.hpp"
 
 namespace prenet::hf {
 
-// Typed access to a config with errors that say which model type and field are at fault.
-class Config {
+// Typed access to a config with errors that say which model type and field are at fault (the reading shared with
+// other config importers is ConfigFields').
+class Config : public ConfigFields {
 public:
-    Config(const json& j, std::string type) : j_(j), type_(std::move(type)) {}
+    Config(const json& j, std::string type) : ConfigFields(j, "config.json (model_type '" + type + "')") {}
 
     std::int64_t integer(const char* key) const {
         const json* v = find(key);
@@ -49,12 +51,6 @@ public:
             if (find(k)) return layers(k);
         return integer_any(keys);  // fails naming them all
     }
-    bool boolean(const char* key, bool fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_boolean()) fail(std::string("field '") + key + "' must be true or false");
-        return v->get<bool>();
-    }
     double number(const char* key, double fallback) const {
         const json* v = find(key);
         if (!v) return fallback;
@@ -65,28 +61,14 @@ public:
                  std::to_string(limits::dimension));
         return x;
     }
-    std::string text(const char* key, const std::string& fallback) const {
-        const json* v = find(key);
-        if (!v) return fallback;
-        if (!v->is_string()) fail(std::string("field '") + key + "' must be a string");
-        return v->get<std::string>();
-    }
-    bool has(const char* key) const { return find(key) != nullptr; }
     // Present and null: for the few fields whose null means something other than their default.
     bool null(const char* key) const {
         auto it = j_.find(key);
         return it != j_.end() && it->is_null();
     }
     const json& raw(const char* key) const { return *find(key); }
-    [[noreturn]] void fail(const std::string& message) const {
-        throw Error("config.json (model_type '" + type_ + "'): " + message);
-    }
 
 private:
-    const json* find(const char* key) const {
-        auto it = j_.find(key);
-        return (it == j_.end() || it->is_null()) ? nullptr : &*it;
-    }
     std::int64_t layer_count(const char* key, std::int64_t n) const {
         if (n > limits::layers)
             fail(std::string("field '") + key + "' is " + std::to_string(n) + ", over " + std::to_string(limits::layers) +
@@ -107,8 +89,6 @@ private:
         }
         fail(std::string("field '") + key + "' must be an integer, got " + v.dump());
     }
-    const json& j_;
-    std::string type_;
 };
 
 // The activation a config's hidden_act names, in the op catalogue's terms; an unknown one is an error.

@@ -4,8 +4,9 @@
 // authors compared (state-spaces/mamba issue #27: the scan on d_inner 4096 against causal FlashAttention-2 on
 // Q, K, V of 2048 = 32 heads of 64; batch 8, bf16):
 // - the Mamba paper (Figure 8, A100 80GB PCIe): the scan overtakes FlashAttention-2 at about 2K tokens;
-// - the Mamba-2 paper (Figure 10): SSD 2-8x faster than the scan at large states (N 64), faster than
-//   FlashAttention-2 from 2K tokens and about 6x at 16K.
+// - the Mamba-2 paper (Figure 10): SSD 2-8x faster than the scan at N 64; at 4K tokens the scan slowing linearly
+//   with the state size and SSD little (its right panel); SSD faster than FlashAttention-2 from 2K tokens and
+//   about 6x at 16K.
 // Each kernel is one layer of a layers JSON through `prenet predict --breakdown --json` (its forward time), and
 // FlashAttention-2 a `flash_attention` row through `prenet kernels`.
 // Whole models: data/published/state_space_throughput.csv (flash-linear-attention's training-throughput harness,
@@ -60,7 +61,7 @@ try {
   }
 
   const sxm = 'a100-sxm4-80gb';
-  console.log(`\nMamba-2 paper, Figure 10 (right) shapes on \`${sxm}\`, 4096 tokens (the paper: SSD 2-8x faster than the scan at large states):\n`);
+  console.log(`\nMamba-2 paper, Figure 10 (right) shapes on \`${sxm}\`, 4096 tokens (the paper: SSD 2-8x faster than the scan at N 64; the scan slows linearly with N, SSD little):\n`);
   console.log('| d_state | scan ms | SSD ms | scan / SSD |');
   console.log('|---|---|---|---|');
   for (const state of [16, 64, 128, 256]) {

@@ -67,6 +67,22 @@ TEST(VisionLanguage, Llava15ParamsMatchThePublishedCount) {
     EXPECT_EQ(params_of(fixture("llava-1.5-7b-hf.json")), expected);
 }
 
+// FLOPs against the independent 2 N per token count (Kaplan et al. 2020): the weight multiply-accumulates of one
+// LLaVA-1.5 sample are its tower's parameters once per patch token (576 + the class token), its projector's once
+// per image token and the language model's (less the input table, a lookup) once per sequence token, within the
+// norms' and biases' share (they are no products); the attention scores add 2 x seq^2 x width per layer (the causal
+// half for the language model), a few percent of the forward FLOPs at 640 tokens.
+TEST(VisionLanguage, Llava15ForwardFlopsAreTwoNPerToken) {
+    ModelFeatures f = compute_features(resolve_model(fixture("llava-1.5-7b-hf.json"), {1, 640, 336, true}), Precision::bf16);
+    const double lm = double(llama(4096, 32, 32, 32, 128, 11008, 32064, false)) - 32064.0 * 4096;
+    const double tower = double(clip(1024, 24, 4096, 14, 336)) - 577.0 * 1024;  // less the position table (an add)
+    const double projector = (1024.0 * 4096 + 4096) + (4096.0 * 4096 + 4096);
+    const double linear = lm * 640 + tower * 577 + projector * 576;
+    EXPECT_NEAR(f.macs / linear, 1.0, 0.001);
+    const double scores = 32 * 640.0 * 640 * 4096 + 24 * 2 * 577.0 * 577 * 1024;  // LM causal, tower full
+    EXPECT_NEAR(f.forward_flops / (2 * (linear + scores)), 1.0, 0.03);
+}
+
 TEST(VisionLanguage, LlavaNextParamsAddTheImageNewline) {
     // Mistral-7B at 32,064 tokens + the same tower and projector + image_newline (4096): 7.57B on the model card
     // of llava-hf/llava-v1.6-mistral-7b-hf.

@@ -226,4 +226,9 @@ test('--framework auto runs each accelerator under its usual framework and says 
   // A cluster question too: the TPU's plan is searched under XLA.
   const cluster = predict(...gpt2, '--hardware', 'tpu-v4,h100-sxm5-80gb', '--gpus', '8');
   assert.deepEqual(cluster.results.map((r) => r.framework_used), ['xla', 'generic']);
+  // The table names it beside the accelerator, as the page's badge does.
+  const table = run('predict', ...gpt2, '--hardware', 'tpu-v4,h100-sxm5-80gb');
+  assert.equal(table.status, 0, table.stderr);
+  assert.match(table.stdout, /^tpu-v4 \[xla\] /m);
+  assert.match(table.stdout, /^h100-sxm5-80gb {2,}\d/m);
 });

@@ -224,8 +224,6 @@ std::string with_adapters(const std::string& value, const std::string& source) {
     return value + " with lora or qlora (" + source + ")";
 }
 
-// The frameworks whose preset's loss is Megatron's in-place cross-entropy (FrameworkPreset::in_place_loss, what
-// api/settings.cpp defaults --loss to): the page's default for the loss field under them.
 // --framework's words: auto, then the presets.
 std::vector<std::string> framework_choices() {
     std::vector<std::string> out = {auto_framework};
@@ -233,6 +231,8 @@ std::vector<std::string> framework_choices() {
     return out;
 }
 
+// The frameworks whose preset's loss is Megatron's in-place cross-entropy (FrameworkPreset::in_place_loss, what
+// api/settings.cpp defaults --loss to): the page's default for the loss field under them.
 std::vector<std::string> frameworks_with_in_place_loss() {
     std::vector<std::string> out;
     for (const auto& name : framework_names())

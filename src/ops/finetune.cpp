@@ -49,13 +49,39 @@ const char* to_string(Quantization q) {
     return "none";
 }
 
+namespace {
+
+// The targets by the module kind they belong to: the one list both the names and their text come from.
+struct TargetGroup {
+    const char* kind;
+    std::vector<std::string> names;
+};
+const std::vector<TargetGroup>& target_groups() {
+    static const std::vector<TargetGroup> groups = {{"attention", {"q", "k", "v", "o"}},
+                                                    {"MLPs", {"gate", "up", "down"}},
+                                                    {"Mamba mixers", {"in", "x", "dt", "out"}}};
+    return groups;
+}
+
+}  // namespace
+
 const std::vector<std::string>& lora_target_names() {
-    static const std::vector<std::string> names = {"q", "k", "v", "o", "gate", "up", "down", "in", "x", "dt", "out"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& g : target_groups()) out.insert(out.end(), g.names.begin(), g.names.end());
+        return out;
+    }();
     return names;
 }
 
 std::string lora_target_list_text() {
-    return "q, k, v, o (attention), gate, up, down (MLPs), in, x, dt, out (Mamba mixers)";
+    std::string out;
+    for (const auto& g : target_groups()) {
+        if (!out.empty()) out += ", ";
+        for (size_t i = 0; i < g.names.size(); ++i) out += (i ? ", " : "") + g.names[i];
+        out += std::string(" (") + g.kind + ")";
+    }
+    return out;
 }
 
 namespace {

@@ -50,11 +50,13 @@ json precision_fields(json result, const PrecisionSupport& support, const std::s
     return result;
 }
 
-// The framework a result's device ran under (settings_on_device: under --framework auto, its usual one) and
-// whether its element-wise chains were compiled into fused kernels.
-json framework_fields(json result, const Settings& on_device) {
+// The framework a result's device ran under (settings_on_device: under --framework auto, its usual one), whether
+// its element-wise chains were compiled into fused kernels, and whether auto chose it other than the request's
+// (generic): the mark the page's badge and the CLI's table show.
+json framework_fields(json result, const Settings& asked, const Settings& on_device) {
     result["framework_used"] = on_device.framework.name;
     result["compile_used"] = on_device.compile;
+    result["framework_chosen"] = on_device.framework.name != asked.framework.name;
     return result;
 }
 
@@ -126,13 +128,13 @@ json predict(const json& request) {
         if (!context.settings.parallel) {
             results.push_back(framework_fields(calibration_fields(
                 precision_fields(device_result(device_context, hw, selection), support, hw.id), asked, hw.id),
-                device_context.settings));
+                asked, device_context.settings));
             continue;
         }
         try {
             results.push_back(framework_fields(calibration_fields(
                 precision_fields(parallel_device_result(device_context, hw), support, hw.id), asked, hw.id),
-                device_context.settings));
+                asked, device_context.settings));
         } catch (const Error& e) {
             if (!refuses_the_accelerator(e)) throw;
             if (selection.size() == 1) throw AcceleratorRefused(e, hw.id);

@@ -195,10 +195,8 @@ void print_prediction_table(std::ostream& out, const json& doc) {
         std::string name = r["hardware"].get<std::string>();
         if (r.contains("precision_fallback") && r["precision_fallback"].is_object())
             name += " (as " + r["precision_fallback"]["used"].get<std::string>() + ")";
-        // Under --framework auto, a device run under another framework than generic names it (the page's badge).
-        const std::string used = r.value("framework_used", std::string());
-        if (doc["settings"].value("framework", std::string()) == "auto" && !used.empty() && used != "generic")
-            name += " [" + used + "]";
+        // A device --framework auto ran under another framework than the request's names it (the page's badge).
+        if (r.value("framework_chosen", false)) name += " [" + r.value("framework_used", std::string()) + "]";
         std::vector<std::string> row = {
             name, fmt("%.3f", st["total_ms"].get<double>()) + (bound ? "*" : ""),
             fmt("%.3f", st["forward_ms"].get<double>()), fmt("%.3f", st["backward_ms"].get<double>()),

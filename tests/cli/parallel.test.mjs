@@ -214,10 +214,14 @@ test('--framework auto runs each accelerator under its usual framework and says 
   const auto = ask();
   assert.equal(auto.settings.framework, 'auto');
   const used = Object.fromEntries(auto.results.map((r) => [r.hardware, [r.framework_used, r.compile_used]]));
+  assert.deepEqual(auto.results.map((r) => r.framework_chosen), [true, true, true, false]);
   assert.deepEqual(used, { 'tpu-v4': ['xla', true], gaudi2: ['graph', true], trainium2: ['graph', true],
                            'h100-sxm5-80gb': ['generic', false] });
   const generic = ask('--framework', 'generic');
-  for (const r of generic.results) assert.deepEqual([r.framework_used, r.compile_used], ['generic', false], r.hardware);
+  for (const r of generic.results) {
+    assert.deepEqual([r.framework_used, r.compile_used], ['generic', false], r.hardware);
+    assert.equal(r.framework_chosen, false, r.hardware);
+  }
   // The fused chains are the difference: the same Gaudi step under graph is faster than under generic, and the
   // H100's is the same either way.
   const at = (reply, id) => reply.results.find((r) => r.hardware === id).step.total_ms;

@@ -85,17 +85,20 @@ test('a device predicted at a fallback precision is marked, with the reason as i
 });
 
 test('under framework auto, a device run under another framework than generic is marked with it', () => {
+  // As the API answers: `framework_chosen` where auto ran a device under another framework than the request's.
   const reply = {
     settings: { batch: 8, precision: 'bf16', framework: 'auto' },
     model: {},
-    results: [{ ...result('a', 10), framework_used: 'xla' }, { ...result('b', 5), framework_used: 'generic' }],
+    results: [{ ...result('a', 10), framework_used: 'xla', framework_chosen: true },
+              { ...result('b', 5), framework_used: 'generic', framework_chosen: false }],
   };
   const [a, b] = buildRows(reply, { hardware });
   assert.match(frameworkBadge(a), /class="badge framework"[^>]*>xla</);
   assert.match(frameworkBadge(a), /title="a: predicted under xla, its usual framework/);
   assert.equal(frameworkBadge(b), '');
   // An explicit framework is the request's own choice for every device: nothing to mark.
-  const [asked] = buildRows({ ...reply, settings: { ...reply.settings, framework: 'xla' } }, { hardware });
+  const [asked] = buildRows({ ...reply, settings: { ...reply.settings, framework: 'xla' },
+                              results: [{ ...reply.results[0], framework_chosen: false }] }, { hardware });
   assert.equal(frameworkBadge(asked), '');
   assert.ok(toCsv([a, b], reply).trim().split('\n')[1].endsWith(',xla'));
 });

@@ -70,9 +70,9 @@ export function buildRows(reply, { hardware, customs = [], prices = {} }) {
       // than one step, a precision fallback).
       // Corrected by the user's calibration (the request's `calibration`): how many measurements of this device it rests on.
       calibrated: r.calibrated === true,
-      // The framework this device ran under; `frameworkChosen`: by the request's auto (each accelerator's usual one).
+      // The framework this device ran under; `frameworkChosen`: the API's auto chose it, other than the request's.
       frameworkUsed: typeof r.framework_used === 'string' ? r.framework_used : null,
-      frameworkChosen: settings.framework === 'auto',
+      frameworkChosen: r.framework_chosen === true,
       calibrationRows: isNum(r.calibration_rows) ? r.calibration_rows : null,
       warnings: Array.isArray(r.warnings) ? r.warnings.filter((w) => typeof w === 'string') : [],
       // A cluster's answer: the plan (layout) and how well it uses the devices.

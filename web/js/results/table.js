@@ -45,9 +45,9 @@ export function sortRows(rows, key, dir) {
 }
 
 /** The marker of a row predicted at a fallback precision ('' otherwise): "as bf16", the reason in its tooltip. */
-/** Under `--framework auto`, a device that ran under another framework than PyTorch eager (generic) says which. */
+/** A device the API's `--framework auto` ran under another framework than the request's (`framework_chosen`) says which. */
 export function frameworkBadge(row) {
-  if (!row.frameworkChosen || !row.frameworkUsed || row.frameworkUsed === 'generic') return '';
+  if (!row.frameworkChosen || !row.frameworkUsed) return '';
   const text = `${row.id}: predicted under ${row.frameworkUsed}, its usual framework (Training framework: auto)`;
   return `<span class="badge framework" title="${esc(text)}" aria-label="${esc(text)}">${esc(row.frameworkUsed)}</span>`;
 }

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "api/api.hpp"
+#include "calibration/calibration.hpp"
+#include "hardware/spec.hpp"
+#include "predict/op_rows.hpp"
+#include "predict/predictor.hpp"
 
 namespace prenet {
 namespace {
@@ -169,6 +173,49 @@ TEST(CalibrateCommand, ForwardRowsCompareWithTheForward) {
 
 namespace prenet {
 namespace {
+
+TEST(CalibrateCommand, TraceKernelsWithShapesAreComparedWithTheirShapesTimes) {
+    // A profiled step whose 1024 x 4096 x 4096 GEMMs (6 calls) ran 1.4x what the kernel model times that shape
+    // at, and whose layer norms (2 calls) ran as timed: the row's model (gpt2) has other shapes entirely.
+    const HardwareSpec& a100 = find_hardware("a100-sxm4-80gb");
+    auto learned = make_predictor("learned");
+    const DimMap gemm = {{"m", 1024}, {"n", 4096}, {"k", 4096}}, norm = {{"b", 1024}, {"h", 4096}};
+    double gemm_ms = learned->kernel_ms(kernel_from_row("gemm", gemm, Precision::bf16), a100);
+    double norm_ms = learned->kernel_ms(kernel_from_row("ln", norm, Precision::bf16), a100);
+    json events = json::array();
+    std::int64_t id = 0;
+    auto call = [&](const char* op, const json& dims, const char* kernel, double us) {
+        ++id;
+        events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", op}, {"dur", 5},
+                          {"args", {{"External id", id}, {"Input Dims", dims},
+                                    {"Input type", {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}},
+                                    {"Concrete Inputs", {"", "", ""}}}}});
+        events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", kernel}, {"dur", us}, {"args", {{"External id", id}}}});
+    };
+    for (int c = 0; c < 6; ++c) call("aten::mm", {{1024, 4096}, {4096, 4096}}, "ampere_bf16_s16816gemm", 1e3 * 1.4 * gemm_ms);
+    for (int c = 0; c < 2; ++c) call("aten::native_layer_norm", {{1024, 4096}, {4096}, {4096}}, "layer_norm_kernel", 1e3 * norm_ms);
+    json row = kSmall;
+    row["hardware"] = "a100-sxm4-80gb";
+    row["trace"] = {{"traceEvents", events}};
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({row})}});
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    ASSERT_EQ(reply["rows"].size(), 2u);
+    const json& g = reply["rows"][0];
+    EXPECT_EQ(g["measures"], "kernels:gemm");
+    EXPECT_EQ(g["matched_by"], "shape");
+    EXPECT_EQ(g["operators"], 1);
+    EXPECT_NEAR(g["predicted_ms_before"].get<double>(), 6 * gemm_ms, 1e-9);
+    EXPECT_NEAR(g["measured_ms"].get<double>(), 6 * 1.4 * gemm_ms, 1e-9);
+    EXPECT_LT(g["ape_after_pct"].get<double>(), 5.0);
+    EXPECT_EQ(reply["rows"][1]["measures"], "kernels:norm");
+    EXPECT_NEAR(reply["rows"][1]["predicted_ms_before"].get<double>(), 2 * norm_ms, 1e-9);
+    EXPECT_LT(reply["rows"][1]["ape_after_pct"].get<double>(), 5.0);
+    // The after column is what `prenet kernels --calibration` answers for that shape, six times.
+    auto calibration = std::make_shared<const Calibration>(calibration_from_json(reply["calibration"]));
+    CalibratedPredictor calibrated(make_predictor("learned"), calibration);
+    EXPECT_NEAR(g["predicted_ms_after"].get<double>(),
+                6 * calibrated.kernel_ms(kernel_from_row("gemm", gemm, Precision::bf16), a100), 1e-9);
+}
 
 TEST(CalibrateCommand, AProfilerTraceCalibratesTheFamiliesItTimes) {
     json r = kLarge;

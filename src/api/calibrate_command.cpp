@@ -7,12 +7,16 @@
 #include <sstream>
 
 #include "api/api.hpp"
+#include "api/hardware_selection.hpp"
 #include "api/options.hpp"
+#include "calibration/calibration.hpp"
 #include "calibration/calibration_fit.hpp"
 #include "calibration/profiler_trace.hpp"
 #include "core/csv.hpp"
 #include "core/precision.hpp"
 #include "core/error.hpp"
+#include "hardware/precision_support.hpp"
+#include "predict/op_rows.hpp"
 #include "predict/predictor.hpp"
 
 namespace prenet {
@@ -213,6 +217,49 @@ json predict_row(const json& request, size_t index) {
 
 double ape_pct(double predicted, double measured) { return 100.0 * std::abs(predicted - measured) / measured; }
 
+// A trace's operators matched by shape, per family: their calls as the kernel model times those shapes.
+struct ShapedFamily {
+    std::vector<std::pair<Kernel, double>> kernels;  // a kernel and its calls per step
+    double measured_ms = 0;
+    std::int64_t operators = 0;  // distinct operator shapes
+};
+
+// fp32 inputs to matrix units run as TF32 where the row ran at tf32 (PyTorch's allow_tf32), and a precision the
+// device has no units for as the one it runs instead (hardware/precision_support.hpp), as `prenet kernels` does.
+std::map<Family, ShapedFamily> shaped_families(const ProfiledKernels& trace, const json& request,
+                                               const HardwareSpec& hw, size_t index) {
+    bool tf32 = request.contains("precision") && request["precision"] == "tf32";
+    std::map<Family, ShapedFamily> out;
+    for (const ShapedOperator& op : trace.shaped) {
+        std::vector<Kernel> kernels;
+        try {
+            for (const KernelRow& row : op.kernels) {
+                Kernel k = kernel_from_row(row.op, row.dims, op.precision, row.phase);
+                if (uses_matrix_units(k.family)) {
+                    Precision p = op.precision == Precision::fp32 && tf32 ? Precision::tf32 : op.precision;
+                    p = precision_support(hw, p).used;
+                    if (p != op.precision) k = kernel_from_row(row.op, row.dims, p, row.phase);
+                }
+                kernels.push_back(std::move(k));
+            }
+        } catch (const Error& e) {
+            refuse(row_name(index) + ": the trace's " + op.name + " call: " + e.what());
+        }
+        // An operator is one family's: a convolution's backward is two conv kernels.
+        ShapedFamily& f = out[kernels.front().family];
+        for (Kernel& k : kernels) f.kernels.emplace_back(std::move(k), op.calls_per_step);
+        f.measured_ms += op.ms_per_step;
+        ++f.operators;
+    }
+    return out;
+}
+
+double shaped_ms(const ShapedFamily& f, const KernelPredictor& predictor, const HardwareSpec& hw) {
+    double ms = 0;
+    for (const auto& [kernel, calls] : f.kernels) ms += calls * predictor.kernel_ms(kernel, hw);
+    return ms;
+}
+
 }  // namespace
 
 const std::vector<std::string>& measured_quantities() {
@@ -275,24 +322,51 @@ json calibrate_reply(const json& request) {
         CalibrationObservation observation;
         std::optional<Family> family;  // a trace's family; none: the row's quantity
         std::string device;
+        std::optional<ShapedFamily> shaped;  // the family's kernels matched by shape; none: by name
+        std::optional<HardwareSpec> hw;      // the device, where shaped
     };
+    std::unique_ptr<KernelPredictor> kernel_predictor;  // the uncalibrated kernel model, for shaped kernels
     std::vector<Observed> observed;
     std::map<std::string, std::vector<CalibrationObservation>> observations_of;
     for (size_t i = 0; i < measured.size(); ++i) {
         json result = predict_row(measured[i].request, i);
         std::string device = result.at("hardware").get<std::string>();
         if (!measured[i].trace) {
-            observed.push_back({i, observe(result, measured[i].measures, measured[i].measured_ms), std::nullopt, device});
+            observed.push_back({i, observe(result, measured[i].measures, measured[i].measured_ms), std::nullopt, device,
+                                std::nullopt, std::nullopt});
         } else {
+            const ProfiledKernels& trace = *measured[i].trace;
+            std::map<Family, ShapedFamily> shaped;
+            HardwareSpec hw;
+            if (!trace.shaped.empty()) {
+                hw = select_hardware(RequestOptions(measured[i].request, kPredict)).at(0);
+                shaped = shaped_families(trace, measured[i].request, hw, i);
+                if (!kernel_predictor) kernel_predictor = make_predictor(predictor, kernel_models);
+            }
+            // Kernels matched by shape: each family's calls against the kernel model at those very shapes.
+            for (auto& [family, f] : shaped) {
+                CalibrationObservation o;
+                for (const auto& [kernel, calls] : f.kernels) {
+                    double ms = calls * kernel_predictor->kernel_ms(kernel, hw);
+                    o.family_ms[family] += ms;
+                    if (uses_matrix_units(family)) o.matmul_precision_ms[kernel.precision] += ms;
+                }
+                o.measured_ms = f.measured_ms;
+                if (!(o.predicted_ms() > 0) || !(o.measured_ms > 0)) continue;
+                observed.push_back({i, o, family, device, std::move(f), hw});
+            }
+            // The rest by name, against the family's time in the row's prediction (a family some of whose
+            // kernels were matched by shape is compared by those only).
             CalibrationObservation whole = observe(result, "step", 1.0);
-            for (const auto& [family, ms] : measured[i].trace->ms_per_step) {
+            for (const auto& [family, ms] : trace.ms_per_step) {
+                if (shaped.count(family)) continue;
                 auto predicted = whole.family_ms.find(family);
                 if (predicted == whole.family_ms.end() || !(predicted->second > 0) || !(ms > 0)) continue;
                 CalibrationObservation o;
                 o.family_ms[family] = predicted->second;
                 if (uses_matrix_units(family)) o.matmul_precision_ms = whole.matmul_precision_ms;
                 o.measured_ms = ms;
-                observed.push_back({i, o, family, device});
+                observed.push_back({i, o, family, device, std::nullopt, std::nullopt});
             }
         }
         observations_of[device];
@@ -312,6 +386,7 @@ json calibrate_reply(const json& request) {
     json out_rows = json::array();
     std::map<std::string, std::vector<double>> after_of, measured_of;
     std::map<size_t, json> again_of;
+    std::unique_ptr<KernelPredictor> calibrated_kernels;  // the calibration applied to the kernel model, for shaped kernels
     for (const auto& o : observed) {
         auto it = again_of.find(o.row);
         if (it == again_of.end()) {
@@ -320,8 +395,16 @@ json calibrate_reply(const json& request) {
             it = again_of.emplace(o.row, predict_row(again, o.row)).first;
         }
         const json& result = it->second;
-        double after = o.family ? result.at("step").at("by_family_ms").at(to_string(*o.family)).get<double>()
-                                : measured_quantity(result, measured[o.row].measures);
+        double after = 0;
+        if (o.shaped) {
+            if (!calibrated_kernels)
+                calibrated_kernels = std::make_unique<CalibratedPredictor>(make_predictor(predictor, kernel_models),
+                                                                           std::make_shared<const Calibration>(calibration));
+            after = shaped_ms(*o.shaped, *calibrated_kernels, *o.hw);
+        } else {
+            after = o.family ? result.at("step").at("by_family_ms").at(to_string(*o.family)).get<double>()
+                             : measured_quantity(result, measured[o.row].measures);
+        }
         double before = o.observation.predicted_ms();
         double m = o.observation.measured_ms;
         after_of[o.device].push_back(after);
@@ -330,6 +413,8 @@ json calibrate_reply(const json& request) {
                             {"hardware", o.device},
                             {"measures", o.family ? std::string(kKernelsMeasured) + ":" + to_string(*o.family)
                                                   : measured[o.row].measures},
+                            {"matched_by", !o.family ? json(nullptr) : json(o.shaped ? "shape" : "name")},
+                            {"operators", o.shaped ? json(o.shaped->operators) : json(nullptr)},
                             {"measured_ms", m},
                             {"predicted_ms_before", before},
                             {"predicted_ms_after", after},

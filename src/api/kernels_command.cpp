@@ -12,7 +12,6 @@
 #include "hardware/spec.hpp"
 #include "parallel/collective_rows.hpp"
 #include "parallel/collectives.hpp"
-#include "predict/learned.hpp"
 #include "predict/op_rows.hpp"
 #include "predict/predictor.hpp"
 
@@ -29,9 +28,8 @@ HardwareSpec one_accelerator(const nlohmann::json& hardware, const std::string& 
 
 std::string kernel_predictions_csv(const KernelsRequest& request) {
     HardwareSpec hw = one_accelerator(request.hardware, request.hardware_origin);
-    std::unique_ptr<KernelPredictor> predictor;
-    if (!request.kernel_models.is_null()) predictor = std::make_unique<LearnedPredictor>(request.kernel_models);
-    else predictor = make_predictor(request.predictor.value_or(default_predictor_name()));
+    std::unique_ptr<KernelPredictor> predictor =
+        make_predictor(request.predictor.value_or(default_predictor_name()), request.kernel_models);
     if (!request.calibration.is_null()) {
         auto calibration = read_calibration(request.calibration, predictor->name(), request.kernel_models);
         predictor = std::make_unique<CalibratedPredictor>(std::move(predictor), calibration);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -48,7 +49,203 @@ bool is_kernel(const json& e) {
     return cat == "kernel";
 }
 
+
+// ---- Matching by shape: a CPU operator's recorded arguments as PreNeT's kernels --------------------------------
+
+using Dims = std::vector<std::int64_t>;
+
+// Argument i's shape: a list of non-negative integers (a scalar or None records an empty list).
+std::optional<Dims> shape_at(const json& dims, size_t i) {
+    if (!dims.is_array() || i >= dims.size() || !dims[i].is_array()) return std::nullopt;
+    Dims out;
+    for (const auto& d : dims[i]) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() < 0) return std::nullopt;
+        out.push_back(d.get<std::int64_t>());
+    }
+    return out;
+}
+
+// Argument i's element type as a precision: float, c10::BFloat16 / bfloat16, c10::Half / float16.
+std::optional<Precision> precision_at(const json& types, size_t i) {
+    if (!types.is_array() || i >= types.size() || !types[i].is_string()) return std::nullopt;
+    const std::string t = types[i].get<std::string>();
+    if (t == "float" || t == "float32") return Precision::fp32;
+    if (t.find("BFloat16") != std::string::npos || t == "bfloat16") return Precision::bf16;
+    if (t.find("Half") != std::string::npos || t == "float16") return Precision::fp16;
+    return std::nullopt;
+}
+
+std::optional<std::string> concrete_at(const json& concrete, size_t i) {
+    if (!concrete.is_array() || i >= concrete.size() || !concrete[i].is_string()) return std::nullopt;
+    std::string text = concrete[i].get<std::string>();
+    if (text.empty()) return std::nullopt;
+    return text;
+}
+
+std::optional<bool> bool_at(const json& concrete, size_t i) {
+    auto text = concrete_at(concrete, i);
+    if (!text) return std::nullopt;
+    if (*text == "True" || *text == "true" || *text == "1") return true;
+    if (*text == "False" || *text == "false" || *text == "0") return false;
+    return std::nullopt;
+}
+
+// "[1, 1]" (or one integer, "1") as its integers.
+std::optional<Dims> ints_at(const json& concrete, size_t i) {
+    auto text = concrete_at(concrete, i);
+    if (!text) return std::nullopt;
+    std::string t;
+    for (char c : *text) t += (c == '[' || c == ']' || c == ',') ? ' ' : c;
+    std::istringstream in(t);
+    Dims out;
+    std::string word;
+    while (in >> word) {
+        if (word.find_first_not_of("-0123456789") != std::string::npos || word.size() > 12) return std::nullopt;
+        out.push_back(std::stoll(word));
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+}
+
+double product(const Dims& d, size_t from, size_t to) {
+    double p = 1;
+    for (size_t i = from; i < to; ++i) p *= double(d[i]);
+    return p;
+}
+
+// A tensor as the b x h rows of a row-wise kernel (layer norm, softmax, element-wise): h its last dimension.
+DimMap rows_of(const Dims& d) { return {{"b", product(d, 0, d.size() - 1)}, {"h", double(d.back())}}; }
+
+// A 2-d convolution's geometry from its input and weight shapes and the stride, padding, dilation and groups
+// arguments at the given indices of its Concrete Inputs; none for anything but a plain 2-d convolution.
+std::optional<DimMap> conv2d_dims(const Dims& x, const Dims& w, const json& concrete, size_t stride_at,
+                                  size_t padding_at, size_t dilation_at, size_t groups_at) {
+    if (x.size() != 4 || w.size() != 4 || x[1] != w[1]) return std::nullopt;
+    auto stride = ints_at(concrete, stride_at), padding = ints_at(concrete, padding_at);
+    auto dilation = ints_at(concrete, dilation_at), groups = ints_at(concrete, groups_at);
+    if (!stride || !padding || !dilation || !groups || groups->size() != 1 || (*groups)[0] != 1) return std::nullopt;
+    auto pair = [](const Dims& v) { return v.size() == 1 ? Dims{v[0], v[0]} : v; };
+    Dims s = pair(*stride), p = pair(*padding), d = pair(*dilation);
+    if (s.size() != 2 || p.size() != 2 || d != Dims{1, 1} || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0)
+        return std::nullopt;
+    return DimMap{{"n", double(x[0])},        {"c", double(x[1])},        {"h", double(x[2])},
+                  {"w", double(x[3])},        {"k", double(w[0])},        {"filter_h", double(w[2])},
+                  {"filter_w", double(w[3])}, {"pad_h", double(p[0])},    {"pad_w", double(p[1])},
+                  {"stride_h", double(s[0])}, {"stride_w", double(s[1])}};
+}
+
+// FlashAttention-2 (PyTorch's _flash_attention_forward / _backward): q [b, seq, heads, head_dim] and k
+// [b, kv_seq, kv_heads, head_dim] at the given argument indices, is_causal among the Concrete Inputs.
+std::optional<DimMap> flash_dims(const json& dims, size_t q_at, size_t k_at, const json& concrete, size_t causal_at) {
+    auto q = shape_at(dims, q_at), k = shape_at(dims, k_at);
+    auto causal = bool_at(concrete, causal_at);
+    if (!q || !k || !causal || q->size() != 4 || k->size() != 4 || (*q)[0] != (*k)[0] || (*q)[3] != (*k)[3])
+        return std::nullopt;
+    return DimMap{{"b", double((*q)[0])},     {"seq", double((*q)[1])},      {"heads", double((*q)[2])},
+                  {"kv_seq", double((*k)[1])}, {"kv_heads", double((*k)[2])}, {"head_dim", double((*q)[3])},
+                  {"causal", *causal ? 1.0 : 0.0}};
+}
+
 }  // namespace
+
+std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, const json& dims, const json& types,
+                                                      const json& concrete) {
+    std::string op = name.rfind("aten::", 0) == 0 ? name.substr(6) : name;
+    ShapedOperator out;
+    out.name = name;
+    auto with = [&](size_t typed_at, std::vector<KernelRow> kernels) -> std::optional<ShapedOperator> {
+        auto p = precision_at(types, typed_at);
+        if (!p) return std::nullopt;
+        out.precision = *p;
+        out.kernels = std::move(kernels);
+        return out;
+    };
+    if (op == "mm" || op == "addmm") {  // addmm: bias, mat1, mat2
+        size_t a = op == "mm" ? 0 : 1;
+        auto x = shape_at(dims, a), y = shape_at(dims, a + 1);
+        if (!x || !y || x->size() != 2 || y->size() != 2 || (*x)[1] != (*y)[0]) return std::nullopt;
+        return with(a, {{"gemm", {{"m", double((*x)[0])}, {"n", double((*y)[1])}, {"k", double((*x)[1])}}}});
+    }
+    if (op == "bmm" || op == "baddbmm") {
+        size_t a = op == "bmm" ? 0 : 1;
+        auto x = shape_at(dims, a), y = shape_at(dims, a + 1);
+        if (!x || !y || x->size() != 3 || y->size() != 3 || (*x)[0] != (*y)[0] || (*x)[2] != (*y)[1])
+            return std::nullopt;
+        return with(a, {{"bmm", {{"b", double((*x)[0])}, {"m", double((*x)[1])}, {"n", double((*y)[2])},
+                                 {"k", double((*x)[2])}}}});
+    }
+    if (op == "native_layer_norm") {
+        auto x = shape_at(dims, 0);
+        if (!x || x->empty()) return std::nullopt;
+        return with(0, {{"ln", rows_of(*x)}});
+    }
+    if (op == "_softmax") {  // self, dim, half_to_float: a row-wise softmax over the last dimension only
+        auto x = shape_at(dims, 0);
+        auto dim = ints_at(concrete, 1);
+        if (!x || x->empty() || !dim || dim->size() != 1 ||
+            ((*dim)[0] != -1 && (*dim)[0] != std::int64_t(x->size()) - 1))
+            return std::nullopt;
+        return with(0, {{"softmax", rows_of(*x)}});
+    }
+    std::string base = !op.empty() && op.back() == '_' ? op.substr(0, op.size() - 1) : op;  // in place: add_
+    if (base == "add" || base == "mul" || base == "div") {
+        auto x = shape_at(dims, 0), y = shape_at(dims, 1);
+        if (!x || !y || x->empty()) return std::nullopt;
+        if (*x == *y) return with(0, {{base, rows_of(*x)}});
+        bool scalar = y->empty() && types.is_array() && types.size() > 1 && types[1] == "Scalar";
+        if (scalar) return with(0, {{base + "u", rows_of(*x)}});
+        return std::nullopt;  // broadcasting: not the kernel the row op times
+    }
+    if (base == "gelu" || base == "relu" || base == "tanh") {
+        auto x = shape_at(dims, 0);
+        if (!x || x->empty()) return std::nullopt;
+        return with(0, {{base, rows_of(*x)}});
+    }
+    if (op == "cudnn_convolution" || op == "convolution" || op == "_convolution") {
+        auto x = shape_at(dims, 0), w = shape_at(dims, 1);
+        if (!x || !w) return std::nullopt;
+        std::optional<DimMap> d;
+        if (op == "cudnn_convolution") {  // self, weight, padding, stride, dilation, groups, ...
+            d = conv2d_dims(*x, *w, concrete, 3, 2, 4, 5);
+        } else {  // input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+            if (bool_at(concrete, 6).value_or(true)) return std::nullopt;
+            d = conv2d_dims(*x, *w, concrete, 3, 4, 5, 8);
+        }
+        if (!d) return std::nullopt;
+        return with(0, {{"conv2d", *d}});
+    }
+    if (op == "convolution_backward") {
+        // grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+        // output_mask: the data gradient and the weight gradient where the mask asks for them.
+        auto x = shape_at(dims, 1), w = shape_at(dims, 2);
+        if (!x || !w || bool_at(concrete, 7).value_or(true)) return std::nullopt;
+        auto d = conv2d_dims(*x, *w, concrete, 4, 5, 6, 9);
+        auto mask = concrete_at(concrete, 10);
+        if (!d || !mask) return std::nullopt;
+        std::vector<KernelRow> kernels;
+        // "[True, True, False]": the first two flags.
+        size_t first = mask->find_first_of("TF"), comma = mask->find(',');
+        if (first == std::string::npos || comma == std::string::npos) return std::nullopt;
+        size_t second = mask->find_first_of("TF", comma);
+        if (second == std::string::npos) return std::nullopt;
+        if ((*mask)[first] == 'T') kernels.push_back({"conv2d_grad_input", *d});
+        if ((*mask)[second] == 'T') kernels.push_back({"conv2d_grad_weight", *d});
+        if (kernels.empty()) return std::nullopt;
+        return with(1, std::move(kernels));
+    }
+    if (op == "_flash_attention_forward") {  // query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal
+        auto d = flash_dims(dims, 0, 1, concrete, 8);
+        if (!d) return std::nullopt;
+        return with(0, {{"flash_attention", *d}});
+    }
+    if (op == "_flash_attention_backward") {  // grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
+                                              // max_q, max_k, dropout_p, is_causal
+        auto d = flash_dims(dims, 1, 2, concrete, 11);
+        if (!d) return std::nullopt;
+        return with(1, {{"flash_attention", *d, Phase::backward_input}});
+    }
+    return std::nullopt;
+}
 
 std::optional<Family> kernel_family_from_name(const std::string& name) {
     std::string lower = name;
@@ -69,8 +266,48 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
     }
     if (!events->is_array())
         throw Error(where + ": a profiler trace's events must be a list", ErrorCode::invalid_value, "measurements");
+    auto external_id = [](const json& e) -> std::optional<std::int64_t> {
+        const json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
+        if (!args || !args->contains("External id") || !(*args)["External id"].is_number_integer()) return std::nullopt;
+        return (*args)["External id"].get<std::int64_t>();
+    };
+    // The CPU operators that recorded their shapes, by External id (the first, should a trace repeat one).
+    std::map<std::int64_t, const json*> operators;
+    for (const auto& e : *events) {
+        if (!e.is_object() || e.value("cat", json("")) != "cpu_op" || !e.contains("args") || !e["args"].is_object() ||
+            !e["args"].contains("Input Dims"))
+            continue;
+        if (auto id = external_id(e)) operators.emplace(*id, &e);
+    }
     ProfiledKernels out;
     std::set<std::string> steps;
+    std::map<std::int64_t, std::optional<size_t>> group_of_call;  // External id -> index into out.shaped
+    std::map<std::string, size_t> group_of_key;
+    std::vector<std::set<std::int64_t>> calls;  // per group, the External ids of its calls
+    auto group = [&](std::int64_t id) -> std::optional<size_t> {
+        auto known = group_of_call.find(id);
+        if (known != group_of_call.end()) return known->second;
+        std::optional<size_t> g;
+        auto op = operators.find(id);
+        if (op != operators.end()) {
+            const json& args = (*op->second)["args"];
+            std::optional<ShapedOperator> shaped = shaped_operator_kernels(
+                op->second->value("name", json("")).is_string() ? (*op->second)["name"].get<std::string>() : "",
+                args["Input Dims"], args.value("Input type", json(nullptr)), args.value("Concrete Inputs", json(nullptr)));
+            if (shaped) {
+                std::string key = shaped->name + "|" + to_string(shaped->precision);
+                for (const auto& k : shaped->kernels) key += "|" + k.op + json(k.dims).dump() + to_string(k.phase);
+                auto [it, fresh] = group_of_key.emplace(key, out.shaped.size());
+                if (fresh) {
+                    out.shaped.push_back(std::move(*shaped));
+                    calls.emplace_back();
+                }
+                g = it->second;
+            }
+        }
+        group_of_call.emplace(id, g);
+        return g;
+    };
     for (const auto& e : *events) {
         if (!e.is_object()) continue;
         std::string name = e.value("name", json("")).is_string() ? e["name"].get<std::string>() : "";
@@ -80,10 +317,17 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
         if (!dur.is_number() || !std::isfinite(dur.get<double>()) || dur.get<double>() < 0)
             throw Error(where + ": kernel '" + name + "' has no duration in microseconds ('dur')",
                         ErrorCode::invalid_value, "measurements");
+        ++out.kernels;
+        std::optional<std::int64_t> id = external_id(e);
+        if (std::optional<size_t> g = id ? group(*id) : std::nullopt) {
+            out.shaped[*g].ms_per_step += dur.get<double>() / 1e3;
+            ++out.shaped[*g].gpu_kernels;
+            calls[*g].insert(*id);
+            continue;
+        }
         std::optional<Family> family = kernel_family_from_name(name);
         if (!family) ++out.unrecognised;
         out.ms_per_step[family.value_or(Family::elementwise)] += dur.get<double>() / 1e3;
-        ++out.kernels;
     }
     if (out.kernels == 0)
         throw Error(where + ": the trace has no GPU kernel events (category 'kernel'); profile with "
@@ -91,6 +335,10 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
                     ErrorCode::invalid_value, "measurements");
     out.steps = steps.empty() ? 1.0 : double(steps.size());
     for (auto& [family, ms] : out.ms_per_step) ms /= out.steps;
+    for (size_t g = 0; g < out.shaped.size(); ++g) {
+        out.shaped[g].ms_per_step /= out.steps;
+        out.shaped[g].calls_per_step = double(calls[g].size()) / out.steps;
+    }
     return out;
 }
 

@@ -325,12 +325,16 @@ void print_hardware_table(std::ostream& out, const json& doc) {
 void print_calibration_table(std::ostream& out, const json& doc) {
     std::vector<std::vector<std::string>> rows = {
         {"row", "hardware", "measures", "measured ms", "before ms", "after ms", "APE before %", "APE after %"}};
-    for (const auto& r : doc["rows"])
+    for (const auto& r : doc["rows"]) {
+        // A trace's family: how its kernels were matched (by their shapes, or by name).
+        std::string measures = r["measures"].get<std::string>();
+        if (r.value("matched_by", json(nullptr)).is_string()) measures += " (" + r["matched_by"].get<std::string>() + ")";
         rows.push_back({fmt("%.0f", r["row"].get<double>()), r["hardware"].get<std::string>(),
-                        r["measures"].get<std::string>(), fmt("%.4g", r["measured_ms"].get<double>()),
+                        measures, fmt("%.4g", r["measured_ms"].get<double>()),
                         fmt("%.4g", r["predicted_ms_before"].get<double>()),
                         fmt("%.4g", r["predicted_ms_after"].get<double>()), fmt("%.1f", r["ape_before_pct"].get<double>()),
                         fmt("%.1f", r["ape_after_pct"].get<double>())});
+    }
     print_rows(out, rows);
     out << "\nFactors per device (x the uncalibrated prediction; 1 where the rows say nothing):\n";
     std::vector<std::vector<std::string>> factors = {{"hardware", "rows", "median APE before -> after %", "factors"}};

@@ -23,4 +23,9 @@ std::unique_ptr<KernelPredictor> make_predictor(const std::string& name) {
     throw Error("unknown predictor '" + name + "' (available: learned, roofline)");
 }
 
+std::unique_ptr<KernelPredictor> make_predictor(const std::string& name, const nlohmann::json& kernel_models) {
+    if (!kernel_models.is_null()) return std::make_unique<LearnedPredictor>(kernel_models);
+    return make_predictor(name);
+}
+
 }  // namespace prenet

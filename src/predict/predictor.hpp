@@ -78,6 +78,8 @@ private:
 };
 
 std::unique_ptr<KernelPredictor> make_predictor(const std::string& name);  // one of predictor_names(); throws Error
+// A request's kernel predictor: the kernel models document's (--models) where one is given (not null), else name's.
+std::unique_ptr<KernelPredictor> make_predictor(const std::string& name, const nlohmann::json& kernel_models);
 const std::vector<std::string>& predictor_names();
 std::string default_predictor_name();  // learned when fitted models are built in
 

@@ -77,6 +77,44 @@ test('a CSV row names its model and trace files relative to itself', () => {
   assert.equal(reply.calibration.devices['rtx-4090'].rows, 3);
 });
 
+test('a trace recorded with shapes is compared shape by shape, as prenet kernels times those shapes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-calibrate-'));
+  writeFileSync(join(dir, 'k.csv'), 'op,m,n,k,precision\ngemm,2048,8192,4096,bf16\n');
+  const timed = (...extra) => {
+    const r = run('kernels', '--csv', join(dir, 'k.csv'), '--hardware', 'h100-sxm5-80gb', ...extra);
+    assert.equal(r.status, 0, r.stderr);
+    return Number(r.stdout.trim().split('\n')[1].split(',').pop());
+  };
+  const ms = timed();
+  // Two profiled steps of four such GEMM calls each, every call 1.5x what prenet kernels says.
+  const events = [];
+  let id = 0;
+  for (const step of [1, 2]) {
+    events.push({ ph: 'X', cat: 'user_annotation', name: `ProfilerStep#${step}`, ts: 0, dur: 1 });
+    for (let c = 0; c < 4; c++) {
+      id++;
+      events.push({ ph: 'X', cat: 'cpu_op', name: 'aten::mm', ts: 0, dur: 3,
+        args: { 'External id': id, 'Input Dims': [[2048, 4096], [4096, 8192]], 'Input type': ['c10::BFloat16', 'c10::BFloat16'], 'Concrete Inputs': ['', ''] } });
+      events.push({ ph: 'X', cat: 'kernel', name: 'sm90_xmma_gemm_bf16bf16_bf16f32', ts: 0, dur: 1.5e3 * ms, args: { 'External id': id } });
+    }
+  }
+  writeFileSync(join(dir, 'trace.json'), JSON.stringify({ traceEvents: events }));
+  writeFileSync(join(dir, 'm.csv'), 'model,hardware,batch,seq,precision,trace\ngpt2,h100-sxm5-80gb,4,512,bf16,trace.json\n');
+  const out = join(dir, 'cal.json');
+  const table = run('calibrate', '--measurements', join(dir, 'm.csv'), '--out', out);
+  assert.equal(table.status, 0, table.stderr);
+  assert.match(table.stdout, /kernels:gemm \(shape\)/);
+  const reply = json('calibrate', '--measurements', join(dir, 'm.csv'));
+  const gemm = reply.rows.find((r) => r.measures === 'kernels:gemm');
+  assert.equal(gemm.matched_by, 'shape');
+  assert.ok(Math.abs(gemm.predicted_ms_before / (4 * ms) - 1) < 1e-4, `${gemm.predicted_ms_before} vs 4 x ${ms}`);
+  assert.ok(Math.abs(gemm.measured_ms / (6 * ms) - 1) < 1e-9);
+  assert.ok(gemm.ape_after_pct < 5, `after ${gemm.ape_after_pct} %`);
+  // The same shape through prenet kernels with the calibration: the row's after, per call.
+  const after = timed('--calibration', out);
+  assert.ok(Math.abs(after / (gemm.predicted_ms_after / 4) - 1) < 1e-4, `${after} vs ${gemm.predicted_ms_after} / 4`);
+});
+
 test('bad measurement files are errors naming the row and the column', () => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-calibrate-'));
   const bad = (text) => {

@@ -152,6 +152,10 @@ test('in words: the status, each row before and after, the scales per accelerato
   assert.match(html, /data-col="after" data-value="118"><span class="v">118 ms<\/span>/);
   assert.match(html, /<span class="range">A100 &lt;SXM4&gt;, a whole training step/);
   assert.equal(C.beforeAfterHtml(null), '');
+  // A trace's rows: a family's kernels, and whether they were matched by their shapes or by name.
+  assert.equal(C.measuredWords({ measures: 'kernels:gemm', matched_by: 'shape', operators: 3 }), 'gemm kernels, by shape (3 shapes)');
+  assert.equal(C.measuredWords({ measures: 'kernels:norm', matched_by: 'name', operators: null }), 'norm kernels, by name');
+  assert.match(C.beforeAfterHtml([{ ...rows[0], measures: 'kernels:attention', matched_by: 'shape', operators: 1 }], names), /A100 &lt;SXM4&gt;, attention kernels, by shape \(1 shape\)/);
   const scales = C.scalesHtml(DOC, names);
   assert.match(scales, /data-scale="gemm"><span>gemm<\/span> <strong>× 1\.12<\/strong>/);
   assert.match(scales, /Median error 14\.2% → 2\.1%; worst off by 1\.25× → 1\.04×/);

@@ -168,14 +168,23 @@ export function statusHtml(doc, nameOf) {
   return `Calibrated with your measurements: ${list.join(', ')}. Results on ${list.length === 1 ? 'this accelerator are' : 'these accelerators are'} corrected and marked “calibrated”; the others are unchanged.`;
 }
 
+/** What a reply row measured, in words: a quantity of the step, or a trace's kernels of one family and how they were matched. */
+export function measuredWords(r) {
+  const words = new Map(MEASURES);
+  if (words.has(r.measures)) return words.get(r.measures);
+  const family = String(r.measures ?? '').replace(/^kernels:/, '');
+  if (family === r.measures) return String(r.measures ?? '');
+  const how = r.matched_by === 'shape' ? `, by shape${F.isNum(r.operators) ? ` (${F.plural(r.operators, 'shape')})` : ''}` : r.matched_by === 'name' ? ', by name' : '';
+  return `${family} kernels${how}`;
+}
+
 /** The before/after table of a calibrate reply's rows (narrow: the accelerator under the row number, each APE under its prediction). */
 export function beforeAfterHtml(rows, nameOf = (id) => id) {
   if (!rows?.length) return '';
-  const words = new Map(MEASURES);
   const value = (shown) => `<span class="v">${shown}</span>`;
   const body = rows
     .map(
-      (r) => `<tr data-row="${esc(r.row)}"><th scope="row">${esc(r.row)}<span class="range">${esc(shortName(nameOf(r.hardware)))}, ${esc(words.get(r.measures) ?? r.measures)}</span></th>
+      (r) => `<tr data-row="${esc(r.row)}"><th scope="row">${esc(r.row)}<span class="range">${esc(shortName(nameOf(r.hardware)))}, ${esc(measuredWords(r))}</span></th>
       <td data-col="measured" data-value="${esc(r.measured_ms)}">${value(F.ms(r.measured_ms))}</td>
       <td data-col="before" data-value="${esc(r.predicted_ms_before)}">${value(F.ms(r.predicted_ms_before))}<span class="range" data-col="ape-before" data-value="${esc(r.ape_before_pct)}">off ${pct(r.ape_before_pct)}</span></td>
       <td data-col="after" data-value="${esc(r.predicted_ms_after)}">${value(F.ms(r.predicted_ms_after))}<span class="range" data-col="ape-after" data-value="${esc(r.ape_after_pct)}">off ${pct(r.ape_after_pct)}</span></td></tr>`,

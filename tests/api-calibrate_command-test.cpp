@@ -98,6 +98,47 @@ TEST(CalibrateCommand, PredictAppliesItToItsDevicesOnly) {
     EXPECT_EQ(calibrated["settings"]["calibrated_devices"], json::array({"a100-sxm4-80gb"}));
 }
 
+TEST(CalibrateCommand, TheCalibrationInUseKeepsTheDevicesNotMeasuredAgain) {
+    json first = handle_request({{"command", "calibrate"}, {"measurements", slow_a100_rows()}});
+    ASSERT_FALSE(first.contains("error")) << first.dump();
+    EXPECT_EQ(first["kept_devices"], json::array());
+    // Now an H100 measured 0.8x its prediction, calibrated on top of the A100's.
+    json h100 = kSmall;
+    h100["hardware"] = "h100-sxm5-80gb";
+    h100["measured_ms"] = 0.8 * step_ms(kSmall, "h100-sxm5-80gb");
+    h100["measures"] = "step";
+    json both = handle_request({{"command", "calibrate"}, {"measurements", json::array({h100})},
+                                {"calibration", first["calibration"]}});
+    ASSERT_FALSE(both.contains("error")) << both.dump();
+    EXPECT_EQ(both["kept_devices"], json::array({"a100-sxm4-80gb"}));
+    EXPECT_EQ(both["replaced_devices"], json::array());
+    EXPECT_EQ(both["rows"].size(), 1u);  // the new measurements only
+    const json& devices = both["calibration"]["devices"];
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices["a100-sxm4-80gb"], first["calibration"]["devices"]["a100-sxm4-80gb"]);  // kept as it was
+    EXPECT_LT(devices["h100-sxm5-80gb"]["scales"]["gemm"].get<double>(), 0.9);
+    // Each device answers as its own calibration says.
+    json a100 = kLarge;
+    a100["hardware"] = "a100-sxm4-80gb";
+    json with_first = a100, with_both = a100;
+    with_first["calibration"] = first["calibration"];
+    with_both["calibration"] = both["calibration"];
+    EXPECT_DOUBLE_EQ(predict(with_first)["results"][0]["step"]["total_ms"].get<double>(),
+                     predict(with_both)["results"][0]["step"]["total_ms"].get<double>());
+    // Measuring the A100 again replaces its calibration and keeps the H100's.
+    json again = handle_request({{"command", "calibrate"}, {"measurements", json::array({slow_a100_rows()[0]})},
+                                 {"calibration", both["calibration"]}});
+    ASSERT_FALSE(again.contains("error")) << again.dump();
+    EXPECT_EQ(again["replaced_devices"], json::array({"a100-sxm4-80gb"}));
+    EXPECT_EQ(again["kept_devices"], json::array({"h100-sxm5-80gb"}));
+    EXPECT_EQ(again["calibration"]["devices"]["a100-sxm4-80gb"]["rows"], 1);
+    EXPECT_EQ(again["calibration"]["devices"]["h100-sxm5-80gb"], devices["h100-sxm5-80gb"]);
+    // A calibration of another predictor's errors is not one to add to.
+    json reply = handle_request({{"command", "calibrate"}, {"measurements", json::array({h100})},
+                                 {"predictor", "roofline"}, {"calibration", first["calibration"]}});
+    EXPECT_EQ(reply["error"]["field"], "calibration") << reply.dump();
+}
+
 TEST(CalibrateCommand, ACalibrationOfAnotherPredictorIsRefused) {
     json calibration = handle_request({{"command", "calibrate"}, {"measurements", slow_a100_rows()}})["calibration"];
     json asked = kSmall;

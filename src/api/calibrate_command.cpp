@@ -9,6 +9,7 @@
 #include "api/api.hpp"
 #include "api/hardware_selection.hpp"
 #include "api/options.hpp"
+#include "api/settings.hpp"
 #include "calibration/calibration.hpp"
 #include "calibration/calibration_fit.hpp"
 #include "calibration/profiler_trace.hpp"
@@ -380,6 +381,21 @@ json calibrate_reply(const json& request) {
             refuse("measurements: no kernel family of the traces on " + device + " is one the predictions hold");
         calibration.devices[device] = fit_calibration(mine);
     }
+    // The calibration in use (`calibration`): its devices these rows do not measure are kept, so that measuring
+    // one device loses nobody's other; a device measured again is fitted on the new rows alone (the document
+    // keeps no rows to refit on).
+    json kept = json::array(), replaced = json::array();
+    if (o.has("calibration")) {
+        std::shared_ptr<const Calibration> previous = read_calibration(o.value("calibration"), predictor, kernel_models);
+        for (const auto& [device, d] : previous->devices) {
+            if (calibration.devices.count(device)) {
+                replaced.push_back(device);
+            } else {
+                calibration.devices[device] = d;
+                kept.push_back(device);
+            }
+        }
+    }
     json document = to_json(calibration);
 
     // Every row again, as `predict --calibration` answers it.
@@ -422,8 +438,12 @@ json calibrate_reply(const json& request) {
                             {"ape_after_pct", ape_pct(after, m)}});
     }
     // The summaries of the answers themselves, not of the fit's linear arithmetic.
-    for (auto& [device, d] : calibration.devices) d.after = summarise(after_of[device], measured_of[device]);
-    return {{"calibration", to_json(calibration)}, {"rows", out_rows}};
+    for (const auto& [device, mine] : observations_of)
+        calibration.devices[device].after = summarise(after_of[device], measured_of[device]);
+    return {{"calibration", to_json(calibration)},
+            {"rows", out_rows},
+            {"kept_devices", kept},
+            {"replaced_devices", replaced}};
 }
 
 }  // namespace prenet

@@ -450,10 +450,11 @@ std::vector<OptionDef> build_table() {
             .defaults(nullptr, "the built-in models")
             .help("use kernel models from FILE (as written by `prenet fit`) instead of the built-in ones")
             .off_page("a file written by `prenet fit` on a workstation; the page uses the models built in"),
-        Row("calibration", T::document, kRun | kKernels).flag("calibration", "FILE").label("Calibration")
+        Row("calibration", T::document, kRun | kKernels | kCalibrate).flag("calibration", "FILE").label("Calibration")
             .defaults(nullptr, "none")
             .help("factors fitted to your own measured steps by `prenet calibrate`: applied to the devices the file "
-                  "names, the others unchanged (docs/calibration.md)")
+                  "names, the others unchanged; given to calibrate, the devices it names that the new measurements "
+                  "do not measure are kept in the new calibration (docs/calibration.md)")
             .off_page("the Calibrate panel keeps the page's calibration and sends it with every question"),
         Row("measurements", T::rows, kCalibrate).flag("measurements", "FILE").label("Measurements")
             .defaults(nullptr, "required")

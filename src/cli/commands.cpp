@@ -192,6 +192,8 @@ int calibrate_command(const Args& a, std::ostream& out) {
     if (a.has("hardware")) request["hardware"] = hardware_argument(a.get("hardware"));
     if (a.has("predictor")) request["predictor"] = a.get("predictor");
     if (a.has("models")) request["kernel_models"] = read_json_file(a.get("models"), ErrorCode::invalid_value, "models");
+    if (a.has("calibration"))
+        request["calibration"] = read_json_file(a.get("calibration"), ErrorCode::invalid_value, "calibration");
     json reply = call(request);
     if (a.has("out")) {
         std::ofstream file(a.get("out"));
@@ -200,6 +202,11 @@ int calibrate_command(const Args& a, std::ostream& out) {
     }
     if (a.has("json")) return print(out, reply, true, nullptr);
     print(out, reply, false, print_calibration_table);
+    if (!reply.value("kept_devices", json::array()).empty()) {
+        out << "Kept from --calibration (not measured here):";
+        for (const auto& id : reply["kept_devices"]) out << " " << id.get<std::string>();
+        out << "\n";
+    }
     if (!a.has("out")) out << "(no --out: the calibration was not written)\n";
     return 0;
 }

@@ -3,6 +3,7 @@
 // numbers are the CLI's with the same file (`prenet calibrate --measurements same.csv --out x.json`, then
 // `prenet predict ... --calibration x.json --json`). The results are corrected at once and marked; the
 // calibration survives a reload, is removed by "Remove calibration", is exported and imported as the same JSON,
+// keeps its accelerators when another's measurements are added (as `prenet calibrate --calibration` keeps them),
 // goes into a link only when ticked, and the widget applies one from its `calibration` attribute.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -166,6 +167,21 @@ describe('the Calibrate panel', () => {
     await page.waitForFunction(() => window.prenet.last().predict.results.some((r) => r.calibrated));
     assert.deepEqual((await state(page)).calibration, native);
     assert.deepEqual(await calibratedIds(page), [HW]);
+
+    // Another accelerator measured on top: the A100's calibration is kept, as the CLI keeps it with --calibration.
+    const t4File = join(dir, 't4.csv');
+    writeFileSync(t4File, `model,hardware,batch,seq,precision,measured_ms,measures\ngpt2,${OTHER},4,512,fp16,150,step\n`);
+    await chooseFile(page, t4File);
+    await page.waitForFunction((id) => Boolean(window.prenet.state().calibration?.devices?.[id]), OTHER);
+    await settled(page);
+    await page.waitForFunction((id) => window.prenet.last().predict.results.some((r) => r.hardware === id && r.calibrated), OTHER);
+    assert.match(await page.textContent('#cal-file-status'), /Calibrated with 1 measurement from t4\.csv\. .*Kept: .*A100.* \(not measured here\)/);
+    const both = join(dir, 'both.json');
+    const r = spawnSync(cliBinary, ['calibrate', '--measurements', t4File, '--calibration', out, '--out', both], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+    sameDoc((await state(page)).calibration, JSON.parse(readFileSync(both, 'utf8')));
+    assert.deepEqual((await state(page)).calibration.devices[HW], native.devices[HW], 'the A100\'s kept as it was');
+    assert.deepEqual((await calibratedIds(page)).sort(), [HW, OTHER].sort());
     await page.click('#cal-remove');
     await page.waitForFunction(() => !window.prenet.state().calibration);
   });

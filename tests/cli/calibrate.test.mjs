@@ -115,6 +115,20 @@ test('a trace recorded with shapes is compared shape by shape, as prenet kernels
   assert.ok(Math.abs(after / (gemm.predicted_ms_after / 4) - 1) < 1e-4, `${after} vs ${gemm.predicted_ms_after} / 4`);
 });
 
+test('calibrate --calibration adds to a calibration: the devices not measured again are kept', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prenet-calibrate-'));
+  writeFileSync(join(dir, 'h100.csv'), 'model,hardware,batch,seq,precision,measured_ms,measures\ngpt2,h100-sxm5-80gb,8,1024,bf16,90,step\n');
+  const out = join(dir, 'both.json');
+  const r = run('calibrate', '--measurements', join(dir, 'h100.csv'), '--calibration', join(root, 'examples/calibration-a100.json'), '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Kept from --calibration \(not measured here\): a100-sxm4-80gb/);
+  const doc = JSON.parse(readFileSync(out, 'utf8'));
+  const a100 = JSON.parse(readFileSync(join(root, 'examples/calibration-a100.json'), 'utf8')).devices['a100-sxm4-80gb'];
+  assert.deepEqual(Object.keys(doc.devices).sort(), ['a100-sxm4-80gb', 'h100-sxm5-80gb']);
+  assert.deepEqual(doc.devices['a100-sxm4-80gb'], a100);
+  assert.equal(doc.devices['h100-sxm5-80gb'].rows, 1);
+});
+
 test('bad measurement files are errors naming the row and the column', () => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-calibrate-'));
   const bad = (text) => {

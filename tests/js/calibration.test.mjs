@@ -141,6 +141,14 @@ test('a file: CSV text, a JSON list of rows, a profiler trace, or a calibration 
   assert.match(C.readMeasurementsFile('x.json', '{"a":', rj).error, /not valid JSON/);
 });
 
+test('adding to a calibration keeps the earlier rows of the accelerators the reply kept, then its own', () => {
+  const earlier = [{ row: 1, hardware: 'a100' }, { row: 2, hardware: 'h100' }];
+  const reply = { rows: [{ row: 1, hardware: 'h100' }], kept_devices: ['a100'], replaced_devices: ['h100'] };
+  assert.deepEqual(C.mergedRows(earlier, reply), [{ row: 1, hardware: 'a100' }, { row: 1, hardware: 'h100' }]);
+  assert.deepEqual(C.mergedRows(null, { rows: [{ row: 1, hardware: 't4' }], kept_devices: [] }), [{ row: 1, hardware: 't4' }]);
+  assert.equal(C.mergedRows(earlier, { rows: [], kept_devices: [] }), null);
+});
+
 test('in words: the status, each row before and after, the scales per accelerator (text escaped)', () => {
   const names = (id) => ({ 'a100-sxm4-80gb': 'NVIDIA A100 <SXM4>' })[id] ?? id;
   assert.match(C.statusHtml(null, names), /No calibration/);

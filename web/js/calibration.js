@@ -168,6 +168,14 @@ export function statusHtml(doc, nameOf) {
   return `Calibrated with your measurements: ${list.join(', ')}. Results on ${list.length === 1 ? 'this accelerator are' : 'these accelerators are'} corrected and marked “calibrated”; the others are unchanged.`;
 }
 
+/** The before/after rows of a calibrate reply that added to a calibration: the earlier rows of the accelerators it kept, then its own. */
+export function mergedRows(earlier, reply) {
+  const kept = new Set(reply?.kept_devices ?? []);
+  const old = (earlier ?? []).filter((r) => kept.has(r.hardware));
+  const rows = [...old, ...(reply?.rows ?? [])];
+  return rows.length ? rows : null;
+}
+
 /** What a reply row measured, in words: a quantity of the step, or a trace's kernels of one family and how they were matched. */
 export function measuredWords(r) {
   const words = new Map(MEASURES);

@@ -113,16 +113,23 @@ async function calibrate(ctx, measurements, from) {
   say(ctx, `Calibrating with ${from}…`);
   ctx.$('cal-run').disabled = true;
   try {
-    const { doc, error } = await ctx.client.call({ command: 'calibrate', measurements });
+    // The calibration in use goes along: the API keeps its accelerators these measurements do not measure.
+    const request = { command: 'calibrate', measurements };
+    if (ctx.state.calibration) request.calibration = ctx.state.calibration;
+    const { doc, error } = await ctx.client.call(request);
     if (error) {
-      say(ctx, `${from[0].toUpperCase()}${from.slice(1)}: ${error.message}`, 'bad');
+      const inUse = error.field === 'calibration' ? ' (the calibration in use: remove it to start a new one)' : '';
+      say(ctx, `${from[0].toUpperCase()}${from.slice(1)}: ${error.message}${inUse}`, 'bad');
       markRowError(ctx, error);
       return false;
     }
-    ctx.last.calibrate = doc;
+    const rows = C.mergedRows(shownRows, doc);
+    ctx.last.calibrate = { ...doc, rows };
     const n = doc.rows?.length ?? 0;
-    say(ctx, `Calibrated with ${F.plural(n, 'measurement')} from ${from}. The results use it now.`, 'good');
-    apply(ctx, doc.calibration, doc.rows ?? null);
+    const kept = (doc.kept_devices ?? []).map((id) => nameOf(ctx)(id));
+    say(ctx, `Calibrated with ${F.plural(n, 'measurement')} from ${from}. The results use it now.` +
+      (kept.length ? ` Kept: ${kept.join(', ')} (not measured here).` : ''), 'good');
+    apply(ctx, doc.calibration, rows);
     return true;
   } finally {
     ctx.$('cal-run').disabled = false;

@@ -111,6 +111,12 @@ TEST(ProfilerTrace, ConvolutionAndAttentionReadTheirScalarArguments) {
     EXPECT_EQ(conv->kernels[0].dims.at("stride_h"), 2);
     EXPECT_EQ(conv->kernels[0].dims.at("pad_w"), 1);
     EXPECT_EQ(conv->kernels[0].dims.at("k"), 128);
+    // Arguments that are not what the schema says, and shapes the kernel table refuses, are not matched.
+    EXPECT_FALSE(shaped_operator_kernels("aten::cudnn_convolution", {{32, 64, 56, 56}, {128, 64, 3, 3}},
+                                         {"float", "float"}, {"", "", "[1, 1]", "[--2, 2]", "[1, 1]", "1"}));
+    EXPECT_FALSE(shaped_operator_kernels("aten::cudnn_convolution", {{32, 64, 2, 2}, {128, 64, 7, 7}},
+                                         {"float", "float"}, {"", "", "[0, 0]", "[1, 1]", "[1, 1]", "1"}));
+    EXPECT_FALSE(shaped_operator_kernels("aten::mm", {{64, std::int64_t(4e15)}, {std::int64_t(4e15), 8}}, {"float", "float"}, json::array()));
     // Grouped (depth-wise) convolutions are not the kernel the conv2d rows time.
     EXPECT_FALSE(shaped_operator_kernels("aten::cudnn_convolution", {{32, 64, 56, 56}, {64, 1, 3, 3}},
                                          {"float", "float"}, {"", "", "[1, 1]", "[1, 1]", "[1, 1]", "64"}));

@@ -100,7 +100,9 @@ std::optional<Dims> ints_at(const json& concrete, size_t i) {
     Dims out;
     std::string word;
     while (in >> word) {
-        if (word.find_first_not_of("-0123456789") != std::string::npos || word.size() > 12) return std::nullopt;
+        size_t digits = word[0] == '-' ? 1 : 0;
+        if (word.size() == digits || word.size() > 12 || word.find_first_not_of("0123456789", digits) != std::string::npos)
+            return std::nullopt;
         out.push_back(std::stoll(word));
     }
     if (out.empty()) return std::nullopt;
@@ -156,6 +158,13 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
     auto with = [&](size_t typed_at, std::vector<KernelRow> kernels) -> std::optional<ShapedOperator> {
         auto p = precision_at(types, typed_at);
         if (!p) return std::nullopt;
+        // Shapes the kernel table refuses (a filter larger than its padded input, dims over the limits) leave the
+        // call's kernels to be matched by name.
+        try {
+            for (const KernelRow& k : kernels) kernel_from_row(k.op, k.dims, *p, k.phase);
+        } catch (const Error&) {
+            return std::nullopt;
+        }
         out.precision = *p;
         out.kernels = std::move(kernels);
         return out;

@@ -176,6 +176,13 @@ TEST(CalibrateCommand, BadRowsAreRefusedNamingTheRowAndField) {
     EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,10,step\ngpt2,a100-sxm4-80gb,4,31,step\n")
                   .find("rows 1 and 2 have the same settings and times more than 3x apart"),
               std::string::npos);
+    // Seconds written as milliseconds, or microseconds: a hundred times off the prediction is not a factor.
+    std::string unit = message(header + "gpt2,a100-sxm4-80gb,4,0.0005,step\n");
+    EXPECT_NE(unit.find("row 1: measured 0.0005 ms is "), std::string::npos) << unit;
+    EXPECT_NE(unit.find("within 0.01-100 (a unit mistaken"), std::string::npos) << unit;
+    EXPECT_NE(message(header + "gpt2,a100-sxm4-80gb,4,10,step\ngpt2,a100-sxm4-80gb,8,900000,step\n")
+                  .find("row 2: measured 9e+05 ms"),
+              std::string::npos);
     EXPECT_NE(message(header).find("no rows"), std::string::npos);
     EXPECT_NE(message(json::array({1})).find("row 1 must be an object"), std::string::npos);
     EXPECT_NE(message(json(7)).find("must be a list"), std::string::npos);

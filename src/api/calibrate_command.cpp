@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -372,6 +373,18 @@ json calibrate_reply(const json& request) {
         }
         observations_of[device];
     }
+    // A time a hundred times off its prediction is a unit mistaken or another run, not what a factor can mean
+    // (the document's factors lie within 0.01-100): said here, naming the row, not by the document's reader.
+    for (const auto& o : observed) {
+        double ratio = o.observation.measured_ms / o.observation.predicted_ms();
+        if (ratio >= kMinCalibrationScale && ratio <= kMaxCalibrationScale) continue;
+        char text[160];
+        std::snprintf(text, sizeof text, "measured %.4g ms is %.3g times the %.4g ms predicted", o.observation.measured_ms,
+                      ratio, o.observation.predicted_ms());
+        refuse(row_name(o.row) + (o.family ? std::string(", kernels:") + to_string(*o.family) : std::string()) + ": " +
+               text + "; a calibration's factors lie within 0.01-100 (a unit mistaken, or another run than the row's "
+               "settings?)");
+    }
     for (const auto& o : observed) observations_of[o.device].push_back(o.observation);
     Calibration calibration;
     calibration.predictor = predictor;
@@ -384,6 +397,12 @@ json calibrate_reply(const json& request) {
     // The calibration in use (`calibration`): its devices these rows do not measure are kept, so that measuring
     // one device loses nobody's other; a device measured again is fitted on the new rows alone (the document
     // keeps no rows to refit on).
+    // Rows within range each can still pull a factor out of it together (two runs of one family far apart).
+    for (const auto& [device, d] : calibration.devices)
+        for (const auto& [key, scale] : d.scales)
+            if (scale < kMinCalibrationScale || scale > kMaxCalibrationScale)
+                refuse("measurements: the rows on " + device + " fit a " + key + " factor of " + json(scale).dump() +
+                       ", outside 0.01-100: rows that contradict each other, or a unit mistaken");
     json kept = json::array(), replaced = json::array();
     if (o.has("calibration")) {
         std::shared_ptr<const Calibration> previous = read_calibration(o.value("calibration"), predictor, kernel_models);

@@ -19,10 +19,6 @@ constexpr Family kFamilies[] = {Family::gemm,    Family::conv,      Family::elem
 
 constexpr Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8};
 
-// A factor outside this range is no calibration but a wrong file: a device 100x faster or slower than its sheet
-// says is not what a few measured steps can mean.
-constexpr double kMinScale = 0.01, kMaxScale = 100.0;
-
 [[noreturn]] void refuse(const std::string& what) {
     throw Error("calibration: " + what, ErrorCode::invalid_value, "calibration");
 }
@@ -71,7 +67,7 @@ DeviceCalibration device_from_json(const json& doc, const std::string& id) {
             refuse(where + ".scales has an unknown factor '" + key +
                    "' (a kernel family, matmul.<precision>, communication or overhead)");
         double scale = positive_number(value, where + ".scales." + key);
-        if (scale < kMinScale || scale > kMaxScale)
+        if (scale < kMinCalibrationScale || scale > kMaxCalibrationScale)
             refuse(where + ".scales." + key + " is " + std::to_string(scale) + ", outside 0.01-100");
         d.scales[key] = scale;
     }

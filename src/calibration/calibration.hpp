@@ -24,6 +24,10 @@ namespace prenet {
 // FP16, on a device the models never saw, whatever the family); then these two.
 constexpr const char* kCommunicationScale = "communication";
 constexpr const char* kOverheadScale = "overhead";
+// A factor outside this range is no calibration but a wrong file or a unit mistaken: a device 100x faster or
+// slower than its sheet says is not what a few measured steps can mean. Documents are read within it, and
+// calibrate refuses measurements that would fit outside it.
+constexpr double kMinCalibrationScale = 0.01, kMaxCalibrationScale = 100.0;
 std::string matmul_precision_key(Precision precision);
 // The keys a calibration's factors and covariance are indexed by, in that order.
 const std::vector<std::string>& calibration_scale_keys();

@@ -422,6 +422,37 @@ def stand_in_torch(cuda_name=None, hip=None, mps=False, fused=True, attn="sdpa")
         def for_model(model_type, **doc):
             return types.SimpleNamespace(model_type=model_type, **doc)
 
+    class Profile:
+        """torch.profiler.profile: its export writes one recorded bf16 GEMM call per active step."""
+        def __init__(self, activities, record_shapes, schedule, on_trace_ready):
+            log.append("profile %s shapes %s" % ("+".join(activities), record_shapes))
+            self.schedule, self.ready = schedule, on_trace_ready
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.ready(self)
+            return False
+
+        def step(self):
+            log.append("profiler.step")
+
+        def export_chrome_trace(self, path):
+            events = []
+            for n in range(self.schedule["active"]):
+                events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (n + 1), "dur": 1})
+                events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "dur": 4, "args": {
+                    "External id": n + 1, "Input Dims": [[64, 4096], [4096, 4096]],
+                    "Input type": ["c10::BFloat16", "c10::BFloat16"], "Concrete Inputs": ["", ""]}})
+                events.append({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16", "dur": 20,
+                               "args": {"External id": n + 1}})
+            with open(path, "w") as f:
+                json.dump({"traceEvents": events}, f)
+    torch.profiler = types.SimpleNamespace(
+        profile=Profile, ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"),
+        schedule=lambda wait, warmup, active, repeat: dict(wait=wait, warmup=warmup, active=active, repeat=repeat))
+
     transformers = types.ModuleType("transformers")
     transformers.AutoConfig, transformers.AutoModelForCausalLM = AutoConfig, AutoModelForCausalLM
     return torch, transformers, log
@@ -498,6 +529,50 @@ class WithAStandInTorch(unittest.TestCase):
         self.assertIn("unknown device 'NVIDIA A10G'", err)
         self.assertEqual(rows, [])
         self.assertNotIn("optimizer.step", log)
+
+    def test_a_trace_is_profiled_with_shapes_into_its_own_row(self):
+        d = tempfile.mkdtemp()
+        csv_path, trace = os.path.join(d, "my.csv"), os.path.join(d, "traces", "h200.json")
+        os.makedirs(os.path.dirname(trace))
+        rc, _, err, log = self.run_main(["--model", "llama3-8b", "--seq", "64", "--precision", "bf16", "--steps", "2",
+                                         "--warmup", "1", "--append", csv_path, "--trace", trace],
+                                        cuda_name="NVIDIA H200")
+        self.assertEqual(rc, 0, err)
+        with open(csv_path) as f:
+            rows = read_csv(f.read())
+        self.assertEqual([(r["measures"], r["measured_ms"] != "", r["trace"]) for r in rows],
+                         [("step", True, ""), ("kernels", False, os.path.join("traces", "h200.json"))])
+        self.assertEqual(rows[1]["hardware"], "h200-sxm-141gb")
+        self.assertIn("profile CPU+CUDA shapes True", log)
+        self.assertEqual(log.count("profiler.step"), 4)  # one unrecorded, 3 recorded
+        self.assertEqual(log.count("optimizer.step"), 3 + 4)
+        self.assertIn("profiled 3 steps", err)
+        if HAVE_PRENET:
+            # The stand-in's step takes no time: calibrate says so, naming the row.
+            r = subprocess.run([PRENET, "calibrate", "--measurements", csv_path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertIn("row 1: measured", r.stderr)
+            self.assertIn("a unit mistaken", r.stderr)
+            # The harness's trace row alone: prenet calibrate compares its kernels shape by shape.
+            with open(csv_path) as f:
+                lines = f.read().splitlines()
+            with open(csv_path, "w") as f:
+                f.write("\n".join([lines[0], lines[2]]) + "\n")
+            r = subprocess.run([PRENET, "calibrate", "--measurements", csv_path, "--json"], capture_output=True,
+                               text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            gemm = [x for x in json.loads(r.stdout)["rows"] if x["measures"] == "kernels:gemm"]
+            self.assertEqual([(x["matched_by"], x["measured_ms"]) for x in gemm], [("shape", 0.02)])
+
+    def test_a_trace_needs_a_gpu_and_a_run(self):
+        rc, _, err, _ = self.run_main(["--model", "gpt2", "--seq", "8", "--device", "mps", "--hardware", "rtx-4090",
+                                       "--trace", "t.json"], mps=True)
+        self.assertEqual(rc, 2)
+        self.assertIn("--trace records the GPU's kernels", err)
+        rc, _, err, _ = self.run_main(["--model", "gpt2", "--seq", "8", "--dry-run", "--hardware", "t4",
+                                       "--trace", "t.json"])
+        self.assertEqual(rc, 2)
+        self.assertIn("not with --dry-run", err)
 
     def test_cuda_asked_for_but_absent(self):
         rc, rows, err, log = self.run_main(["--model", "gpt2", "--seq", "8", "--device", "cuda"])

@@ -107,7 +107,7 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 BACKENDS = ("cuda", "mps", "cpu")
 OPTIMIZERS = ("adamw", "adam", "sgd")
 ATTENTIONS = ("flash", "eager")
-MEASURES = ("step", "forward_backward")
+MEASURES = ("step", "forward_backward", "kernels")  # kernels: a profiler trace's (the `trace` column)
 
 # torchvision's constructors for the vision models of the zoo (resnet50-v1 has none: torchvision's is v1.5).
 VISION_MODELS = {
@@ -199,23 +199,25 @@ def hf_attention_request(attention):
 
 # The columns a measurements CSV can have, in the order written; a row leaves out those it has no value for.
 COLUMNS = ["model", "hardware", "batch", "seq", "image", "precision", "mixed", "attention", "optimizer",
-           "optimizer_impl", "grad_accum", "measured_ms", "measures"]
+           "optimizer_impl", "grad_accum", "measured_ms", "measures", "trace"]
 
 
 def row(model, hardware, batch, precision, optimizer, optimizer_impl, measured_ms, measures="step", seq=None,
-        image=None, attention=None, grad_accum=1):
+        image=None, attention=None, grad_accum=1, trace=None):
     """One measured run as a dict keyed by prenet's option names (plus measured_ms and measures); the settings
     are those the run had, so `prenet predict` with them as flags predicts the run. measured_ms None (a
     --dry-run's plan) is written as an empty cell."""
     if measures not in MEASURES:
         raise HarnessError("measures must be one of %s" % ", ".join(MEASURES))
+    if (measures == "kernels") != (trace is not None) or (trace is not None and measured_ms is not None):
+        raise HarnessError("a profiler trace's row measures kernels, its time in the trace (no measured_ms)")
     if measured_ms is not None and not measured_ms > 0:  # None: a plan (--dry-run), the time left empty
         raise HarnessError("measured_ms must be positive, not %r" % (measured_ms,))
     values = {"model": model, "hardware": hardware, "batch": batch, "seq": seq, "image": image,
               "precision": precision, "mixed": mixed_of(precision), "attention": attention,
               "optimizer": optimizer, "optimizer_impl": optimizer_impl,
               "grad_accum": grad_accum, "measured_ms": "" if measured_ms is None else "%.6g" % measured_ms,
-              "measures": measures}
+              "measures": measures, "trace": trace}
     return {k: values[k] for k in COLUMNS if values[k] is not None}
 
 

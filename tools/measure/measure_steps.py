@@ -24,6 +24,9 @@ on any CUDA, ROCm, MPS or CPU device:
   The hardware id is the device's name (torch.cuda.get_device_name, on ROCm too) matched against hardware/'s
   sheets; CPU and MPS, or a name no sheet fits, need `--hardware ID` (which also overrides the lookup).
   `--dry-run` writes the row with an empty measured_ms, without torch.
+  `--trace FILE` (CUDA and ROCm) then profiles 3 more steps (one more run first, not recorded) with
+  torch.profiler, recording shapes, into the Chrome trace FILE, and adds a row with `measures` kernels and
+  `trace` FILE: `prenet calibrate` compares its kernels shape by shape (docs/calibration.md "Profiler traces").
 
 The plan (no --model; used by run_on_device.sh on a CUDA GPU for the project's data):
 
@@ -300,6 +303,22 @@ def time_steps(fn, sync, count):
     return times
 
 
+TRACED_STEPS = 3
+
+
+def profile_steps(fn, path, count=TRACED_STEPS):
+    """Runs fn once unrecorded, then `count` times under torch.profiler (CPU operators with their shapes, the
+    GPU's kernels), each a ProfilerStep span, and writes the Chrome trace to path."""
+    import torch
+    prof = torch.profiler
+    with prof.profile(activities=[prof.ProfilerActivity.CPU, prof.ProfilerActivity.CUDA], record_shapes=True,
+                      schedule=prof.schedule(wait=0, warmup=1, active=count, repeat=1),
+                      on_trace_ready=lambda p: p.export_chrome_trace(path)) as p:
+        for _ in range(count + 1):
+            fn()
+            p.step()
+
+
 def measure_model(kind, a, configs, backend):
     """{'step': [s, ...], 'forward_backward': [...] (with --forward-backward), 'attention', 'optimizer_impl'}."""
     import torch
@@ -333,6 +352,8 @@ def measure_model(kind, a, configs, backend):
               "step": time_steps(step, sync, a.warmup + a.steps)}
     if a.forward_backward:
         result["forward_backward"] = time_steps(forward_backward_only, sync, a.warmup + a.steps)
+    if a.trace:
+        profile_steps(step, a.trace)
     return result
 
 
@@ -351,6 +372,8 @@ def model_main(a, argv):
     model = harness.model_column(a.model, a.config, a.append)
     settings = dict(model=model, batch=a.batch, precision=a.precision, optimizer=a.optimizer, seq=a.seq,
                     image=image, grad_accum=a.grad_accum)
+    if a.trace and a.dry_run:
+        raise HarnessError("measure_steps: --trace profiles a run: not with --dry-run")
     if a.dry_run:
         if not a.hardware:
             raise HarnessError("measure_steps: --dry-run needs --hardware ID (no device is looked at)")
@@ -368,6 +391,9 @@ def model_main(a, argv):
         backend = pick_backend(a.device)
         if a.precision == "tf32" and backend != "cuda":
             raise HarnessError("measure_steps: tf32 is a CUDA setting; use fp32 on %s" % backend)
+        if a.trace and backend != "cuda":
+            raise HarnessError("measure_steps: --trace records the GPU's kernels: it needs a CUDA or ROCm device, "
+                               "not %s" % backend)
         name = device_name(backend)
         hardware = harness.hardware_column(
             harness.resolve_hardware("measure_steps", backend, name, a.hardware, harness.load_sheets()), a.append)
@@ -389,6 +415,11 @@ def model_main(a, argv):
                       a.optimizer), file=sys.stderr)
             rows.append(harness.row(hardware=hardware, optimizer_impl=r["optimizer_impl"], measured_ms=ms,
                                     measures=m, attention=r["attention"], **settings))
+        if a.trace:
+            print("measure_steps: profiled %d steps into %s" % (TRACED_STEPS, a.trace), file=sys.stderr)
+            rows.append(harness.row(hardware=hardware, optimizer_impl=r["optimizer_impl"], measured_ms=None,
+                                    measures="kernels", attention=r["attention"],
+                                    trace=harness.path_column(a.trace, a.append), **settings))
     if a.append:
         harness.append_csv(a.append, rows)
     else:
@@ -414,6 +445,9 @@ def main(argv):
     one.add_argument("--forward-backward", action="store_true",
                      help="also time forward + backward without the optimizer (a forward_backward row)")
     one.add_argument("--append", metavar="FILE", help="add the rows to FILE (its header kept) instead of stdout")
+    one.add_argument("--trace", metavar="FILE",
+                     help="also profile %d steps (CUDA/ROCm, shapes recorded) into the Chrome trace FILE, and add "
+                          "its row (measures kernels) for prenet calibrate" % TRACED_STEPS)
     plan = p.add_argument_group("the plan (no --model: ResNet-50 and BERT-large recipes on a CUDA GPU)")
     plan.add_argument("--out", help="the plan's output folder")
     plan.add_argument("--budget-s", type=float, default=240)
@@ -433,6 +467,8 @@ def main(argv):
             return 2
     if not a.out:
         p.error("give --model (or --config) to measure one model, or --out for the plan")
+    if a.trace:
+        p.error("--trace profiles one model's run (--model or --config), not the plan")
     a.device_id = a.hardware
     return plan_main(a, argv)
 

@@ -155,6 +155,21 @@ TEST(ProfilerTrace, ConvolutionAndAttentionReadTheirScalarArguments) {
     ASSERT_TRUE(back);
     EXPECT_EQ(back->kernels[0].phase, Phase::backward_input);
     EXPECT_EQ(back->kernels[0].dims.at("causal"), 0);
+    // The memory-efficient kernel (q [b, seq, heads, d], custom_mask_type 1: causal) and cuDNN's (q [b, heads,
+    // seq, d]), timed as FlashAttention-2 of the same shape.
+    auto efficient = shaped_operator_kernels("aten::_efficient_attention_forward", {q, kv, kv},
+                                             {"c10::Half", "c10::Half", "c10::Half"},
+                                             {"", "", "", "", "", "", "", "", "0.", "1", "True"});
+    ASSERT_TRUE(efficient);
+    EXPECT_EQ(efficient->kernels[0].dims, fwd->kernels[0].dims);
+    EXPECT_EQ(efficient->precision, Precision::fp16);
+    json qh = {2, 32, 4096, 128}, kvh = {2, 8, 4096, 128};
+    auto cudnn = shaped_operator_kernels("aten::_scaled_dot_product_cudnn_attention_backward",
+                                         {qh, qh, kvh, kvh, qh}, {"c10::BFloat16", "c10::BFloat16"},
+                                         {"", "", "", "", "", "", "", "", "", "", "", "4096", "4096", "0.", "True"});
+    ASSERT_TRUE(cudnn);
+    EXPECT_EQ(cudnn->kernels[0].phase, Phase::backward_input);
+    EXPECT_EQ(cudnn->kernels[0].dims, fwd->kernels[0].dims);
     // Without the is_causal argument the kernel is not known.
     EXPECT_FALSE(shaped_operator_kernels("aten::_flash_attention_forward", {q, kv, kv}, {"c10::BFloat16"}, json::array()));
 }

@@ -136,16 +136,24 @@ std::optional<DimMap> conv2d_dims(const Dims& x, const Dims& w, const json& conc
                   {"stride_h", double(s[0])}, {"stride_w", double(s[1])}};
 }
 
-// FlashAttention-2 (PyTorch's _flash_attention_forward / _backward): q [b, seq, heads, head_dim] and k
-// [b, kv_seq, kv_heads, head_dim] at the given argument indices, is_causal among the Concrete Inputs.
-std::optional<DimMap> flash_dims(const json& dims, size_t q_at, size_t k_at, const json& concrete, size_t causal_at) {
+// A fused attention call: q and k at the given argument indices, [b, seq, heads, head_dim] (FlashAttention's and
+// the memory-efficient kernel's layout) or [b, heads, seq, head_dim] (`heads_first`: cuDNN's, SDPA's), and
+// whether it is causal (a bool, or the memory-efficient kernel's custom_mask_type: 0 none, 1 or 2 causal).
+std::optional<DimMap> attention_dims(const json& dims, size_t q_at, size_t k_at, bool heads_first,
+                                     std::optional<bool> causal) {
     auto q = shape_at(dims, q_at), k = shape_at(dims, k_at);
-    auto causal = bool_at(concrete, causal_at);
     if (!q || !k || !causal || q->size() != 4 || k->size() != 4 || (*q)[0] != (*k)[0] || (*q)[3] != (*k)[3])
         return std::nullopt;
-    return DimMap{{"b", double((*q)[0])},     {"seq", double((*q)[1])},      {"heads", double((*q)[2])},
-                  {"kv_seq", double((*k)[1])}, {"kv_heads", double((*k)[2])}, {"head_dim", double((*q)[3])},
+    size_t seq = heads_first ? 2 : 1, heads = heads_first ? 1 : 2;
+    return DimMap{{"b", double((*q)[0])},       {"seq", double((*q)[seq])},      {"heads", double((*q)[heads])},
+                  {"kv_seq", double((*k)[seq])}, {"kv_heads", double((*k)[heads])}, {"head_dim", double((*q)[3])},
                   {"causal", *causal ? 1.0 : 0.0}};
+}
+
+std::optional<bool> mask_type_at(const json& concrete, size_t i) {
+    auto v = ints_at(concrete, i);
+    if (!v || v->size() != 1 || (*v)[0] < 0 || (*v)[0] > 2) return std::nullopt;
+    return (*v)[0] != 0;
 }
 
 }  // namespace
@@ -242,18 +250,34 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
         if (kernels.empty()) return std::nullopt;
         return with(1, std::move(kernels));
     }
+    // Fused attention, timed as FlashAttention-2 whichever kernel ran (the memory-efficient one, cuDNN's): the
+    // attention factor the calibration learns is then that kernel's against FlashAttention-2 on this device.
+    // Argument indices are PyTorch's schemas (native_functions.yaml).
+    std::optional<DimMap> d;
+    bool backward = false;
+    size_t typed_at = 0;
     if (op == "_flash_attention_forward") {  // query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal
-        auto d = flash_dims(dims, 0, 1, concrete, 8);
-        if (!d) return std::nullopt;
-        return with(0, {{"flash_attention", *d}});
+        d = attention_dims(dims, 0, 1, false, bool_at(concrete, 8));
+    } else if (op == "_flash_attention_backward") {  // grad_out, query, key, value, out, logsumexp, cum_seq_q,
+                                                     // cum_seq_k, max_q, max_k, dropout_p, is_causal
+        d = attention_dims(dims, 1, 2, false, bool_at(concrete, 11)), backward = true, typed_at = 1;
+    } else if (op == "_efficient_attention_forward") {  // query, key, value, bias, cu_seqlens_q, cu_seqlens_k,
+                                                        // max_seqlen_q, max_seqlen_k, dropout_p, custom_mask_type
+        d = attention_dims(dims, 0, 1, false, mask_type_at(concrete, 9));
+    } else if (op == "_efficient_attention_backward") {  // grad_out_, query, key, value, bias, out, cu_seqlens_q,
+        // cu_seqlens_k, max_seqlen_q, max_seqlen_k, logsumexp, dropout_p, philox_seed, philox_offset, custom_mask_type
+        d = attention_dims(dims, 1, 2, false, mask_type_at(concrete, 14)), backward = true, typed_at = 1;
+    } else if (op == "_scaled_dot_product_cudnn_attention") {  // query, key, value, attn_bias, compute_log_sumexp,
+                                                               // dropout_p, is_causal
+        d = attention_dims(dims, 0, 1, true, bool_at(concrete, 6));
+    } else if (op == "_scaled_dot_product_cudnn_attention_backward") {  // grad_out, query, key, value, out,
+        // logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal
+        d = attention_dims(dims, 1, 2, true, bool_at(concrete, 14)), backward = true, typed_at = 1;
+    } else {
+        return std::nullopt;
     }
-    if (op == "_flash_attention_backward") {  // grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
-                                              // max_q, max_k, dropout_p, is_causal
-        auto d = flash_dims(dims, 1, 2, concrete, 11);
-        if (!d) return std::nullopt;
-        return with(1, {{"flash_attention", *d, Phase::backward_input}});
-    }
-    return std::nullopt;
+    if (!d) return std::nullopt;
+    return with(typed_at, {{"flash_attention", *d, backward ? Phase::backward_input : Phase::forward}});
 }
 
 std::optional<Family> kernel_family_from_name(const std::string& name) {

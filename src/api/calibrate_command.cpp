@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "api/api.hpp"
@@ -325,7 +326,7 @@ json calibrate_reply(const json& request) {
         std::optional<Family> family;  // a trace's family; none: the row's quantity
         std::string device;
         std::optional<ShapedFamily> shaped;  // the family's kernels matched by shape; none: by name
-        std::optional<HardwareSpec> hw;      // the device, where shaped
+        std::shared_ptr<const HardwareSpec> hw;  // the device, where shaped
     };
     std::unique_ptr<KernelPredictor> kernel_predictor;  // the uncalibrated kernel model, for shaped kernels
     std::vector<Observed> observed;
@@ -335,21 +336,22 @@ json calibrate_reply(const json& request) {
         std::string device = result.at("hardware").get<std::string>();
         if (!measured[i].trace) {
             observed.push_back({i, observe(result, measured[i].measures, measured[i].measured_ms), std::nullopt, device,
-                                std::nullopt, std::nullopt});
+                                std::nullopt, nullptr});
         } else {
             const ProfiledKernels& trace = *measured[i].trace;
             std::map<Family, ShapedFamily> shaped;
-            HardwareSpec hw;
+            std::shared_ptr<const HardwareSpec> hw;
             if (!trace.shaped.empty()) {
-                hw = select_hardware(RequestOptions(measured[i].request, kPredict)).at(0);
-                shaped = shaped_families(trace, measured[i].request, hw, i);
+                hw = std::make_shared<const HardwareSpec>(
+                    std::move(select_hardware(RequestOptions(measured[i].request, kPredict)).at(0)));
+                shaped = shaped_families(trace, measured[i].request, *hw, i);
                 if (!kernel_predictor) kernel_predictor = make_predictor(predictor, kernel_models);
             }
             // Kernels matched by shape: each family's calls against the kernel model at those very shapes.
             for (auto& [family, f] : shaped) {
                 CalibrationObservation o;
                 for (const auto& [kernel, calls] : f.kernels) {
-                    double ms = calls * kernel_predictor->kernel_ms(kernel, hw);
+                    double ms = calls * kernel_predictor->kernel_ms(kernel, *hw);
                     o.family_ms[family] += ms;
                     if (uses_matrix_units(family)) o.matmul_precision_ms[kernel.precision] += ms;
                 }
@@ -368,7 +370,7 @@ json calibrate_reply(const json& request) {
                 o.family_ms[family] = predicted->second;
                 if (uses_matrix_units(family)) o.matmul_precision_ms = whole.matmul_precision_ms;
                 o.measured_ms = ms;
-                observed.push_back({i, o, family, device, std::nullopt, std::nullopt});
+                observed.push_back({i, o, family, device, std::nullopt, nullptr});
             }
         }
         observations_of[device];

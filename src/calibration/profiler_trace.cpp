@@ -304,42 +304,47 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
         if (!args || !args->contains("External id") || !(*args)["External id"].is_number_integer()) return std::nullopt;
         return (*args)["External id"].get<std::int64_t>();
     };
-    // The CPU operators that recorded their shapes, by External id (the first, should a trace repeat one).
-    std::map<std::int64_t, const json*> operators;
+    // Each call of a CPU operator that recorded its shapes, by External id (the first, should a trace repeat
+    // one): the operator, then the group of shaped calls it is in once a kernel of it is met (-1: not matched by
+    // shape), and whether one of its kernels was counted yet (the call is counted once, however many it launched).
+    struct Call {
+        const json* op = nullptr;
+        int group = -2;  // -2: not looked at yet
+        bool counted = false;
+    };
+    std::map<std::int64_t, Call> calls;
     for (const auto& e : *events) {
         if (!e.is_object() || e.value("cat", json("")) != "cpu_op" || !e.contains("args") || !e["args"].is_object() ||
             !e["args"].contains("Input Dims"))
             continue;
-        if (auto id = external_id(e)) operators.emplace(*id, &e);
+        if (auto id = external_id(e)) calls.emplace(*id, Call{&e});
     }
     ProfiledKernels out;
     std::set<std::string> steps;
-    std::map<std::int64_t, std::optional<size_t>> group_of_call;  // External id -> index into out.shaped
-    std::map<std::string, size_t> group_of_key;
-    std::vector<std::set<std::int64_t>> calls;  // per group, the External ids of its calls
-    auto group = [&](std::int64_t id) -> std::optional<size_t> {
-        auto known = group_of_call.find(id);
-        if (known != group_of_call.end()) return known->second;
-        std::optional<size_t> g;
-        auto op = operators.find(id);
-        if (op != operators.end()) {
-            const json& args = (*op->second)["args"];
+    std::map<std::string, size_t> group_of_key;  // an operator, its kernels' shapes and its type -> out.shaped
+    auto shaped_call = [&](std::int64_t id) -> Call* {
+        auto it = calls.find(id);
+        if (it == calls.end()) return nullptr;
+        Call& call = it->second;
+        if (call.group == -2) {
+            call.group = -1;
+            const json& op = *call.op;
+            const json& args = op["args"];
             std::optional<ShapedOperator> shaped = shaped_operator_kernels(
-                op->second->value("name", json("")).is_string() ? (*op->second)["name"].get<std::string>() : "",
-                args["Input Dims"], args.value("Input type", json(nullptr)), args.value("Concrete Inputs", json(nullptr)));
+                op.value("name", json("")).is_string() ? op["name"].get<std::string>() : "", args["Input Dims"],
+                args.value("Input type", json(nullptr)), args.value("Concrete Inputs", json(nullptr)));
             if (shaped) {
                 std::string key = shaped->name + "|" + to_string(shaped->precision);
-                for (const auto& k : shaped->kernels) key += "|" + k.op + json(k.dims).dump() + to_string(k.phase);
-                auto [it, fresh] = group_of_key.emplace(key, out.shaped.size());
-                if (fresh) {
-                    out.shaped.push_back(std::move(*shaped));
-                    calls.emplace_back();
+                for (const auto& k : shaped->kernels) {
+                    key += "|" + k.op + "|" + to_string(k.phase);
+                    for (const auto& [dim, value] : k.dims) key += " " + dim + "=" + std::to_string(value);
                 }
-                g = it->second;
+                auto [g, fresh] = group_of_key.emplace(key, out.shaped.size());
+                if (fresh) out.shaped.push_back(std::move(*shaped));
+                call.group = int(g->second);
             }
         }
-        group_of_call.emplace(id, g);
-        return g;
+        return call.group >= 0 ? &call : nullptr;
     };
     for (const auto& e : *events) {
         if (!e.is_object()) continue;
@@ -352,10 +357,11 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
                         ErrorCode::invalid_value, "measurements");
         ++out.kernels;
         std::optional<std::int64_t> id = external_id(e);
-        if (std::optional<size_t> g = id ? group(*id) : std::nullopt) {
-            out.shaped[*g].ms_per_step += dur.get<double>() / 1e3;
-            ++out.shaped[*g].gpu_kernels;
-            calls[*g].insert(*id);
+        if (Call* call = id ? shaped_call(*id) : nullptr) {
+            ShapedOperator& group = out.shaped[size_t(call->group)];
+            group.ms_per_step += dur.get<double>() / 1e3;
+            ++group.gpu_kernels;
+            if (!call->counted) group.calls_per_step += 1, call->counted = true;
             continue;
         }
         std::optional<Family> family = kernel_family_from_name(name);
@@ -368,10 +374,7 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
                     ErrorCode::invalid_value, "measurements");
     out.steps = steps.empty() ? 1.0 : double(steps.size());
     for (auto& [family, ms] : out.ms_per_step) ms /= out.steps;
-    for (size_t g = 0; g < out.shaped.size(); ++g) {
-        out.shaped[g].ms_per_step /= out.steps;
-        out.shaped[g].calls_per_step = double(calls[g].size()) / out.steps;
-    }
+    for (auto& group : out.shaped) group.ms_per_step /= out.steps, group.calls_per_step /= out.steps;
     return out;
 }
 

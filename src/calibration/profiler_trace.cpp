@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -90,20 +89,26 @@ std::optional<bool> bool_at(const json& concrete, size_t i) {
     return std::nullopt;
 }
 
-// "[1, 1]" (or one integer, "1") as its integers.
+// "[1, 1]" (or one integer, "1") as its integers: digits with an optional minus, separated by commas, spaces and
+// brackets.
 std::optional<Dims> ints_at(const json& concrete, size_t i) {
     auto text = concrete_at(concrete, i);
     if (!text) return std::nullopt;
-    std::string t;
-    for (char c : *text) t += (c == '[' || c == ']' || c == ',') ? ' ' : c;
-    std::istringstream in(t);
     Dims out;
-    std::string word;
-    while (in >> word) {
-        size_t digits = word[0] == '-' ? 1 : 0;
-        if (word.size() == digits || word.size() > 12 || word.find_first_not_of("0123456789", digits) != std::string::npos)
-            return std::nullopt;
-        out.push_back(std::stoll(word));
+    const std::string& t = *text;
+    for (size_t at = 0; at < t.size();) {
+        char c = t[at];
+        if (c == '[' || c == ']' || c == ',' || c == ' ') {
+            ++at;
+            continue;
+        }
+        bool negative = c == '-';
+        size_t digits = at + (negative ? 1 : 0), end = digits;
+        std::int64_t value = 0;
+        while (end < t.size() && t[end] >= '0' && t[end] <= '9' && end - digits < 12) value = 10 * value + (t[end++] - '0');
+        if (end == digits || (end < t.size() && t.find_first_of("[], ", end) != end)) return std::nullopt;
+        out.push_back(negative ? -value : value);
+        at = end;
     }
     if (out.empty()) return std::nullopt;
     return out;
@@ -116,7 +121,15 @@ double product(const Dims& d, size_t from, size_t to) {
 }
 
 // A tensor as the b x h rows of a row-wise kernel (layer norm, softmax, element-wise): h its last dimension.
-DimMap rows_of(const Dims& d) { return {{"b", product(d, 0, d.size() - 1)}, {"h", double(d.back())}}; }
+// Dims by name: the names and the values in the same order (a loop, not a map built entry by entry in place).
+DimMap named(std::initializer_list<const char*> names, std::initializer_list<double> values) {
+    DimMap d;
+    auto value = values.begin();
+    for (const char* name : names) d.emplace(name, *value++);
+    return d;
+}
+
+DimMap rows_of(const Dims& d) { return named({"b", "h"}, {product(d, 0, d.size() - 1), double(d.back())}); }
 
 // A 2-d convolution's geometry from its input and weight shapes and the stride, padding, dilation and groups
 // arguments at the given indices of its Concrete Inputs; none for anything but a plain 2-d convolution.
@@ -130,10 +143,9 @@ std::optional<DimMap> conv2d_dims(const Dims& x, const Dims& w, const json& conc
     Dims s = pair(*stride), p = pair(*padding), d = pair(*dilation);
     if (s.size() != 2 || p.size() != 2 || d != Dims{1, 1} || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0)
         return std::nullopt;
-    return DimMap{{"n", double(x[0])},        {"c", double(x[1])},        {"h", double(x[2])},
-                  {"w", double(x[3])},        {"k", double(w[0])},        {"filter_h", double(w[2])},
-                  {"filter_w", double(w[3])}, {"pad_h", double(p[0])},    {"pad_w", double(p[1])},
-                  {"stride_h", double(s[0])}, {"stride_w", double(s[1])}};
+    return named({"n", "c", "h", "w", "k", "filter_h", "filter_w", "pad_h", "pad_w", "stride_h", "stride_w"},
+                 {double(x[0]), double(x[1]), double(x[2]), double(x[3]), double(w[0]), double(w[2]), double(w[3]),
+                  double(p[0]), double(p[1]), double(s[0]), double(s[1])});
 }
 
 // A fused attention call: q and k at the given argument indices, [b, seq, heads, head_dim] (FlashAttention's and
@@ -145,9 +157,9 @@ std::optional<DimMap> attention_dims(const json& dims, size_t q_at, size_t k_at,
     if (!q || !k || !causal || q->size() != 4 || k->size() != 4 || (*q)[0] != (*k)[0] || (*q)[3] != (*k)[3])
         return std::nullopt;
     size_t seq = heads_first ? 2 : 1, heads = heads_first ? 1 : 2;
-    return DimMap{{"b", double((*q)[0])},       {"seq", double((*q)[seq])},      {"heads", double((*q)[heads])},
-                  {"kv_seq", double((*k)[seq])}, {"kv_heads", double((*k)[heads])}, {"head_dim", double((*q)[3])},
-                  {"causal", *causal ? 1.0 : 0.0}};
+    return named({"b", "seq", "heads", "kv_seq", "kv_heads", "head_dim", "causal"},
+                 {double((*q)[0]), double((*q)[seq]), double((*q)[heads]), double((*k)[seq]), double((*k)[heads]),
+                  double((*q)[3]), *causal ? 1.0 : 0.0});
 }
 
 std::optional<bool> mask_type_at(const json& concrete, size_t i) {
@@ -163,7 +175,7 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
     std::string op = name.rfind("aten::", 0) == 0 ? name.substr(6) : name;
     ShapedOperator out;
     out.name = name;
-    auto with = [&](size_t typed_at, std::vector<KernelRow> kernels) -> std::optional<ShapedOperator> {
+    auto with_kernels = [&](size_t typed_at, std::vector<KernelRow> kernels) -> std::optional<ShapedOperator> {
         auto p = precision_at(types, typed_at);
         if (!p) return std::nullopt;
         // Shapes the kernel table refuses (a filter larger than its padded input, dims over the limits) leave the
@@ -177,24 +189,29 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
         out.kernels = std::move(kernels);
         return out;
     };
+    auto with = [&](size_t typed_at, const std::string& kernel, DimMap d, Phase phase = Phase::forward) {
+        std::vector<KernelRow> one(1);
+        one[0].op = kernel, one[0].dims = std::move(d), one[0].phase = phase;
+        return with_kernels(typed_at, std::move(one));
+    };
     if (op == "mm" || op == "addmm") {  // addmm: bias, mat1, mat2
         size_t a = op == "mm" ? 0 : 1;
         auto x = shape_at(dims, a), y = shape_at(dims, a + 1);
         if (!x || !y || x->size() != 2 || y->size() != 2 || (*x)[1] != (*y)[0]) return std::nullopt;
-        return with(a, {{"gemm", {{"m", double((*x)[0])}, {"n", double((*y)[1])}, {"k", double((*x)[1])}}}});
+        return with(a, "gemm", named({"m", "n", "k"}, {double((*x)[0]), double((*y)[1]), double((*x)[1])}));
     }
     if (op == "bmm" || op == "baddbmm") {
         size_t a = op == "bmm" ? 0 : 1;
         auto x = shape_at(dims, a), y = shape_at(dims, a + 1);
         if (!x || !y || x->size() != 3 || y->size() != 3 || (*x)[0] != (*y)[0] || (*x)[2] != (*y)[1])
             return std::nullopt;
-        return with(a, {{"bmm", {{"b", double((*x)[0])}, {"m", double((*x)[1])}, {"n", double((*y)[2])},
-                                 {"k", double((*x)[2])}}}});
+        return with(a, "bmm", named({"b", "m", "n", "k"},
+                                    {double((*x)[0]), double((*x)[1]), double((*y)[2]), double((*x)[2])}));
     }
     if (op == "native_layer_norm") {
         auto x = shape_at(dims, 0);
         if (!x || x->empty()) return std::nullopt;
-        return with(0, {{"ln", rows_of(*x)}});
+        return with(0, "ln", rows_of(*x));
     }
     if (op == "_softmax") {  // self, dim, half_to_float: a row-wise softmax over the last dimension only
         auto x = shape_at(dims, 0);
@@ -202,21 +219,21 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
         if (!x || x->empty() || !dim || dim->size() != 1 ||
             ((*dim)[0] != -1 && (*dim)[0] != std::int64_t(x->size()) - 1))
             return std::nullopt;
-        return with(0, {{"softmax", rows_of(*x)}});
+        return with(0, "softmax", rows_of(*x));
     }
     std::string base = !op.empty() && op.back() == '_' ? op.substr(0, op.size() - 1) : op;  // in place: add_
     if (base == "add" || base == "mul" || base == "div") {
         auto x = shape_at(dims, 0), y = shape_at(dims, 1);
         if (!x || !y || x->empty()) return std::nullopt;
-        if (*x == *y) return with(0, {{base, rows_of(*x)}});
+        if (*x == *y) return with(0, base, rows_of(*x));
         bool scalar = y->empty() && types.is_array() && types.size() > 1 && types[1] == "Scalar";
-        if (scalar) return with(0, {{base + "u", rows_of(*x)}});
+        if (scalar) return with(0, base + "u", rows_of(*x));
         return std::nullopt;  // broadcasting: not the kernel the row op times
     }
     if (base == "gelu" || base == "relu" || base == "tanh") {
         auto x = shape_at(dims, 0);
         if (!x || x->empty()) return std::nullopt;
-        return with(0, {{base, rows_of(*x)}});
+        return with(0, base, rows_of(*x));
     }
     if (op == "cudnn_convolution" || op == "convolution" || op == "_convolution") {
         auto x = shape_at(dims, 0), w = shape_at(dims, 1);
@@ -229,7 +246,7 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
             d = conv2d_dims(*x, *w, concrete, 3, 4, 5, 8);
         }
         if (!d) return std::nullopt;
-        return with(0, {{"conv2d", *d}});
+        return with(0, "conv2d", std::move(*d));
     }
     if (op == "convolution_backward") {
         // grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
@@ -245,10 +262,14 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
         if (first == std::string::npos || comma == std::string::npos) return std::nullopt;
         size_t second = mask->find_first_of("TF", comma);
         if (second == std::string::npos) return std::nullopt;
-        if ((*mask)[first] == 'T') kernels.push_back({"conv2d_grad_input", *d});
-        if ((*mask)[second] == 'T') kernels.push_back({"conv2d_grad_weight", *d});
+        const std::pair<const char*, size_t> gradients[] = {{"conv2d_grad_input", first}, {"conv2d_grad_weight", second}};
+        for (const auto& [kernel, flag] : gradients) {
+            if ((*mask)[flag] != 'T') continue;
+            kernels.emplace_back();
+            kernels.back().op = kernel, kernels.back().dims = *d;
+        }
         if (kernels.empty()) return std::nullopt;
-        return with(1, std::move(kernels));
+        return with_kernels(1, std::move(kernels));
     }
     // Fused attention, timed as FlashAttention-2 whichever kernel ran (the memory-efficient one, cuDNN's): the
     // attention factor the calibration learns is then that kernel's against FlashAttention-2 on this device.
@@ -277,7 +298,7 @@ std::optional<ShapedOperator> shaped_operator_kernels(const std::string& name, c
         return std::nullopt;
     }
     if (!d) return std::nullopt;
-    return with(typed_at, {{"flash_attention", *d, backward ? Phase::backward_input : Phase::forward}});
+    return with(typed_at, "flash_attention", std::move(*d), backward ? Phase::backward_input : Phase::forward);
 }
 
 std::optional<Family> kernel_family_from_name(const std::string& name) {
@@ -337,7 +358,7 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
                 std::string key = shaped->name + "|" + to_string(shaped->precision);
                 for (const auto& k : shaped->kernels) {
                     key += "|" + k.op + "|" + to_string(k.phase);
-                    for (const auto& [dim, value] : k.dims) key += " " + dim + "=" + std::to_string(value);
+                    for (const auto& [dim, value] : k.dims) key += " " + dim + "=" + std::to_string(std::int64_t(value));
                 }
                 auto [g, fresh] = group_of_key.emplace(key, out.shaped.size());
                 if (fresh) out.shaped.push_back(std::move(*shaped));

@@ -407,12 +407,13 @@ json calibrate_reply(const json& request) {
                        ", outside 0.01-100: rows that contradict each other, or a unit mistaken");
     json kept = json::array(), replaced = json::array();
     if (o.has("calibration")) {
-        std::shared_ptr<const Calibration> previous = read_calibration(o.value("calibration"), predictor, kernel_models);
-        for (const auto& [device, d] : previous->devices) {
+        Calibration previous = calibration_from_json(o.value("calibration"));
+        check_calibration_applies(previous, predictor, kernel_models);
+        for (auto& [device, d] : previous.devices) {
             if (calibration.devices.count(device)) {
                 replaced.push_back(device);
             } else {
-                calibration.devices[device] = d;
+                calibration.devices.emplace(device, std::move(d));
                 kept.push_back(device);
             }
         }
@@ -435,8 +436,8 @@ json calibrate_reply(const json& request) {
         double after = 0;
         if (o.shaped) {
             if (!calibrated_kernels)
-                calibrated_kernels = std::make_unique<CalibratedPredictor>(make_predictor(predictor, kernel_models),
-                                                                           std::make_shared<const Calibration>(calibration));
+                calibrated_kernels = std::make_unique<CalibratedPredictor>(
+                    make_predictor(predictor, kernel_models), read_calibration(document, predictor, kernel_models));
             after = shaped_ms(*o.shaped, *calibrated_kernels, *o.hw);
         } else {
             after = o.family ? result.at("step").at("by_family_ms").at(to_string(*o.family)).get<double>()

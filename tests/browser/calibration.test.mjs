@@ -233,9 +233,18 @@ describe('the Calibrate panel', () => {
     const step = cli(args.map((a, i) => (args[i - 1] === '--hardware' ? HW : a))).results[0].step;
     // Two profiled steps whose GEMMs took 1.25x the prediction.
     const events = [];
+    // And one layer norm whose operator recorded its shapes: matched by shape, timed as prenet kernels times it.
+    const lnCsv = join(dir, 'ln.csv');
+    writeFileSync(lnCsv, 'op,b,h,precision\nln,4096,768,bf16\n');
+    const ln = spawnSync(cliBinary, ['kernels', '--csv', lnCsv, '--hardware', HW], { encoding: 'utf8' });
+    assert.equal(ln.status, 0, ln.stderr);
+    const lnMs = Number(ln.stdout.trim().split('\n')[1].split(',').pop());
     for (const n of [1, 2]) {
       events.push({ ph: 'X', cat: 'user_annotation', name: `ProfilerStep#${n}`, ts: 0, dur: 1 });
       events.push({ ph: 'X', cat: 'kernel', name: 'ampere_bf16_s16816gemm_bf16_128x128_ldg8', ts: 0, dur: 1000 * 1.25 * step.by_family_ms.gemm });
+      events.push({ ph: 'X', cat: 'cpu_op', name: 'aten::native_layer_norm', ts: 0, dur: 5,
+        args: { 'External id': n, 'Input Dims': [[8, 512, 768], [768], [768], []], 'Input type': ['c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'Scalar'], 'Concrete Inputs': ['', '', '', ''] } });
+      events.push({ ph: 'X', cat: 'kernel', name: 'vectorized_layer_norm_kernel', ts: 0, dur: 1000 * 1.1 * lnMs, args: { 'External id': n } });
     }
     const trace = join(dir, 'trace.json');
     writeFileSync(trace, JSON.stringify({ traceEvents: events }));
@@ -244,7 +253,11 @@ describe('the Calibrate panel', () => {
     await settled(page);
     assert.match(await page.textContent('#cal-file-status'), /trace\.json \(profiled with this page’s settings\)/);
     const reply = await page.evaluate(() => window.prenet.last().calibrate);
-    assert.deepEqual(reply.rows.map((r) => r.measures), ['kernels:gemm']);
+    assert.deepEqual(reply.rows.map((r) => [r.measures, r.matched_by]), [['kernels:norm', 'shape'], ['kernels:gemm', 'name']]);
+    close(reply.rows[0].predicted_ms_before, lnMs, 'the shaped layer norm as prenet kernels times it', 1e-4);
+    close(reply.rows[0].measured_ms, 1.1 * lnMs, 'its time per step', 1e-9);
+    assert.match(await page.textContent('#cal-before-after'), /norm kernels, by shape \(1 shape\)/);
+    reply.rows.reverse();  // the GEMM row's checks below
     close(reply.rows[0].measured_ms, 1.25 * step.by_family_ms.gemm, 'the trace\'s GEMM time per step', 1e-9);
     close(reply.rows[0].predicted_ms_before, step.by_family_ms.gemm, 'the page\'s prediction of it', TIME_TOLERANCE);
     assert.ok(reply.rows[0].ape_after_pct < reply.rows[0].ape_before_pct);

@@ -18,7 +18,6 @@
 #include "core/csv.hpp"
 #include "core/precision.hpp"
 #include "core/error.hpp"
-#include "hardware/precision_support.hpp"
 #include "predict/op_rows.hpp"
 #include "predict/predictor.hpp"
 
@@ -227,24 +226,17 @@ struct ShapedFamily {
     std::int64_t operators = 0;  // distinct operator shapes
 };
 
-// fp32 inputs to matrix units run as TF32 where the row ran at tf32 (PyTorch's allow_tf32), and a precision the
-// device has no units for as the one it runs instead (hardware/precision_support.hpp), as `prenet kernels` does.
+// fp32 inputs run as TF32 where the row ran at tf32 (PyTorch's allow_tf32; the vector kernels are the same either
+// way), and a precision the device has no units for as the one it runs instead, as `prenet kernels` times them.
 std::map<Family, ShapedFamily> shaped_families(const ProfiledKernels& trace, const json& request,
                                                const HardwareSpec& hw, size_t index) {
     bool tf32 = request.contains("precision") && request["precision"] == "tf32";
     std::map<Family, ShapedFamily> out;
     for (const ShapedOperator& op : trace.shaped) {
+        Precision p = op.precision == Precision::fp32 && tf32 ? Precision::tf32 : op.precision;
         std::vector<Kernel> kernels;
         try {
-            for (const KernelRow& row : op.kernels) {
-                Kernel k = kernel_from_row(row.op, row.dims, op.precision, row.phase);
-                if (uses_matrix_units(k.family)) {
-                    Precision p = op.precision == Precision::fp32 && tf32 ? Precision::tf32 : op.precision;
-                    p = precision_support(hw, p).used;
-                    if (p != op.precision) k = kernel_from_row(row.op, row.dims, p, row.phase);
-                }
-                kernels.push_back(std::move(k));
-            }
+            for (const KernelRow& row : op.kernels) kernels.push_back(kernel_from_row_on(row.op, row.dims, p, row.phase, hw));
         } catch (const Error& e) {
             refuse(row_name(index) + ": the trace's " + op.name + " call: " + e.what());
         }
@@ -379,7 +371,7 @@ json calibrate_reply(const json& request) {
     // (the document's factors lie within 0.01-100): said here, naming the row, not by the document's reader.
     for (const auto& o : observed) {
         double ratio = o.observation.measured_ms / o.observation.predicted_ms();
-        if (ratio >= kMinCalibrationScale && ratio <= kMaxCalibrationScale) continue;
+        if (within_calibration_range(ratio)) continue;
         char text[160];
         std::snprintf(text, sizeof text, "measured %.4g ms is %.3g times the %.4g ms predicted", o.observation.measured_ms,
                       ratio, o.observation.predicted_ms());
@@ -396,15 +388,15 @@ json calibrate_reply(const json& request) {
             refuse("measurements: no kernel family of the traces on " + device + " is one the predictions hold");
         calibration.devices[device] = fit_calibration(mine);
     }
-    // The calibration in use (`calibration`): its devices these rows do not measure are kept, so that measuring
-    // one device loses nobody's other; a device measured again is fitted on the new rows alone (the document
-    // keeps no rows to refit on).
     // Rows within range each can still pull a factor out of it together (two runs of one family far apart).
     for (const auto& [device, d] : calibration.devices)
         for (const auto& [key, scale] : d.scales)
-            if (scale < kMinCalibrationScale || scale > kMaxCalibrationScale)
+            if (!within_calibration_range(scale))
                 refuse("measurements: the rows on " + device + " fit a " + key + " factor of " + json(scale).dump() +
                        ", outside 0.01-100: rows that contradict each other, or a unit mistaken");
+    // The calibration in use (`calibration`): its devices these rows do not measure are kept, so that measuring
+    // one device loses nobody's other; a device measured again is fitted on the new rows alone (the document
+    // keeps no rows to refit on).
     json kept = json::array(), replaced = json::array();
     if (o.has("calibration")) {
         Calibration previous = calibration_from_json(o.value("calibration"));

@@ -67,7 +67,7 @@ DeviceCalibration device_from_json(const json& doc, const std::string& id) {
             refuse(where + ".scales has an unknown factor '" + key +
                    "' (a kernel family, matmul.<precision>, communication or overhead)");
         double scale = positive_number(value, where + ".scales." + key);
-        if (scale < kMinCalibrationScale || scale > kMaxCalibrationScale)
+        if (!within_calibration_range(scale))
             refuse(where + ".scales." + key + " is " + std::to_string(scale) + ", outside 0.01-100");
         d.scales[key] = scale;
     }

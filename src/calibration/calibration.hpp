@@ -28,6 +28,9 @@ constexpr const char* kOverheadScale = "overhead";
 // slower than its sheet says is not what a few measured steps can mean. Documents are read within it, and
 // calibrate refuses measurements that would fit outside it.
 constexpr double kMinCalibrationScale = 0.01, kMaxCalibrationScale = 100.0;
+constexpr bool within_calibration_range(double scale) {
+    return scale >= kMinCalibrationScale && scale <= kMaxCalibrationScale;
+}
 std::string matmul_precision_key(Precision precision);
 // The keys a calibration's factors and covariance are indexed by, in that order.
 const std::vector<std::string>& calibration_scale_keys();

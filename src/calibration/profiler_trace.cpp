@@ -120,7 +120,6 @@ double product(const Dims& d, size_t from, size_t to) {
     return p;
 }
 
-// A tensor as the b x h rows of a row-wise kernel (layer norm, softmax, element-wise): h its last dimension.
 // Dims by name: the names and the values in the same order (a loop, not a map built entry by entry in place).
 DimMap named(std::initializer_list<const char*> names, std::initializer_list<double> values) {
     DimMap d;
@@ -129,6 +128,7 @@ DimMap named(std::initializer_list<const char*> names, std::initializer_list<dou
     return d;
 }
 
+// A tensor as the b x h rows of a row-wise kernel (layer norm, softmax, element-wise): h its last dimension.
 DimMap rows_of(const Dims& d) { return named({"b", "h"}, {product(d, 0, d.size() - 1), double(d.back())}); }
 
 // A 2-d convolution's geometry from its input and weight shapes and the stride, padding, dilation and groups

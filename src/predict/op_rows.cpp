@@ -208,6 +208,14 @@ Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision p, P
     throw Error("unknown op '" + op + "'");
 }
 
+Kernel kernel_from_row_on(const std::string& op, const DimMap& dims, Precision precision, Phase phase,
+                          const HardwareSpec& runs_on) {
+    Kernel k = kernel_from_row(op, dims, precision, phase);
+    if (!uses_matrix_units(k.family)) return k;
+    Precision used = precision_support(runs_on, precision).used;
+    return used == precision ? k : kernel_from_row(op, dims, used, phase);
+}
+
 std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, const std::string& origin,
                                        const std::function<bool(const std::string& op)>& skip,
                                        const HardwareSpec* runs_on) {
@@ -234,12 +242,8 @@ std::vector<Kernel> kernels_from_table(const CsvTable& t, Precision precision, c
             Phase phase = phase_col >= 0 && row[op_col] == "flash_attention" && !row[phase_col].empty()
                               ? parse_row_phase(row[op_col], row[phase_col])
                               : Phase::forward;
-            Kernel k = kernel_from_row(row[op_col], values, p, phase);
-            if (runs_on && uses_matrix_units(k.family)) {
-                Precision used = precision_support(*runs_on, p).used;
-                if (used != p) k = kernel_from_row(row[op_col], values, used, phase);
-            }
-            out.push_back(std::move(k));
+            out.push_back(runs_on ? kernel_from_row_on(row[op_col], values, p, phase, *runs_on)
+                                  : kernel_from_row(row[op_col], values, p, phase));
         } catch (const Error& e) {
             throw Error(where + ": " + e.what());
         }

@@ -23,6 +23,11 @@ using DimMap = std::map<std::string, double>;
 // other than flash_attention.
 Kernel kernel_from_row(const std::string& op, const DimMap& dims, Precision precision,
                        Phase phase = Phase::forward);
+// The same kernel as it runs on `runs_on`: a matrix-unit kernel (GEMM, convolution, attention, RNN) at a precision
+// that device has no units for is the kernel at the precision it runs as there (hardware/precision_support.hpp);
+// its Kernel's precision says which.
+Kernel kernel_from_row_on(const std::string& op, const DimMap& dims, Precision precision, Phase phase,
+                          const HardwareSpec& runs_on);
 bool is_known_row_op(const std::string& op);
 // A table's `phase` column (forward | backward) for an op that takes one (flash_attention); throws Error
 // naming the column otherwise.

@@ -219,5 +219,24 @@ TEST(ProfilerTrace, ADocumentWithoutKernelsIsRefused) {
     EXPECT_NE(message({{"traceEvents", json::array({bad})}}).find("no duration"), std::string::npos);
 }
 
+// Found by the API fuzz target: an event without a name (or with a number for one, or for 'ph'/'cat') read through
+// a missing key. Such events are skipped or matched as unnamed, never a crash.
+TEST(ProfilerTrace, EventsWithoutTextFieldsAreReadAsUnnamed) {
+    json events = json::array({
+        {{"ph", "X"}, {"cat", "kernel"}, {"dur", 100}},                                 // no name
+        {{"ph", "X"}, {"cat", "kernel"}, {"name", 7}, {"dur", 100}},                    // a number for a name
+        {{"ph", 1}, {"cat", "kernel"}, {"name", "gemm"}, {"dur", 100}},                 // not an 'X' event
+        {{"ph", "X"}, {"cat", json::array()}, {"name", "gemm"}, {"dur", 100}},          // no category
+        {{"ph", "X"}, {"cat", "cpu_op"}, {"args", {{"External id", 1}, {"Input Dims", json::array()}}}},  // no name
+        {{"ph", "X"}, {"cat", "kernel"}, {"name", "sm80_gemm"}, {"dur", 200}, {"args", {{"External id", 1}}}},
+    });
+    ProfiledKernels k = read_profiler_trace({{"traceEvents", events}}, "row 1");
+    EXPECT_EQ(k.kernels, 3);
+    EXPECT_EQ(k.unrecognised, 2);
+    EXPECT_TRUE(k.shaped.empty());
+    EXPECT_DOUBLE_EQ(k.ms_per_step.at(Family::gemm), 0.2);  // the unnamed operator's kernel, matched by its name
+    EXPECT_DOUBLE_EQ(k.ms_per_step.at(Family::elementwise), 0.2);
+}
+
 }  // namespace
 }  // namespace prenet

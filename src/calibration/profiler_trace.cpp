@@ -41,9 +41,15 @@ const std::vector<Pattern>& patterns() {
     return p;
 }
 
+// An event's text field, or "" where it is missing or not text (traces from other tools, or edited ones).
+std::string text_field(const json& e, const char* key) {
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 bool is_kernel(const json& e) {
-    if (!e.is_object() || e.value("ph", std::string()) != "X") return false;
-    std::string cat = e.value("cat", std::string());
+    if (!e.is_object() || text_field(e, "ph") != "X") return false;
+    std::string cat = text_field(e, "cat");
     std::transform(cat.begin(), cat.end(), cat.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     return cat == "kernel";
 }
@@ -335,7 +341,7 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
     };
     std::map<std::int64_t, Call> calls;
     for (const auto& e : *events) {
-        if (!e.is_object() || e.value("cat", json("")) != "cpu_op" || !e.contains("args") || !e["args"].is_object() ||
+        if (!e.is_object() || text_field(e, "cat") != "cpu_op" || !e.contains("args") || !e["args"].is_object() ||
             !e["args"].contains("Input Dims"))
             continue;
         if (auto id = external_id(e)) calls.emplace(*id, Call{&e});
@@ -352,7 +358,7 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
             const json& op = *call.op;
             const json& args = op["args"];
             std::optional<ShapedOperator> shaped = shaped_operator_kernels(
-                op.value("name", json("")).is_string() ? op["name"].get<std::string>() : "", args["Input Dims"],
+                text_field(op, "name"), args["Input Dims"],
                 args.value("Input type", json(nullptr)), args.value("Concrete Inputs", json(nullptr)));
             if (shaped) {
                 std::string key = shaped->name + "|" + to_string(shaped->precision);
@@ -369,7 +375,7 @@ ProfiledKernels read_profiler_trace(const json& trace, const std::string& where)
     };
     for (const auto& e : *events) {
         if (!e.is_object()) continue;
-        std::string name = e.value("name", json("")).is_string() ? e["name"].get<std::string>() : "";
+        std::string name = text_field(e, "name");
         if (name.rfind("ProfilerStep#", 0) == 0) steps.insert(name);
         if (!is_kernel(e)) continue;
         const json& dur = e.value("dur", json(nullptr));

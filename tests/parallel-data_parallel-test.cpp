@@ -36,6 +36,40 @@ TEST(DataParallel, DdpAllReducesEveryGradientOnceAtTheEnd) {
     EXPECT_TRUE(data_parallel_comms(f, dp(1, 0), r).last_backward.empty());
 }
 
+// DeepSpeed's BF16 optimizer (a bf16 model below ZeRO 2): its fp32 gradient buffer is all-reduced whole, and at
+// ZeRO 1 the updated weights are gathered in bf16; from ZeRO 2 its ZeRO optimizer reduce-scatters bf16 gradients.
+TEST(DataParallel, DeepSpeedsBf16OptimizerAllReducesFp32Gradients) {
+    ModelFeatures f = gpt2_features(Precision::bf16);
+    FrameworkPreset deepspeed = preset_for("deepspeed");
+    MemoryOptions o = testing::memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model);
+    o.framework = deepspeed;
+    const double n = double(f.params);
+    for (int zero : {0, 1}) {
+        o.zero = zero;
+        DataParallelComms c = data_parallel_comms(f, dp(8, zero), model_recipe(o), deepspeed);
+        ASSERT_FALSE(c.last_backward.empty());
+        EXPECT_EQ(c.last_backward[0].op, Collective::all_reduce) << zero;
+        EXPECT_DOUBLE_EQ(c.last_backward[0].bytes, n * 4.0) << zero;
+        EXPECT_EQ(c.after_step.size(), zero == 1 ? 1u : 0u);
+        if (zero == 1) EXPECT_DOUBLE_EQ(c.after_step[0].bytes, n * 2.0);
+        // Memory: both gradients, whole on every rank (4 + 2 bytes a parameter).
+        MemoryUse whole = estimate_memory(f, o);
+        MemoryUse shard = shard_memory(whole, f, dp(8, zero), model_recipe(o), 1.0, FrameworkReserve{}, deepspeed);
+        EXPECT_DOUBLE_EQ(shard.gradients, n * 6.0) << zero;
+    }
+    o.zero = 2;
+    DataParallelComms z2 = data_parallel_comms(f, dp(8, 2), model_recipe(o), deepspeed);
+    ASSERT_FALSE(z2.backward.empty());
+    EXPECT_EQ(z2.backward.back().op, Collective::reduce_scatter);
+    EXPECT_DOUBLE_EQ(z2.backward.back().bytes, n * 2.0);
+    // The same model under the generic preset reduce-scatters its bf16 gradients at ZeRO 1.
+    o.zero = 1;
+    o.framework = FrameworkPreset{};
+    DataParallelComms generic = data_parallel_comms(f, dp(8, 1), model_recipe(o), o.framework);
+    EXPECT_EQ(generic.last_backward[0].op, Collective::reduce_scatter);
+    EXPECT_DOUBLE_EQ(generic.last_backward[0].bytes, n * 2.0);
+}
+
 TEST(DataParallel, DdpAndZeroOneLeaveTheLastBucketUnhidden) {
     ModelFeatures f = gpt2_features(Precision::bf16);
     PrecisionRecipe r = precision_recipe(Precision::bf16);

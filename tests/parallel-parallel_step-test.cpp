@@ -297,6 +297,39 @@ TEST(ParallelStep, TheStageCacheChangesNoAnswer) {
     }
 }
 
+// The cache keys a stage's memory by whether its ZeRO stage runs the framework's BF16 optimizer: under DeepSpeed
+// a bf16 model keeps 6 bytes of gradients a parameter at ZeRO 1 and 2 (sharded) at ZeRO 2, whichever is asked first.
+TEST(ParallelStep, TheStageCacheKeepsTheBf16OptimizersMemoryApart) {
+    Fixture f(8);
+    f.models = StageModels(
+        [](std::int64_t batch, std::int64_t seq) {
+            ModelInputs in;
+            in.batch = batch;
+            in.seq = seq;
+            return resolve_model("gpt2", in);
+        },
+        128, Precision::bf16, MixedRecipe::half_model);
+    f.context.step.mixed = MixedRecipe::half_model;
+    f.context.step.framework = preset_for("deepspeed");
+    StageCache cache;
+    ParallelContext cached = f.context;
+    cached.cache = &cache;
+    for (int zero : {1, 2, 1}) {
+        ParallelLayout l;
+        l.dp = 8, l.zero = zero;
+        ParallelStep plain = predict_parallel_step(l, f.models, f.context);
+        ParallelStep from_cache = predict_parallel_step(l, f.models, cached);
+        EXPECT_EQ(from_cache.memory.gradients, plain.memory.gradients) << zero;
+        EXPECT_EQ(from_cache.memory.peak, plain.memory.peak) << zero;
+        EXPECT_EQ(from_cache.total_ms(), plain.total_ms()) << zero;
+    }
+    ParallelLayout z1, z2;
+    z1.dp = z2.dp = 8, z1.zero = 1, z2.zero = 2;
+    double params = double(compute_features(f.models.whole(1), Precision::bf16).params);
+    EXPECT_DOUBLE_EQ(predict_parallel_step(z1, f.models, cached).memory.gradients, 6.0 * params);
+    EXPECT_DOUBLE_EQ(predict_parallel_step(z2, f.models, cached).memory.gradients, 2.0 * params / 8);
+}
+
 // The plan search prunes by step_lower_bound_ms: no layout, of any schedule, parallelism or checkpointing, may
 // take less. Every candidate of a dense model (pipelines even and uneven, interleaved, zero-bubble, DualPipe,
 // context parallel) and a MoE (expert parallel) on a slow and a fast link.

@@ -86,6 +86,41 @@ TEST(TrainingMemory, MegatronKeepsBf16GradientsInFp32) {
     EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 2.0);
 }
 
+// DeepSpeed's BF16_Optimizer (a bf16 model at ZeRO 0 or 1): the bf16 gradients autograd writes stay beside a
+// full-size fp32 buffer they are accumulated, reduced and stepped from (deepspeed/runtime/bf16_optimizer.py);
+// 2 + 4 + 2 + 4 + 4 + 4 = 20 bytes per parameter with Adam on one device. From ZeRO 2 DeepSpeed's ZeRO optimizer
+// runs instead, with the model's bf16 gradients; fp16 models never take the BF16 optimizer.
+TEST(TrainingMemory, DeepSpeedBf16OptimizerKeepsBothGradientsBelowZero2) {
+    const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
+    ModelFeatures f = params_only(1'000'000'000);
+    MemoryOptions o = memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model);
+    o.framework = preset_for("deepspeed");
+    MemoryUse m = estimate_memory(f, hw, o);
+    EXPECT_DOUBLE_EQ(m.gradients, 6e9);
+    EXPECT_DOUBLE_EQ(model_states(m), 20e9);
+    for (int zero : {0, 1}) {
+        o.zero = zero;
+        EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 4.0) << zero;
+        EXPECT_DOUBLE_EQ(model_recipe(o).kept_half_gradient_bytes, 2.0) << zero;
+    }
+    for (int zero : {2, 3}) {
+        o.zero = zero;
+        EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 2.0) << zero;
+        EXPECT_DOUBLE_EQ(model_recipe(o).kept_half_gradient_bytes, 0.0) << zero;
+    }
+    o.zero = 0;
+    o.precision = Precision::fp16;
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 2.0);
+    EXPECT_DOUBLE_EQ(model_recipe(o).kept_half_gradient_bytes, 0.0);
+    o.precision = Precision::bf16;
+    o.framework = preset_for("megatron");  // main_grad only: no bf16 copy beside it
+    EXPECT_DOUBLE_EQ(model_recipe(o).kept_half_gradient_bytes, 0.0);
+    o.framework = preset_for("deepspeed");
+    o.mixed = MixedRecipe::autocast;  // fp32 weights and gradients already
+    EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 4.0);
+    EXPECT_DOUBLE_EQ(model_recipe(o).kept_half_gradient_bytes, 0.0);
+}
+
 TEST(TrainingMemory, BytesPerParameterByOptimizer) {
     const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
     ModelFeatures f = params_only(1'000'000);

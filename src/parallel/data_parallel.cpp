@@ -49,7 +49,10 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
             c.unhidden_fraction = last_bucket;
             break;
         case 1:
-            add(c.last_backward, Collective::reduce_scatter, grad, true);
+            // DeepSpeed's BF16 optimizer all-reduces its whole fp32 gradient buffer (the pipeline engine's
+            // _bf16_reduce_grads, buffered_allreduce_fallback), then updates its shard and gathers the weights.
+            add(c.last_backward, runs_bf16_optimizer(f, l.zero, r) ? Collective::all_reduce : Collective::reduce_scatter,
+                grad, true);
             add(c.after_step, Collective::all_gather, weight, false);
             c.unhidden_fraction = last_bucket;
             break;

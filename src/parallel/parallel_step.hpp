@@ -104,8 +104,8 @@ public:
     const ActivationMemory& activations(const ModelFeatures& stage, const MemoryOptions& options);
 
 private:
-    // (stage, checkpointing kind, layer breakdown or accumulation)
-    using Key = std::tuple<const ModelFeatures*, CheckpointKind, bool>;
+    // (stage, checkpointing kind, layer breakdown or accumulation, the framework's bf16 optimizer or not)
+    using Key = std::tuple<const ModelFeatures*, CheckpointKind, bool, bool>;
     std::map<Key, MicroBatchTime> micro_batches_;
     std::map<Key, MemoryUse> memory_;
     std::map<std::pair<const ModelFeatures*, CheckpointKind>, ActivationMemory> activations_;

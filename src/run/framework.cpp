@@ -53,7 +53,8 @@ FrameworkPreset fsdp() {
 // DeepSpeed (deepspeed/runtime/zero/config.py): overlap_comm defaults to stage == 3, so ZeRO 0-2 reduce their
 // gradients (reduce_bucket_size 5e8 elements) and ZeRO-1/2 gather the updated parameters after the step without
 // overlap; ZeRO-3 prefetches stage3_prefetch_bucket_size = 5e7 parameters ahead and re-gathers in the backward;
-// activation checkpointing (deepspeed.checkpointing.checkpoint) wraps whole layers.
+// activation checkpointing (deepspeed.checkpointing.checkpoint) wraps whole layers; a bf16 model at ZeRO 0 or 1
+// trains through its BF16_Optimizer (FrameworkPreset::bf16_optimizer_below_zero).
 FrameworkPreset deepspeed() {
     FrameworkPreset p;
     p.name = "deepspeed";
@@ -63,6 +64,7 @@ FrameworkPreset deepspeed() {
     p.bucket_bytes = 0;
     p.bucket_params = 5e8;
     p.prefetch_params = 5e7;
+    p.bf16_optimizer_below_zero = 2;
     return p;
 }
 
@@ -118,6 +120,14 @@ FrameworkPreset preset_for(const std::string& name) {
     if (name == "graph") return graph();
     throw Error("framework must be auto, generic, megatron, fsdp, deepspeed, xla or graph, got '" + name + "'",
                 ErrorCode::invalid_value, "framework");
+}
+
+bool is_bf16_half_model(const PrecisionRecipe& r) {
+    return r.half_model && (r.mode == Precision::bf16 || r.mode == Precision::fp8);
+}
+
+bool runs_bf16_optimizer(const FrameworkPreset& preset, int zero, const PrecisionRecipe& recipe) {
+    return is_bf16_half_model(recipe) && zero < preset.bf16_optimizer_below_zero;
 }
 
 double last_bucket_fraction(const FrameworkPreset& p, double params, double gradient_bytes, double ranks) {

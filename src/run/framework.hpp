@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "run/checkpointing.hpp"
+#include "run/precision_recipe.hpp"
 
 namespace prenet {
 
@@ -47,6 +48,13 @@ struct FrameworkPreset {
     // main_grad buffer (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and
     // all-reduce to be done in fp32", accumulate_allreduce_grads_in_fp32 forced on for --bf16).
     bool fp32_gradients_under_bf16 = false;
+    // Below this ZeRO stage a bf16 model trains through DeepSpeed's BF16_Optimizer
+    // (deepspeed/runtime/bf16_optimizer.py), which DeepSpeed runs for bf16 without ZeRO and at ZeRO-1 with fp32
+    // gradient accumulation (`data_types.grad_accum_dtype: fp32`, as Megatron-DeepSpeed's bf16 runs set it): it
+    // accumulates and reduces the gradients in a full-size fp32 buffer (fp32_groups_gradients_flat, not sharded
+    // across data-parallel ranks), and keeps the bf16 gradients autograd writes beside it (zeroed between steps,
+    // not freed: immediate_grad_update is off by default). 0: never.
+    int bf16_optimizer_below_zero = 0;
     // The whole program is compiled, so element-wise and norm chains are fused as --compile fuses them (XLA).
     bool fuses_elementwise = false;
     // Data parallelism without ZeRO copies every gradient into its buckets (PyTorch DDP's default,
@@ -68,6 +76,12 @@ std::vector<std::string> framework_names();
 // GPUs, where PyTorch runs eagerly unless asked to compile.
 inline constexpr const char* auto_framework = "auto";
 std::string usual_framework(const std::string& device_kind);
+
+// A half-precision bf16 model (fp8 runs as one): what fp32_gradients_under_bf16 and the BF16 optimizer apply to.
+bool is_bf16_half_model(const PrecisionRecipe& recipe);
+// Whether a step at ZeRO stage `zero` of a model in `recipe` (the precision's own) trains through DeepSpeed's
+// BF16_Optimizer (FrameworkPreset::bf16_optimizer_below_zero): fp32 gradients all-reduced, bf16 ones kept.
+bool runs_bf16_optimizer(const FrameworkPreset& preset, int zero, const PrecisionRecipe& recipe);
 
 // Of a data-parallel gradient reduction over `params` parameters of `gradient_bytes` each across `ranks`
 // ranks, the last bucket's share: reduced only after the backward has ended.

@@ -108,8 +108,10 @@ ActivationMemory training_activations(const ModelFeatures& features, const Train
 
 PrecisionRecipe model_recipe(const TrainingSetup& setup) {
     PrecisionRecipe recipe = precision_recipe(setup.precision, setup.mixed);
-    bool bf16_model = recipe.half_model && (setup.precision == Precision::bf16 || setup.precision == Precision::fp8);
-    if (bf16_model && setup.framework.fp32_gradients_under_bf16) recipe.gradient_bytes = fp32_bytes;
+    if (!is_bf16_half_model(recipe)) return recipe;
+    bool bf16_optimizer = runs_bf16_optimizer(setup.framework, setup.zero, recipe);
+    if (setup.framework.fp32_gradients_under_bf16 || bf16_optimizer) recipe.gradient_bytes = fp32_bytes;
+    if (bf16_optimizer) recipe.kept_half_gradient_bytes = half_bytes;
     return recipe;
 }
 
@@ -130,7 +132,7 @@ MemoryUse estimate_memory(const ModelFeatures& features, const MemoryOptions& o)
     m.frozen_weights = features.frozen_params * recipe.weight_bytes + features.quantized_weight_bytes;
     m.adapter_weights = o.adapters ? double(features.adapter_params) * trained.weight_bytes : 0.0;
     m.weights = m.frozen_weights + n * (trained.weight_bytes + trained.master_bytes);
-    m.gradients = n * trained.gradient_bytes;
+    m.gradients = n * (trained.gradient_bytes + trained.kept_half_gradient_bytes);
     m.optimizer_states = optimizer_state_bytes(*o.optimizer, features);
 
     ActivationMemory act = training_activations(features, o);

@@ -66,6 +66,9 @@ struct TrainingSetup {
     bool half_adapters = false;  // QLoRA's adapters: in the compute precision (bf16), fp32 optimizer states
     // What the training framework does by default (run/framework.hpp): PreNeT's generic unless asked.
     FrameworkPreset framework;
+    // The ZeRO stage (parallel/layout.hpp; 0 on one device): which optimizer wrapper the framework runs
+    // (FrameworkPreset::bf16_optimizer_below_zero).
+    int zero = 0;
     // torch.compile: each block's chains of memory-bound kernels run fused (run/compile.hpp).
     bool compile = false;
     // The model's activations are channels-last (NHWC, torch.channels_last): half-precision convolutions on
@@ -79,7 +82,8 @@ struct TrainingSetup {
 };
 
 // The recipe the model's own parameters follow under the framework: the precision's, with fp32 gradients for a
-// bf16 (or fp8, which runs as bf16) half-precision model where the framework keeps them so (Megatron).
+// bf16 (or fp8, which runs as bf16) half-precision model where the framework keeps them so (Megatron), and the
+// bf16 ones kept beside them where it keeps both (DeepSpeed's BF16_Optimizer, below its ZeRO stage).
 PrecisionRecipe model_recipe(const TrainingSetup& setup);
 // The recipe the trained parameters follow: the model's (model_recipe), or the adapters'.
 PrecisionRecipe trained_recipe(const TrainingSetup& setup);

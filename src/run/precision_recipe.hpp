@@ -25,7 +25,10 @@ struct PrecisionRecipe {
     bool loss_scaling = false;  // fp16 only
     double weight_bytes = 4;    // per parameter, the weights the forward and backward passes read
     double master_bytes = 0;    // per parameter, the fp32 master copy (0: the weights are the master)
-    double gradient_bytes = 4;  // per parameter, a stored gradient
+    double gradient_bytes = 4;  // per parameter, a stored gradient (the one accumulated, reduced and stepped on)
+    // Per parameter, half-precision gradients kept beside those (DeepSpeed's BF16_Optimizer keeps the bf16
+    // gradients autograd writes beside its fp32 ones): memory only, no kernel reads them twice.
+    double kept_half_gradient_bytes = 0;
 
     // Per parameter, the weights as the matmuls read them, which ZeRO / FSDP gather: half precision under mixed
     // precision (a half model's own weights, or the half copies of autocast and FSDP's mixed precision), the

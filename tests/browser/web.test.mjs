@@ -261,7 +261,8 @@ describe('web calculator', () => {
     await settled(third);
     assert.equal((await reply(third)).model.params, params);
     assert.equal(await third.locator('#tab-layers').getAttribute('aria-selected'), 'true');
-    assert.ok((await third.locator('.le-layer').count()) > 3);
+    // The editor draws its rows once the model from the link is read; wait for them rather than count at once.
+    await third.waitForFunction(() => document.querySelectorAll('.le-layer').length > 3);
   });
 
   test('a precision a device has no units for is predicted as its fallback, and the row says so', async () => {

@@ -68,12 +68,16 @@ TEST(TrainingMemory, MixedPrecisionAdamIs16BytesPerParameter) {
 // Megatron keeps a bf16 model's gradients in fp32 (its main_grad buffer: "bfloat16 requires gradient
 // accumulation and all-reduce to be done in fp32", megatron/training/arguments.py): 2 + 4 + 4 + 4 + 4 = 18 bytes
 // per parameter with Adam. Its fp16 models keep half gradients; autocast's gradients are fp32 anyway.
-TEST(TrainingMemory, MegatronKeepsBf16GradientsInFp32) {
-    const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
-    ModelFeatures f = params_only(1'000'000'000);
+// A 1B-parameter bf16 half model with AdamW under `framework`.
+MemoryOptions half_bf16_under(const char* framework) {
     MemoryOptions o = memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model);
-    o.framework = preset_for("megatron");
-    MemoryUse m = estimate_memory(f, hw, o);
+    o.framework = preset_for(framework);
+    return o;
+}
+
+TEST(TrainingMemory, MegatronKeepsBf16GradientsInFp32) {
+    MemoryOptions o = half_bf16_under("megatron");
+    MemoryUse m = estimate_memory(params_only(1'000'000'000), find_hardware("h100-sxm5-80gb"), o);
     EXPECT_DOUBLE_EQ(m.gradients, 4e9);
     EXPECT_DOUBLE_EQ(model_states(m), 18e9);
     EXPECT_DOUBLE_EQ(model_recipe(o).gradient_bytes, 4.0);
@@ -91,11 +95,8 @@ TEST(TrainingMemory, MegatronKeepsBf16GradientsInFp32) {
 // 2 + 4 + 2 + 4 + 4 + 4 = 20 bytes per parameter with Adam on one device. From ZeRO 2 DeepSpeed's ZeRO optimizer
 // runs instead, with the model's bf16 gradients; fp16 models never take the BF16 optimizer.
 TEST(TrainingMemory, DeepSpeedBf16OptimizerKeepsBothGradientsBelowZero2) {
-    const HardwareSpec& hw = find_hardware("h100-sxm5-80gb");
-    ModelFeatures f = params_only(1'000'000'000);
-    MemoryOptions o = memory_options(Precision::bf16, "adamw", OptimizerImpl::fused, MixedRecipe::half_model);
-    o.framework = preset_for("deepspeed");
-    MemoryUse m = estimate_memory(f, hw, o);
+    MemoryOptions o = half_bf16_under("deepspeed");
+    MemoryUse m = estimate_memory(params_only(1'000'000'000), find_hardware("h100-sxm5-80gb"), o);
     EXPECT_DOUBLE_EQ(m.gradients, 6e9);
     EXPECT_DOUBLE_EQ(model_states(m), 20e9);
     for (int zero : {0, 1}) {

@@ -2,7 +2,8 @@
 // Data parallelism and ZeRO / FSDP (docs/parallel.md): the gradient and parameter collectives of a step and
 // what ZeRO's sharding leaves in each device's memory.
 //   zero 0 (DDP)     gradients all-reduced once per step in buckets during the last micro-batch's backward;
-//   zero 1           gradients reduce-scattered, optimizer states (and a half model's fp32 master weights)
+//   zero 1           gradients reduce-scattered (all-reduced in fp32 under DeepSpeed's BF16 optimizer,
+//                    run/framework.hpp), optimizer states (and a half model's fp32 master weights)
 //                    sharded, updated weights all-gathered (overlapped with the next step's forward);
 //   zero 2           + gradients sharded: FSDP SHARD_GRAD_OP gathers the weights before each micro-batch's
 //                    forward and reduce-scatters its gradients in its backward;

@@ -97,7 +97,7 @@ const std::vector<const ModelFeatures*>& StageModels::stages(const ParallelLayou
 
 const MicroBatchTime& StageCache::micro_batch(const ModelFeatures& stage, const StepOptions& o,
                                              const ParallelContext& c) {
-    Key key{&stage, o.checkpoint_kind(), o.layer_breakdown, false};
+    Key key{&stage, o.checkpoint_kind(), o.layer_breakdown};
     auto it = micro_batches_.find(key);
     if (it != micro_batches_.end()) return it->second;
     return micro_batches_.emplace(key, predict_micro_batch(stage, *c.hw, *c.predictor, o)).first->second;
@@ -116,8 +116,9 @@ const StageCollectives& StageCache::collectives(const ModelFeatures& stage, cons
 
 const MemoryUse& StageCache::unsharded_memory(const ModelFeatures& stage, const MemoryOptions& o) {
     // estimate_memory reads grad_accum only as "does it accumulate" (a gradient buffer for the largest layer), and
-    // the ZeRO stage only as whether it is below the framework's bf16 optimizer's (model_recipe).
-    Key key{&stage, o.checkpoint_kind(), o.grad_accum > 1, o.zero < o.framework.bf16_optimizer_below_zero};
+    // the ZeRO stage only as whether the framework's BF16 optimizer runs (model_recipe).
+    MemoryKey key{&stage, o.checkpoint_kind(), o.grad_accum > 1,
+                  runs_bf16_optimizer(o.framework, o.zero, precision_recipe(o.precision, o.mixed))};
     auto it = memory_.find(key);
     if (it != memory_.end()) return it->second;
     return memory_.emplace(key, estimate_memory(stage, o)).first->second;

@@ -104,10 +104,12 @@ public:
     const ActivationMemory& activations(const ModelFeatures& stage, const MemoryOptions& options);
 
 private:
-    // (stage, checkpointing kind, layer breakdown or accumulation, the framework's bf16 optimizer or not)
-    using Key = std::tuple<const ModelFeatures*, CheckpointKind, bool, bool>;
+    // (stage, checkpointing kind, layer breakdown)
+    using Key = std::tuple<const ModelFeatures*, CheckpointKind, bool>;
+    // (stage, checkpointing kind, accumulation, the framework's BF16 optimizer or not)
+    using MemoryKey = std::tuple<const ModelFeatures*, CheckpointKind, bool, bool>;
     std::map<Key, MicroBatchTime> micro_batches_;
-    std::map<Key, MemoryUse> memory_;
+    std::map<MemoryKey, MemoryUse> memory_;
     std::map<std::pair<const ModelFeatures*, CheckpointKind>, ActivationMemory> activations_;
     std::map<std::pair<const ModelFeatures*, ParallelLayout>, StageCollectives> collectives_;  // (layout as keyed)
 };

@@ -1,7 +1,14 @@
 // Number formatting for the page: SI prefixes for counts and FLOPs, memory in GiB (2^30 bytes: what frameworks
 // report and what a vendor's "80GB" part holds; src/core/quantity_text.hpp says the same for the CLI),
 // durations from milliseconds to years.
-const nf = (digits) => new Intl.NumberFormat('en-US', { maximumSignificantDigits: digits });
+// One formatter per precision, made once: constructing an Intl.NumberFormat costs far more than formatting
+// with one, and a table of every accelerator formats thousands of numbers.
+const formatters = new Map();
+const nf = (digits) => {
+  let f = formatters.get(digits);
+  if (!f) formatters.set(digits, (f = new Intl.NumberFormat('en-US', { maximumSignificantDigits: digits })));
+  return f;
+};
 const n3 = nf(3);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 

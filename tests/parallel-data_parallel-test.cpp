@@ -36,8 +36,10 @@ TEST(DataParallel, DdpAllReducesEveryGradientOnceAtTheEnd) {
     EXPECT_TRUE(data_parallel_comms(f, dp(1, 0), r).last_backward.empty());
 }
 
-// DeepSpeed's BF16 optimizer (a bf16 model below ZeRO 2): its fp32 gradient buffer is all-reduced whole, and at
-// ZeRO 1 the updated weights are gathered in bf16; from ZeRO 2 its ZeRO optimizer reduce-scatters bf16 gradients.
+// DeepSpeed's BF16 optimizer (a bf16 model below ZeRO 2): its fp32 gradient buffer is all-reduced whole; it keeps
+// one partition of the fp32 master weights and of the optimizer's states per data-parallel rank and gathers the
+// updated bf16 weights after its step, at ZeRO 0 as at ZeRO 1; from ZeRO 2 its ZeRO optimizer reduce-scatters
+// bf16 gradients.
 TEST(DataParallel, DeepSpeedsBf16OptimizerAllReducesFp32Gradients) {
     ModelFeatures f = gpt2_features(Precision::bf16);
     FrameworkPreset deepspeed = preset_for("deepspeed");
@@ -46,17 +48,28 @@ TEST(DataParallel, DeepSpeedsBf16OptimizerAllReducesFp32Gradients) {
     const double n = double(f.params);
     for (int zero : {0, 1}) {
         o.zero = zero;
+        EXPECT_EQ(partitioning_zero(deepspeed, zero, model_recipe(o)), 1) << zero;
         DataParallelComms c = data_parallel_comms(f, dp(8, zero), model_recipe(o), deepspeed);
         ASSERT_FALSE(c.last_backward.empty());
         EXPECT_EQ(c.last_backward[0].op, Collective::all_reduce) << zero;
         EXPECT_DOUBLE_EQ(c.last_backward[0].bytes, n * 4.0) << zero;
-        EXPECT_EQ(c.after_step.size(), zero == 1 ? 1u : 0u);
-        if (zero == 1) EXPECT_DOUBLE_EQ(c.after_step[0].bytes, n * 2.0);
-        // Memory: both gradients, whole on every rank (4 + 2 bytes a parameter).
+        ASSERT_EQ(c.after_step.size(), 1u) << zero;
+        EXPECT_EQ(c.after_step[0].op, Collective::all_gather) << zero;
+        EXPECT_DOUBLE_EQ(c.after_step[0].bytes, n * 2.0) << zero;
+        // Memory: both gradients, whole on every rank (4 + 2 bytes a parameter); the fp32 master weights (4 B)
+        // and AdamW's two fp32 states (8 B) an eighth each; the bf16 weights (2 B) whole.
         MemoryUse whole = estimate_memory(f, o);
         MemoryUse shard = shard_memory(whole, f, dp(8, zero), model_recipe(o), 1.0, FrameworkReserve{}, deepspeed);
         EXPECT_DOUBLE_EQ(shard.gradients, n * 6.0) << zero;
+        EXPECT_DOUBLE_EQ(shard.weights, n * 2.0 + n * 4.0 / 8) << zero;
+        EXPECT_DOUBLE_EQ(shard.optimizer_states, whole.optimizer_states / 8) << zero;
     }
+    // Another framework, or fp16 (DeepSpeed's FP16 optimizer), keeps ZeRO 0 unpartitioned.
+    o.zero = 0;
+    EXPECT_EQ(partitioning_zero(FrameworkPreset{}, 0, model_recipe(o)), 0);
+    const PrecisionRecipe fp16 = precision_recipe(Precision::fp16, MixedRecipe::half_model);
+    EXPECT_EQ(partitioning_zero(deepspeed, 0, fp16), 0);
+    EXPECT_TRUE(data_parallel_comms(f, dp(8, 0), fp16, deepspeed).after_step.empty());
     o.zero = 2;
     DataParallelComms z2 = data_parallel_comms(f, dp(8, 2), model_recipe(o), deepspeed);
     ASSERT_FALSE(z2.backward.empty());
@@ -188,8 +201,14 @@ TEST(DataParallel, NcclBuffersPerProcessGroupOutsideTheAllocator) {
 
 TEST(DataParallel, ZeroShardsTheUpdateAndTheAccumulation) {
     ModelFeatures f = gpt2_features(Precision::bf16);
-    EXPECT_EQ(updated_params(f, dp(8, 0)), f.params);
-    EXPECT_EQ(updated_params(f, dp(8, 1)), (f.params + 7) / 8);
+    PrecisionRecipe r = precision_recipe(Precision::bf16);
+    EXPECT_EQ(updated_params(f, dp(8, 0), r), f.params);
+    EXPECT_EQ(updated_params(f, dp(8, 1), r), (f.params + 7) / 8);
+    // DeepSpeed's BF16 optimizer updates its rank's partition of a bf16 model at ZeRO 0 too.
+    PrecisionRecipe half = precision_recipe(Precision::bf16, MixedRecipe::half_model);
+    EXPECT_EQ(updated_params(f, dp(8, 0), half, preset_for("deepspeed")), (f.params + 7) / 8);
+    EXPECT_EQ(updated_params(f, dp(8, 0), r, preset_for("deepspeed")), f.params);  // autocast: fp32 weights
+    EXPECT_EQ(updated_params(f, dp(8, 0), precision_recipe(Precision::fp16), preset_for("deepspeed")), f.params);
     EXPECT_EQ(accumulated_params(f, dp(8, 1)), f.params);
     EXPECT_EQ(accumulated_params(f, dp(8, 2)), (f.params + 7) / 8);
 }
@@ -224,7 +243,7 @@ TEST(DataParallel, ZeroShardsExpertStatesOnlyOverTheirReplicas) {
         EXPECT_NEAR(z.optimizer_states / 1e9, 46.7, 0.2) << zero;
         if (zero >= 2) EXPECT_NEAR(z.gradients, whole.gradients * kept / double(f.params), 1e3) << zero;
         if (zero >= 3) EXPECT_NEAR(z.weights, whole.weights * kept / double(f.params), 1e3) << zero;
-        EXPECT_NEAR(double(updated_params(f, l)), kept, 2.0) << zero;
+        EXPECT_NEAR(double(updated_params(f, l, r)), kept, 2.0) << zero;
     }
     EXPECT_NEAR(double(accumulated_params(f, l)), experts + dense / 8, 2.0);
     // With dp 16 and ep 8, each expert has two replicas: its states are halved.
@@ -242,7 +261,7 @@ TEST(DataParallel, SharedExpertsShardLikeDenseWeights) {
     ModelFeatures f = compute_features(shard_model(testing::zoo_model("llama4-scout", 1, 128), l), Precision::bf16);
     const double routed = 48.0 * 3 * 5120 * 8192, rest = 107769861120.0 - 16 * routed;
     ASSERT_EQ(double(f.params), routed + rest);
-    EXPECT_NEAR(double(updated_params(f, l)), routed + rest / 16, 2.0);
+    EXPECT_NEAR(double(updated_params(f, l, precision_recipe(Precision::bf16))), routed + rest / 16, 2.0);
 }
 
 }  // namespace

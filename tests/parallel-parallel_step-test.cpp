@@ -330,6 +330,36 @@ TEST(ParallelStep, TheStageCacheKeepsTheBf16OptimizersMemoryApart) {
     EXPECT_DOUBLE_EQ(predict_parallel_step(z2, f.models, cached).memory.gradients, 2.0 * params / 8);
 }
 
+// DeepSpeed's BF16 optimizer partitions a bf16 model's fp32 master weights and optimizer states over the
+// data-parallel ranks and gathers the updated weights at ZeRO 0 as at ZeRO 1 (run/framework.hpp's
+// partitioning_zero): the two stages are one step, in time and memory. Under the generic preset ZeRO 0 keeps them
+// whole: 7/8 of the master weights' 4 B and AdamW's 8 B a parameter more than ZeRO 1 keeps on 8 ranks.
+TEST(ParallelStep, DeepSpeedsBf16OptimizerRunsZeroZeroAsZeroOne) {
+    Fixture f(8);
+    f.models = StageModels(
+        [](std::int64_t batch, std::int64_t seq) {
+            ModelInputs in;
+            in.batch = batch;
+            in.seq = seq;
+            return resolve_model("gpt2", in);
+        },
+        128, Precision::bf16, MixedRecipe::half_model);
+    f.context.step.mixed = MixedRecipe::half_model;
+    ParallelLayout z0, z1;
+    z0.dp = z1.dp = 8, z0.zero = 0, z1.zero = 1;
+    f.context.step.framework = preset_for("deepspeed");
+    ParallelStep ds0 = predict_parallel_step(z0, f.models, f.context), ds1 = predict_parallel_step(z1, f.models, f.context);
+    EXPECT_DOUBLE_EQ(ds0.memory.peak, ds1.memory.peak);
+    EXPECT_DOUBLE_EQ(ds0.memory.optimizer_states, ds1.memory.optimizer_states);
+    EXPECT_DOUBLE_EQ(ds0.total_ms(), ds1.total_ms());
+    EXPECT_EQ(ds0.layout.zero, 0);  // the layout as asked
+    f.context.step.framework = FrameworkPreset{};
+    ParallelStep g0 = predict_parallel_step(z0, f.models, f.context), g1 = predict_parallel_step(z1, f.models, f.context);
+    double params = double(compute_features(f.models.whole(1), Precision::bf16).params);
+    EXPECT_NEAR(g0.memory.weights + g0.memory.optimizer_states - g1.memory.weights - g1.memory.optimizer_states,
+                params * (4.0 + 8.0) * 7.0 / 8.0, params * 1e-9);
+}
+
 // The plan search prunes by step_lower_bound_ms: no layout, of any schedule, parallelism or checkpointing, may
 // take less. Every candidate of a dense model (pipelines even and uneven, interleaved, zero-bubble, DualPipe,
 // context parallel) and a MoE (expert parallel) on a slow and a fast link.

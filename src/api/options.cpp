@@ -390,7 +390,8 @@ std::vector<OptionDef> build_table() {
             .help("what the framework does by default (docs/parallel.md): what selective checkpointing recomputes, "
                   "which tensor- and data-parallel collectives overlap compute, ZeRO-3's prefetch and re-gather, "
                   "whether element-wise chains are compiled into fused kernels, which gradients a bf16 model keeps "
-                  "(Megatron's fp32 main_grad; DeepSpeed's BF16 optimizer at ZeRO 0-1: fp32 and bf16); auto takes "
+                  "(Megatron's fp32 main_grad; DeepSpeed's BF16 optimizer at ZeRO 0-1: fp32 and bf16, its states "
+                  "partitioned as ZeRO 1's); auto takes "
                   "each accelerator's usual framework and each result says which (framework_used)")
             .echoed().on_page("training", "fw").advanced(),
         Row("compile", T::flag, kRun).flag("compile").label("torch.compile").defaults(false, "off")

@@ -43,7 +43,8 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
     };
     // Gradients reduced in buckets: the last one is reduced after the backward has ended.
     const double last_bucket = last_bucket_fraction(f, params, grad, double(n));
-    switch (l.zero) {
+    const int zero = partitioning_zero(f, l.zero, r);
+    switch (zero) {
         case 0:
             add(c.last_backward, Collective::all_reduce, grad, true);
             c.unhidden_fraction = last_bucket;
@@ -59,7 +60,7 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
         case 2:
         case 3: {
             add(c.forward, Collective::all_gather, weight, false);
-            if (l.zero == 3 && f.reshard_after_forward) add(c.backward, Collective::all_gather, weight, true);
+            if (zero == 3 && f.reshard_after_forward) add(c.backward, Collective::all_gather, weight, true);
             add(c.backward, Collective::reduce_scatter, grad, true);
             // The first block's gather (forward) or the last one's reduction (backward) has nothing to hide behind.
             c.unhidden_fraction = std::min(1.0, stage.largest_unit_params / std::max(1.0, params));
@@ -67,12 +68,13 @@ DataParallelComms data_parallel_comms(const ModelFeatures& stage, const Parallel
         }
     }
     // A framework that does not overlap at this stage runs every collective after the pass that needs it.
-    if (l.zero < f.overlap_from_zero) c.unhidden_fraction = 1.0;
+    if (zero < f.overlap_from_zero) c.unhidden_fraction = 1.0;
     return c;
 }
 
-std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& l) {
-    if (l.zero < 1) return stage.params;
+std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& l, const PrecisionRecipe& r,
+                            const FrameworkPreset& f) {
+    if (partitioning_zero(f, l.zero, r) < 1) return stage.params;
     return sharded_params(stage, l);
 }
 
@@ -93,15 +95,16 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
         return bytes * (dense / s + experts / double(l.expert_replicas())) / n;
     };
     double model_bytes = n * r.weight_bytes, master_bytes = n * r.master_bytes;
-    if (l.zero >= 1) {
+    const int zero = partitioning_zero(f, l.zero, r);
+    if (zero >= 1) {
         m.optimizer_states = shard(u.optimizer_states);
         m.optimizer_scratch = shard(u.optimizer_scratch);
         master_bytes = shard(master_bytes);
     }
-    if (l.zero >= 2) m.gradients = shard(u.gradients);
+    if (zero >= 2) m.gradients = shard(u.gradients);
     const double unit = stage.largest_unit_params, grad_bytes = r.gradient_bytes;
     m.gathered = 0;
-    if (l.zero >= 3) {
+    if (zero >= 3) {
         model_bytes = shard(model_bytes);
         // The block being computed and those prefetched, whole, in the precision the matmuls read.
         m.gathered = gathered_params(f, unit, n) * r.matmul_weight_bytes();
@@ -109,29 +112,29 @@ MemoryUse shard_memory(const MemoryUse& u, const ModelFeatures& stage, const Par
         m.weight_copies = r.mixed && !r.half_model ? 0.0 : u.weight_copies;
     }
     double accumulation_gradient = u.accumulation_gradient;
-    if (s > 1 && l.zero >= 2) {
+    if (s > 1 && zero >= 2) {
         // The unsharded gradients of the block the backward computes and, overlapped, of the block whose
         // reduce-scatter runs (FSDP reduce-scatters one unit while the next computes; one at a time without
         // overlap). Under ZeRO-3 the block computed has the precision of the gathered weights its matmuls read
         // (FSDP's param_dtype: the gradient of a bf16 weight is bf16); the one reduced is cast to the stored
         // gradients' precision (FSDP's reduce_dtype). The block computed is also the fresh gradient that
         // accumulation adds in: counted here, not again.
-        bool overlapped = l.zero >= f.overlap_from_zero;
+        bool overlapped = zero >= f.overlap_from_zero;
         double computed = std::min(n, unit), reduced = overlapped ? std::min(n - computed, unit) : 0.0;
-        double computed_bytes = l.zero >= 3 ? r.matmul_weight_bytes() : grad_bytes;
+        double computed_bytes = zero >= 3 ? r.matmul_weight_bytes() : grad_bytes;
         m.gathered += computed * computed_bytes + reduced * grad_bytes;
         accumulation_gradient = 0;
     }
     m.accumulation_gradient = accumulation_gradient;
     m.communication_buffers = 0;
-    if (s > 1 && l.zero < 2) {
+    if (s > 1 && zero < 2) {
         // Gradients are copied into a bucket before their reduction (DeepSpeed's reduce_bucket_size buffer):
         // the bucket being reduced and the one filling. PyTorch DDP's default keeps buckets that cover every
         // gradient for as long as the model lives (FrameworkPreset::copies_gradients_into_buckets): a second copy
         // of the gradients, counted with them; gradients that are bucket views (Megatron's contiguous buffer,
         // DDP's gradient_as_bucket_view) need the two in flight at most.
         double bucket = last_bucket_fraction(f, n, grad_bytes, s) * n * grad_bytes;
-        if (l.zero == 0 && f.copies_gradients_into_buckets) m.gradients += n * grad_bytes;
+        if (zero == 0 && f.copies_gradients_into_buckets) m.gradients += n * grad_bytes;
         else m.communication_buffers = std::min(n * grad_bytes, 2.0 * bucket);
     }
     m.weights = model_bytes + master_bytes;

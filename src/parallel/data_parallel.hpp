@@ -1,7 +1,8 @@
 #pragma once
 // Data parallelism and ZeRO / FSDP (docs/parallel.md): the gradient and parameter collectives of a step and
 // what ZeRO's sharding leaves in each device's memory.
-//   zero 0 (DDP)     gradients all-reduced once per step in buckets during the last micro-batch's backward;
+//   zero 0 (DDP)     gradients all-reduced once per step in buckets during the last micro-batch's backward
+//                    (under DeepSpeed's BF16 optimizer a bf16 model runs as zero 1: partitioning_zero);
 //   zero 1           gradients reduce-scattered (all-reduced in fp32 under DeepSpeed's BF16 optimizer,
 //                    run/framework.hpp), optimizer states (and a half model's fp32 master weights)
 //                    sharded, updated weights all-gathered (overlapped with the next step's forward);
@@ -35,8 +36,10 @@ struct DataParallelComms {
 DataParallelComms data_parallel_comms(const ModelFeatures& stage, const ParallelLayout& layout,
                                       const PrecisionRecipe& recipe, const FrameworkPreset& framework = {});
 
-// Parameters this device's optimizer updates under ZeRO (all of them below zero 1).
-std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& layout);
+// Parameters this device's optimizer updates under ZeRO (all of them below zero 1; the stage is the one the step
+// partitions with, run/framework.hpp's partitioning_zero).
+std::int64_t updated_params(const ModelFeatures& stage, const ParallelLayout& layout, const PrecisionRecipe& recipe,
+                            const FrameworkPreset& framework = {});
 // Parameters whose gradients this device accumulates across micro-batches (sharded from zero 2).
 std::int64_t accumulated_params(const ModelFeatures& stage, const ParallelLayout& layout);
 

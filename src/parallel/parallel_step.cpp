@@ -242,7 +242,7 @@ StageResult run_stage(const ModelFeatures& stage, const ParallelLayout& l,
     StageResult r;
     StepOptions o = stage_options(l, c);
     o.accumulated_params = accumulated_params(stage, l);
-    o.updated_params = updated_params(stage, l);
+    o.updated_params = updated_params(stage, l, model_recipe(o), o.framework);
     MicroBatchTime own;
     const MicroBatchTime& mb = stage_micro_batch(stage, o, c, own);
     r.time = predict_step(stage, *c.hw, *c.predictor, o, mb);

@@ -130,6 +130,10 @@ bool runs_bf16_optimizer(const FrameworkPreset& preset, int zero, const Precisio
     return is_bf16_half_model(recipe) && zero < preset.bf16_optimizer_below_zero;
 }
 
+int partitioning_zero(const FrameworkPreset& preset, int zero, const PrecisionRecipe& recipe) {
+    return runs_bf16_optimizer(preset, zero, recipe) ? std::max(zero, 1) : zero;
+}
+
 double last_bucket_fraction(const FrameworkPreset& p, double params, double gradient_bytes, double ranks) {
     double by_bytes = p.bucket_bytes / std::max(1.0, params * gradient_bytes);
     double by_params = std::max(p.bucket_params, p.bucket_params_per_rank * ranks) / std::max(1.0, params);

@@ -82,6 +82,12 @@ bool is_bf16_half_model(const PrecisionRecipe& recipe);
 // Whether a step at ZeRO stage `zero` of a model in `recipe` (the precision's own) trains through DeepSpeed's
 // BF16_Optimizer (FrameworkPreset::bf16_optimizer_below_zero): fp32 gradients all-reduced, bf16 ones kept.
 bool runs_bf16_optimizer(const FrameworkPreset& preset, int zero, const PrecisionRecipe& recipe);
+// The ZeRO stage whose partitioning a step at stage `zero` runs with. DeepSpeed's BF16_Optimizer partitions the
+// fp32 master weights and the optimizer's states over the data-parallel ranks and all-gathers the updated bf16
+// weights after its step whatever the configuration's stage (bf16_optimizer.py: _setup_for_real_optimizer keeps
+// one partition of fp32 weights per rank, update_lp_params gathers), so a bf16 model at ZeRO 0 runs as ZeRO 1;
+// otherwise `zero` itself.
+int partitioning_zero(const FrameworkPreset& preset, int zero, const PrecisionRecipe& recipe);
 
 // Of a data-parallel gradient reduction over `params` parameters of `gradient_bytes` each across `ranks`
 // ranks, the last bucket's share: reduced only after the backward has ended.

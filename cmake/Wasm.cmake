@@ -1,10 +1,9 @@
-# WebAssembly targets (included from CMakeLists.txt under emcmake). Both wrap the same prenet_core through
+# WebAssembly targets (included from CMakeLists.txt under emcmake). The module wraps prenet_core through
 # wasm/bindings.cpp; see docs/toolchain.md for the Emscripten 3.1.6 pitfalls handled here.
 #   prenet_wasm -> prenet.mjs + prenet.wasm   ES6 module factory createPrenet() for the web page and workers
-#   prenet_node -> prenet_node.mjs            same, for Node only (tests, benchmarks): the .wasm is inlined
-#                                             (-sSINGLE_FILE=1) because Node 20 defines fetch(), so the normal
-#                                             loader fails to fetch a file path there; and wasm/node-esm-shim.mjs
-#                                             supplies the require()/__dirname the 3.1.6 glue expects
+#   prenet_node.mjs                           the same module under Node (tests, benchmarks): wasm/prenet_node.mjs,
+#                                             copied beside it, hands the glue the .wasm's bytes and the __dirname
+#                                             the 3.1.6 glue expects (no second link of the same code)
 # -sDYNAMIC_EXECUTION=0: Embind's glue otherwise builds its function wrappers with `new Function`, which the
 # page's Content-Security-Policy (script-src without 'unsafe-eval', docs/web.md) forbids in the worker.
 set(PRENET_WASM_COMPILE_OPTIONS ${PRENET_WASM_EXCEPTIONS})
@@ -35,9 +34,7 @@ function(prenet_add_wasm_module target output_name)
 endfunction()
 
 prenet_add_wasm_module(prenet_wasm prenet)
-set(PRENET_NODE_SHIM ${PROJECT_SOURCE_DIR}/wasm/node-esm-shim.mjs)
-prenet_add_wasm_module(prenet_node prenet_node -sSINGLE_FILE=1 "SHELL:--extern-pre-js ${PRENET_NODE_SHIM}")
-set_property(TARGET prenet_node APPEND PROPERTY LINK_DEPENDS ${PRENET_NODE_SHIM})
+configure_file(${PROJECT_SOURCE_DIR}/wasm/prenet_node.mjs ${CMAKE_BINARY_DIR}/prenet_node.mjs COPYONLY)
 
 # The repository's package.json says "type": "module", which would make Node load the CommonJS test runner
 # tests/prenet_tests.js as an ES module; this marks everything under the wasm build folder as CommonJS

@@ -20,6 +20,20 @@ namespace {
 
 using Fixture = testing::ParallelFixture;
 
+// GPT-2 at 128 tokens as a half-precision bf16 model (bf16 weights and gradients, fp32 master weights): what
+// DeepSpeed's BF16 optimizer trains.
+void use_half_bf16_gpt2(Fixture& f) {
+    f.models = StageModels(
+        [](std::int64_t batch, std::int64_t seq) {
+            ModelInputs in;
+            in.batch = batch;
+            in.seq = seq;
+            return resolve_model("gpt2", in);
+        },
+        128, Precision::bf16, MixedRecipe::half_model);
+    f.context.step.mixed = MixedRecipe::half_model;
+}
+
 TEST(ParallelStep, OneDeviceIsTheSingleDeviceStep) {
     Fixture f(1);
     ParallelLayout l;
@@ -301,15 +315,7 @@ TEST(ParallelStep, TheStageCacheChangesNoAnswer) {
 // a bf16 model keeps 6 bytes of gradients a parameter at ZeRO 1 and 2 (sharded) at ZeRO 2, whichever is asked first.
 TEST(ParallelStep, TheStageCacheKeepsTheBf16OptimizersMemoryApart) {
     Fixture f(8);
-    f.models = StageModels(
-        [](std::int64_t batch, std::int64_t seq) {
-            ModelInputs in;
-            in.batch = batch;
-            in.seq = seq;
-            return resolve_model("gpt2", in);
-        },
-        128, Precision::bf16, MixedRecipe::half_model);
-    f.context.step.mixed = MixedRecipe::half_model;
+    use_half_bf16_gpt2(f);
     f.context.step.framework = preset_for("deepspeed");
     StageCache cache;
     ParallelContext cached = f.context;
@@ -336,15 +342,7 @@ TEST(ParallelStep, TheStageCacheKeepsTheBf16OptimizersMemoryApart) {
 // whole: 7/8 of the master weights' 4 B and AdamW's 8 B a parameter more than ZeRO 1 keeps on 8 ranks.
 TEST(ParallelStep, DeepSpeedsBf16OptimizerRunsZeroZeroAsZeroOne) {
     Fixture f(8);
-    f.models = StageModels(
-        [](std::int64_t batch, std::int64_t seq) {
-            ModelInputs in;
-            in.batch = batch;
-            in.seq = seq;
-            return resolve_model("gpt2", in);
-        },
-        128, Precision::bf16, MixedRecipe::half_model);
-    f.context.step.mixed = MixedRecipe::half_model;
+    use_half_bf16_gpt2(f);
     ParallelLayout z0, z1;
     z0.dp = z1.dp = 8, z0.zero = 0, z1.zero = 1;
     f.context.step.framework = preset_for("deepspeed");

@@ -19,6 +19,7 @@ set(PRENET_WASM_LINK_OPTIONS
     # stackRestore: the worker's test hook breaks a module through it (web/js/engine.js, breakModule); with
     # WebAssembly exceptions nothing else keeps it exported.
     -sEXPORTED_FUNCTIONS=_malloc,_free,stackRestore
+    -flto
     $<$<CONFIG:Release>:-O3>)
 
 function(prenet_add_wasm_module target output_name)

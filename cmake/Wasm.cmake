@@ -22,19 +22,12 @@ set(PRENET_WASM_LINK_OPTIONS
     -flto
     $<$<CONFIG:Release>:-O3>)
 
-function(prenet_add_wasm_module target output_name)
-  add_executable(${target} ${PROJECT_SOURCE_DIR}/wasm/bindings.cpp)
-  target_link_libraries(${target} PRIVATE prenet_core)
-  target_compile_definitions(${target} PRIVATE PRENET_VERSION="${PROJECT_VERSION}")
-  target_compile_options(${target} PRIVATE ${PRENET_WASM_COMPILE_OPTIONS})
-  target_link_options(${target} PRIVATE ${PRENET_WASM_LINK_OPTIONS} ${ARGN})
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME ${output_name}
-    SUFFIX ".mjs"
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
-endfunction()
-
-prenet_add_wasm_module(prenet_wasm prenet)
+add_executable(prenet_wasm ${PROJECT_SOURCE_DIR}/wasm/bindings.cpp)
+target_link_libraries(prenet_wasm PRIVATE prenet_core)
+target_compile_definitions(prenet_wasm PRIVATE PRENET_VERSION="${PROJECT_VERSION}")
+target_compile_options(prenet_wasm PRIVATE ${PRENET_WASM_COMPILE_OPTIONS})
+target_link_options(prenet_wasm PRIVATE ${PRENET_WASM_LINK_OPTIONS})
+set_target_properties(prenet_wasm PROPERTIES OUTPUT_NAME prenet SUFFIX ".mjs" RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 configure_file(${PROJECT_SOURCE_DIR}/wasm/prenet_node.mjs ${CMAKE_BINARY_DIR}/prenet_node.mjs COPYONLY)
 
 # The repository's package.json says "type": "module", which would make Node load the CommonJS test runner

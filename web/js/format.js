@@ -9,7 +9,6 @@ const nf = (digits) => {
   if (!f) formatters.set(digits, (f = new Intl.NumberFormat('en-US', { maximumSignificantDigits: digits })));
   return f;
 };
-const n3 = nf(3);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 export const isNum = (x) => typeof x === 'number' && Number.isFinite(x);
@@ -38,7 +37,7 @@ export function count(x) {
     [1e6, 'M'],
     [1e3, 'k'],
   ];
-  for (const [scale, p] of scales) if (Math.abs(x) >= scale) return `${n3.format(x / scale)}${p}`;
+  for (const [scale, p] of scales) if (Math.abs(x) >= scale) return `${nf(3).format(x / scale)}${p}`;
   return int.format(x);
 }
 

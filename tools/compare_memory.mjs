@@ -13,6 +13,7 @@ import { resolve, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from './compare_published.mjs';
 import { foundryArgs, foundryConfig } from './compare_parallel.mjs';
+import { rowArgs, rowCluster } from './published_rows.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -20,32 +21,6 @@ const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args
 const prenet = resolve(root, opt('--prenet', process.env.PRENET ?? 'build/prenet'));
 const outPath = resolve(root, opt('--out', 'docs/memory-accuracy.md'));
 const MiB = 2 ** 20;
-
-// The prenet arguments of one published row. A row with `gpus` runs that many devices in the layout its dp, tp,
-// pp, cp, zero and sequence_parallel columns give, passed as a --cluster document so that an explicit `false`
-// (sequence parallelism off) is kept rather than searched. `checkpointing` is true (prenet's --checkpointing, full),
-// false or empty (none on one device, as before), or a kind (none, attention-core, op-selective, full, offload).
-export function rowArgs(r, clusterPath) {
-  const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--precision', r.precision, '--optimizer',
-    r.optimizer, '--optimizer-impl', r.optimizer_impl, '--batch', r.batch, '--seq', r.seq, '--grad-accum', r.grad_accum];
-  if (r.mixed) a.push('--mixed', r.mixed);
-  if (r.attention) a.push('--attention', r.attention);
-  if (r.framework) a.push('--framework', r.framework);
-  if (r.checkpointing === 'true') a.push('--checkpointing');
-  else if (r.checkpointing && r.checkpointing !== 'false') a.push('--checkpointing', r.checkpointing);
-  if (r.gpus) a.push('--gpus', r.gpus, '--cluster', clusterPath);
-  return [...a, '--json'];
-}
-
-// The --cluster document of a multi-device row (rowArgs). A `vp` (virtual stages per device) runs Megatron's
-// interleaved schedule.
-export function rowCluster(r) {
-  const c = {};
-  for (const k of ['dp', 'tp', 'pp', 'cp', 'zero']) if (r[k] !== '' && r[k] !== undefined) c[k] = Number(r[k]);
-  if (r.sequence_parallel) c.sequence_parallel = r.sequence_parallel === 'true';
-  if (r.vp) Object.assign(c, { vp: Number(r.vp), schedule: 'interleaved' });
-  return c;
-}
 
 const FIELD = { nvidia_smi: 'peak_bytes_per_device', reserved: 'peak_reserved_bytes', allocated: 'peak_allocated_bytes' };
 

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../../tools/compare_published.mjs';
-import { compareRow, rowCluster } from '../../tools/compare_memory.mjs';
+import { compareRow } from '../../tools/compare_memory.mjs';
+import { rowCluster } from '../../tools/published_rows.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MiB = 2 ** 20;

@@ -518,9 +518,22 @@ function main() {
       const e = (a.bare - h.bare) / (a.measured - h.measured); const F = h.measured - h.bare / e;
       harness.push(`${layout}: e ${fmt(e, 2)}, F ${fmt(F, 0)} ms` + (g ? `, GB200 then ${fmt(g.bare / e + F, 0)} ms against ${fmt(g.measured, 0)} measured (${fmt(g.measured / (g.bare / e + F), 2)}x)` : ''));
     }
+    // aiconfigurator's large BF16 GEMMs per device (median TFLOP/s), and the measured speed-up between two devices
+    // on the same tests (the -mr re-runs left out).
+    const gemms = parseCsv(readFileSync(resolve(root, 'data/aiconfigurator/ops/gemm.csv'), 'utf8'));
+    const gemmMedian = (hw) => fmt(median(gemms.filter((g) => g.device === hw && g.precision === 'bf16' && Math.min(+g.m, +g.n, +g.k) >= 4096)
+      .map((g) => 2 * g.m * g.n * g.k / (g.latency_ms * 1e9))), 0);
+    const ratioRange = (slow, fast) => {
+      const xs = [];
+      for (const f of ratios.speed.get(fast) ?? []) {
+        const s = (ratios.speed.get(slow) ?? []).find((x) => x.layout === f.layout && !x.id.endsWith('-mr'));
+        if (s && !f.id.endsWith('-mr')) xs.push(s.measured / f.measured);
+      }
+      return xs.length ? `${fmt(Math.min(...xs), 2)}-${fmt(Math.max(...xs), 2)}` : 'n/a';
+    };
     const perKernel = all('functional').map((x) => 1000 * x.measured / x.kernels);
     lines.push(`Read together: if a test's harness (deterministic kernels, Ring-only NCCL, the unfused gradient accumulation, the per-step norms) cost the same factor e and fixed time F on A100 and H100, the two devices' rows give, per layout, ${harness.join('; ') || 'no pair'}. ` +
-      'So the A100 and H100 gap is what such a harness would add (prenet models neither e nor F), while GB200 stays well short of its prediction under the same harness: either its kernels run slower than prenet\'s extrapolation from the spec sheet (an unseen Blackwell part at 2.5 PFLOP/s dense BF16; issue #24 found B200 predicted too fast too), or its harness costs more (a Grace host, two 4-GPU trays); these rows cannot tell which. ' +
+      `So the A100 and H100 gap is what such a harness would add (prenet models neither e nor F), while GB200 stays well short of its prediction under the same harness. Its kernel models are fitted on aiconfigurator's GB200 microbenchmarks (locked clocks, CUDA graphs), whose large BF16 GEMMs (every side >= 4096) run at a median ${gemmMedian('gb200')} TFLOP/s against ${gemmMedian('h100-sxm5-80gb')} on H100 and ${gemmMedian('a100-sxm4-80gb')} on A100; the same tests' measured steps are ${ratioRange('h100-sxm5-80gb', 'gb200')}x faster on GB200 than on H100 and ${ratioRange('a100-sxm4-80gb', 'h100-sxm5-80gb')}x on H100 than on A100. Either a 1,200 W part sustains its locked-clock speed less well through a whole training step than the H100 does, or its harness costs more (a Grace host, two 4-GPU trays); these rows cannot tell which, and no per-device factor is fitted to them. ` +
       `The functional rows take a median ${fmt(median(perKernel), 0)} µs per kernel prenet counts (${fmt(Math.min(...perKernel), 0)}-${fmt(Math.max(...perKernel), 0)}), on A100 and H100 alike: their steps are bound by the host (Megatron's and Transformer Engine's Python per layer and micro-batch, FP8's scaling bookkeeping), which prenet's per-kernel launch gap (\`models/overhead.json\`) does not model; they are reported, not targeted.`, '');
     summary.push(`Megatron-LM functional tests, never fitted: 7B speed tests median APE ${fmt(m)} %, ${over} off by > 1.5x, worst ${fmt(Math.max(...factors), 2)}x, predicted / measured ${perHardware('speed')}; 66M-parameter functional tests ${perHardware('functional')} (targets <= 10 %, none > 1.5x)`);
   }

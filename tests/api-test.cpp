@@ -383,9 +383,16 @@ TEST(ApiContract, APrecisionWithoutUnitsIsPredictedAsItsFallbackAndSaysSo) {
     EXPECT_EQ(a100["precision_fallback"]["requested"], "fp8");
     EXPECT_EQ(a100["precision_fallback"]["used"], "bf16");
     EXPECT_NE(a100["precision_fallback"]["reason"].get<std::string>().find("FP8"), std::string::npos);
-    ASSERT_EQ(a100["warnings"].size(), 1u);
-    EXPECT_NE(a100["warnings"][0].get<std::string>().find("a100-sxm4-80gb: no FP8 units, predicted as bf16"),
-              std::string::npos);
+    // One fallback warning (GPT-2 at 4 x 512 tokens also gets the host-pace one: its kernels are that short).
+    auto fallback_warnings = [](const json& result) {
+        std::vector<std::string> out;
+        for (const auto& w : result["warnings"])
+            if (w.get<std::string>().find("no FP8 units") != std::string::npos) out.push_back(w.get<std::string>());
+        return out;
+    };
+    std::vector<std::string> fallback = fallback_warnings(a100);
+    ASSERT_EQ(fallback.size(), 1u);
+    EXPECT_NE(fallback[0].find("a100-sxm4-80gb: no FP8 units, predicted as bf16"), std::string::npos);
     // Exactly bf16's prediction: never faster, and the same memory.
     EXPECT_DOUBLE_EQ(a100["step"]["total_ms"].get<double>(), b["results"][0]["step"]["total_ms"].get<double>());
     EXPECT_DOUBLE_EQ(a100["memory"]["peak_bytes_per_device"].get<double>(),
@@ -400,7 +407,7 @@ TEST(ApiContract, APrecisionWithoutUnitsIsPredictedAsItsFallbackAndSaysSo) {
     const json& h100 = a["results"][1];
     EXPECT_EQ(h100["matmul_precision_used"], "fp8");
     EXPECT_TRUE(h100["precision_fallback"].is_null());
-    EXPECT_TRUE(h100["warnings"].empty());
+    EXPECT_TRUE(fallback_warnings(h100).empty());
     EXPECT_LT(h100["step"]["total_ms"].get<double>(), b["results"][1]["step"]["total_ms"].get<double>());
     // The settings echo what was asked.
     EXPECT_EQ(a["settings"]["precision"], "fp8");

@@ -48,6 +48,18 @@ TEST(Overhead, ReadsItsThreeParametersAndRefusesAMissingOrOutOfRangeOne) {
     EXPECT_THROW(overhead_from_json(bad), Error);
 }
 
+TEST(Overhead, WarnsWhereKernelsAverageLessThanAHostTakesToIssueThem) {
+    // 1,000 kernels in 40 ms: 40 us each, under the 50 us bound; in 60 ms, 60 us each, over it.
+    std::string warning = host_pace_warning(40, 1000, false);
+    EXPECT_NE(warning.find("average 40 µs"), std::string::npos) << warning;
+    EXPECT_EQ(host_pace_warning(60, 1000, false), "");
+    EXPECT_EQ(host_pace_warning(kHostBoundKernelMs * 1000, 1000, false), "");  // the bound itself is not under it
+    // A compiled program has no Python per op; a step without kernels or time has nothing to say.
+    EXPECT_EQ(host_pace_warning(40, 1000, true), "");
+    EXPECT_EQ(host_pace_warning(40, 0, false), "");
+    EXPECT_EQ(host_pace_warning(0, 1000, false), "");
+}
+
 TEST(Overhead, TheShippedFileParsesAndIsWhatFittedMeans) {
     nlohmann::json doc = nlohmann::json::parse(read_text_file(std::string(PRENET_SOURCE_DIR) + "/models/overhead.json"));
     OverheadModel file = overhead_from_json(doc);

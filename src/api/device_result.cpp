@@ -93,7 +93,7 @@ json device_result(const RequestContext& request, const HardwareSpec& hw, const 
             {"uncertainty", uncertainty_json(*request.predictor, t, hw)},
             {"matmul_peak_used", peak_used},
             {"price_per_hour", hw.price_per_hour()},
-            {"warnings", batch_warnings(request.global_batch, tokens, s.run, request.run ? &*request.run : nullptr)}};
+            {"warnings", step_warnings(batch_warnings(request.global_batch, tokens, s.run, request.run ? &*request.run : nullptr), t, request.step)}};
 }
 
 }  // namespace prenet

@@ -332,7 +332,7 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
             {"uncertainty", uncertainty_json(predictor, t, hw)},
             {"matmul_peak_used", peak_used},
             {"price_per_hour", hw.price_per_hour()},
-            {"warnings", batch_warnings(best.layout.global_batch(), tokens, s.run, steps ? &*steps : nullptr)}};
+            {"warnings", step_warnings(batch_warnings(best.layout.global_batch(), tokens, s.run, steps ? &*steps : nullptr), t, c.step)}};
 }
 
 }  // namespace prenet

@@ -34,6 +34,16 @@ double launch_and_step_ms(const OverheadModel& model, double kernels);
 // The overlapped communication's loss: what only many devices add (parallel/parallel_step.cpp).
 double overlap_loss_ms(const OverheadModel& model, double hidden_communication_ms);
 
+// A step whose kernels average less than this on the device likely waits for its host in an eager framework
+// (Python dispatch and launches per op), which prenet does not time: Megatron-LM's 66M-parameter functional tests,
+// predicted at 16-40 us per kernel, ran 7-13x slower than their kernels on A100 and H100; the fastest-kernel
+// whole steps prenet predicts well average 57 us or more (docs/parallel-accuracy.md, data/published/).
+inline constexpr double kHostBoundKernelMs = 0.05;
+// The warning (the API's `warnings`) for a step whose kernels average under kHostBoundKernelMs: `device_ms` is the
+// kernels' time (forward, backward, optimizer), `kernels` their launches. A framework that compiles the whole
+// program (no Python per op: XLA, graph compilers) or --compile is not warned. Empty when none applies.
+std::string host_pace_warning(double device_ms, double kernels, bool compiled);
+
 // The fitted parameters compiled in (models/overhead.json); all zero when the file is absent.
 const OverheadModel& fitted_overhead();
 // The parameters of a models/overhead.json document; throws Error when one is missing or out of range.

@@ -163,6 +163,13 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
     return t;
 }
 
+std::vector<std::string> step_warnings(std::vector<std::string> warnings, const StepTime& t, const StepOptions& o) {
+    std::string host = host_pace_warning(t.forward_ms + t.backward_ms + t.optimizer_ms, t.kernels,
+                                         o.compile || o.framework.fuses_elementwise);
+    if (!host.empty()) warnings.push_back(std::move(host));
+    return warnings;
+}
+
 json by_family_json(const std::map<Family, double>& ms_by_family) {
     json out = json::object();
     for (const auto& [family, ms] : ms_by_family) out[to_string(family)] = ms;

@@ -90,6 +90,10 @@ StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, con
 StepTime predict_step(const ModelFeatures& features, const HardwareSpec& hw, const KernelPredictor& predictor,
                       const StepOptions& options, const MicroBatchTime& micro_batch);
 
+// A result's warnings (`warnings`, batch_warnings' first) with what makes this step's time misleading:
+// kernels so short that an eager framework's host paces them (run/overhead.hpp's host_pace_warning).
+std::vector<std::string> step_warnings(std::vector<std::string> warnings, const StepTime& t, const StepOptions& options);
+
 // StepTime::by_family_ms as a JSON object keyed by family name (to_string(Family)).
 json by_family_json(const std::map<Family, double>& ms_by_family);
 

@@ -853,16 +853,19 @@ test('a device without units for the asked precision is predicted as its fallbac
     { requested: r['a100-sxm4-80gb'].precision_fallback.requested, used: r['a100-sxm4-80gb'].precision_fallback.used },
     { requested: 'fp8', used: 'bf16' },
   );
-  assert.match(r['a100-sxm4-80gb'].warnings[0], /a100-sxm4-80gb: no FP8 units, predicted as bf16/);
+  // A model this small also gets the host-pace warning (its kernels are shorter than a host takes to issue them).
+  const fallbackWarnings = (id) => r[id].warnings.filter((w) => /no FP8 units/.test(w));
+  assert.equal(fallbackWarnings('a100-sxm4-80gb').length, 1);
+  assert.match(fallbackWarnings('a100-sxm4-80gb')[0], /a100-sxm4-80gb: no FP8 units, predicted as bf16/);
   assert.equal(r['h100-sxm5-80gb'].matmul_precision_used, 'fp8');
   assert.equal(r['h100-sxm5-80gb'].precision_fallback, null);
-  assert.deepEqual(r['h100-sxm5-80gb'].warnings, []);
+  assert.deepEqual(fallbackWarnings('h100-sxm5-80gb'), []);
   const bf16 = byId(predict('--model', 'gpt2', '--batch', '2', '--seq', '256', '--precision', 'bf16', '--hardware', 'a100-sxm4-80gb'));
   assert.equal(r['a100-sxm4-80gb'].step.total_ms, bf16['a100-sxm4-80gb'].step.total_ms, 'exactly bf16: never faster');
   const table = prenet('predict', ...args);
   assert.equal(table.status, 0, table.stderr);
   assert.match(table.stdout, /a100-sxm4-80gb \(as bf16\)/);
-  assert.match(table.stdout, /Warnings:\n {2}a100-sxm4-80gb: no FP8 units, predicted as bf16/);
+  assert.match(table.stdout, /Warnings:\n(?: {2}[^\n]*\n)* {2}a100-sxm4-80gb: no FP8 units, predicted as bf16/);
   assert.doesNotMatch(table.stdout, /h100-sxm5-80gb \(as/);
 });
 
@@ -881,4 +884,23 @@ test('a global batch past published runs and a run under one step are warned abo
   assert.match(table.stdout, /Warnings:\n {2}a global batch of 70,400 sequences[^\n]*\n {2}the run \(1 million tokens\)/);
   assert.equal(table.stdout.match(/a global batch of 70,400/g).length, 1);
   assert.deepEqual(byId(predict('--model', 'gpt2', '--batch', '8', '--tokens', '1e9', '--hardware', 'h100-sxm5-80gb'))['h100-sxm5-80gb'].warnings, []);
+});
+
+test('kernels shorter than a host takes to issue them are warned about, eager frameworks only', () => {
+  const hostWarning = (...args) => byId(predict('--model', 'gpt2', '--seq', '1024', '--hardware', 'h100-sxm5-80gb', ...args))['h100-sxm5-80gb']
+    .warnings.filter((w) => /kernels average/.test(w));
+  // GPT-2 small at one sequence: kernels of a few microseconds each (the step's own numbers say how many).
+  const [tiny] = hostWarning('--batch', '1');
+  assert.match(tiny ?? '', /^this step's kernels average \d+ µs each: an eager framework's host/);
+  const r = byId(predict('--model', 'gpt2', '--seq', '1024', '--batch', '1', '--hardware', 'h100-sxm5-80gb'))['h100-sxm5-80gb'];
+  const perKernelUs = (r.step.forward_ms + r.step.backward_ms + r.step.optimizer_ms) / r.step.kernels * 1e3;
+  assert.ok(perKernelUs < 50, `${perKernelUs} us`);
+  assert.match(tiny, new RegExp(`average ${Math.round(perKernelUs)} µs`));
+  // Compiled programs have no Python per op; a micro-batch large enough gives kernels longer than the bound.
+  assert.deepEqual(hostWarning('--batch', '1', '--compile'), []);
+  assert.deepEqual(hostWarning('--batch', '64'), []);
+  // A parallel step is warned about too (its slowest stage's kernels).
+  const dp = byId(predict('--model', 'gpt2', '--seq', '1024', '--batch', '1', '--hardware', 'h100-sxm5-80gb', '--gpus', '8',
+    '--dp', '8', '--tp', '1', '--pp', '1', '--cp', '1', '--zero', '0'))['h100-sxm5-80gb'];
+  assert.equal(dp.warnings.filter((w) => /kernels average/.test(w)).length, 1);
 });

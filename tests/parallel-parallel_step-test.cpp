@@ -228,6 +228,28 @@ TEST(ParallelStep, ExpertOverlapHidesOnlyTheExpertAllToAlls) {
     EXPECT_DOUBLE_EQ(full.exposed_by_kind_ms.at("data parallel"), none.exposed_by_kind_ms.at("data parallel"));
 }
 
+TEST(ParallelStep, TpCommOverlapHidesEveryTensorCollectiveBehindTheMatrixWorkWithSequenceParallelism) {
+    // GPT-2 on 4 devices at tp 4 with sequence parallelism: --tp-comm-overlap leaves the same collectives and
+    // exposes what exceeds the micro-batches' matrix work; without sequence parallelism it changes nothing.
+    Fixture f(4);
+    ParallelLayout l;
+    l.tp = 4, l.sequence_parallel = true, l.grad_accum = 2;
+    ParallelStep own = predict_parallel_step(l, f.models, f.context);
+    f.context.tp_comm_overlap = true;
+    ParallelStep all = predict_parallel_step(l, f.models, f.context);
+    const double total = own.total_by_kind_ms.at("tensor parallel");
+    ASSERT_GT(total, 0.0);
+    EXPECT_DOUBLE_EQ(own.exposed_by_kind_ms.at("tensor parallel"), total);  // the generic preset overlaps none
+    EXPECT_DOUBLE_EQ(all.total_by_kind_ms.at("tensor parallel"), total);
+    EXPECT_NEAR(all.exposed_by_kind_ms.at("tensor parallel"), std::max(0.0, total - all.time.matmul_ms), 1e-9 * total);
+    EXPECT_NEAR(own.total_ms() - all.total_ms(), total - all.exposed_by_kind_ms.at("tensor parallel"), 1e-9 * own.total_ms());
+    l.sequence_parallel = false;
+    f.context.tp_comm_overlap = false;
+    ParallelStep plain = predict_parallel_step(l, f.models, f.context);
+    f.context.tp_comm_overlap = true;
+    EXPECT_EQ(predict_parallel_step(l, f.models, f.context).total_ms(), plain.total_ms());
+}
+
 TEST(ParallelStep, MemoryIsTheSameWithOrWithoutTiming) {
     Fixture f(4);
     ParallelLayout l;

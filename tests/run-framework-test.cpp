@@ -25,6 +25,17 @@ TEST(Framework, GenericIsTheStepModelsFormerConstants) {
     EXPECT_EQ(framework_names().front(), "generic");
 }
 
+TEST(Framework, TpCommOverlapIsEveryGemmOnlyWithSequenceParallelism) {
+    const FrameworkPreset megatron = preset_for("megatron"), generic = preset_for("generic");
+    EXPECT_EQ(tensor_overlap(megatron, true, true), TensorOverlap::all_gemms);
+    EXPECT_EQ(tensor_overlap(generic, true, true), TensorOverlap::all_gemms);
+    // Without sequence parallelism there are no all-gathers and reduce-scatters to pipeline: the preset's own.
+    EXPECT_EQ(tensor_overlap(megatron, true, false), TensorOverlap::weight_gradients);
+    EXPECT_EQ(tensor_overlap(generic, true, false), TensorOverlap::none);
+    EXPECT_EQ(tensor_overlap(megatron, false, true), TensorOverlap::weight_gradients);
+    EXPECT_EQ(tensor_overlap(preset_for("xla"), false, false), TensorOverlap::all_gemms);
+}
+
 TEST(Framework, EachPresetSetsItsFrameworksDefaults) {
     FrameworkPreset m = preset_for("megatron");
     EXPECT_EQ(m.selective, CheckpointKind::attention_core);

@@ -532,6 +532,12 @@ std::vector<OptionDef> build_table() {
             .help("whether the MoE all-to-alls (dispatch, combine) hide behind compute: none, or full (DualPipe's "
                   "and DeepEP's two-stream overlap: exposed = max(0, all-to-all - a micro-batch's compute))")
             .echoed().on_page("cluster", "epov").advanced().clustered(),
+        Row("tp_comm_overlap", T::flag, kRun).flag("tp-comm-overlap").label("Tensor-parallel overlap", "every collective")
+            .defaults(false, "off")
+            .help("every tensor-parallel collective pipelined with its layer's GEMMs (Megatron's --tp-comm-overlap, "
+                  "Transformer Engine's userbuffers; torch's async TP): exposed = max(0, the collectives - the "
+                  "micro-batch's matrix work), on layouts with sequence parallelism; off: the framework's own overlap")
+            .echoed().on_page("cluster", "tpov").advanced().clustered(),
         Row("global_batch", T::count, kRun).flag("global-batch", "G").label("Global batch", "samples").up_to(k2e40)
             .defaults(nullptr, "batch x grad-accum x dp")
             .help("samples per optimizer step over all replicas: grad-accum = G / (batch x dp) must be whole")

@@ -233,6 +233,7 @@ json parallel_device_result(const RequestContext& request, const HardwareSpec& h
     c.step.layer_breakdown = false;
     c.reserve = s.reserve;
     c.ep_overlap = s.ep_overlap;
+    c.tp_comm_overlap = s.tp_comm_overlap;
     SharedSearch shared = shared_search(request);
     StageModels& models = shared.models;
     PlanSearch search = search_plan(s.layout, models, c, 4, shared.memories);

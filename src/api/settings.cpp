@@ -52,6 +52,11 @@ void read_layout(Settings& s, const RequestOptions& o, Recompute recompute) {
     if (o.has("network")) s.cluster.network = o.text("network");
     if (o.has("topology")) s.cluster.topology = o.text("topology");
     if (o.has("ep_overlap")) s.ep_overlap = parse_expert_overlap(o.text("ep_overlap"));
+    s.tp_comm_overlap = o.flag("tp_comm_overlap");
+    if (s.tp_comm_overlap && l.sequence_parallel == false)
+        throw Error("--tp-comm-overlap pipelines the sequence-parallel all-gathers and reduce-scatters with the GEMMs: "
+                    "it needs sequence parallelism, given off here (Megatron refuses the pair too)",
+                    ErrorCode::conflict, "tp_comm_overlap");
     // More than one device, any other option of the cluster given, or selective recomputation (the parallel step
     // costs it: one device is a layout too): the rows' cluster_question, which the page reads as well.
     s.parallel = false;
@@ -258,6 +263,7 @@ json settings_json(const Settings& s, const Model& m, unsigned command_bit) {
         {"network", s.cluster.network ? json(*s.cluster.network) : json(nullptr)},
         {"topology", s.cluster.topology ? json(*s.cluster.topology) : json(nullptr)},
         {"ep_overlap", to_string(s.ep_overlap)},
+        {"tp_comm_overlap", s.tp_comm_overlap},
         {"global_batch", s.layout.global_batch ? json(*s.layout.global_batch)
                          : s.parallel ? json(nullptr) : json(global_batch(s.inputs.batch, s.grad_accum))},
         {"breakdown", s.breakdown},

@@ -52,6 +52,7 @@ struct Settings {
     LayoutRequest layout;
     ClusterRequest cluster;
     ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
+    bool tp_comm_overlap = false;                    // --tp-comm-overlap (run/framework.hpp's tensor_overlap)
     // Whether the request is a parallel one: more than one device, or any layout option given.
     bool parallel = false;
     // --calibration (calibration/calibration.hpp): null when none; applied by the request's predictor.

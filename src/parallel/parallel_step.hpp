@@ -77,6 +77,7 @@ struct ParallelContext {
     // Valid for this context's accelerator, predictor and step options only; search_plan sets its own.
     StageCache* cache = nullptr;
     ExpertOverlap ep_overlap = ExpertOverlap::none;  // --ep-overlap
+    bool tp_comm_overlap = false;                    // --tp-comm-overlap (run/framework.hpp's tensor_overlap)
 };
 
 // One micro-batch's collectives on one stage, each kind's time before any overlap (what stage_comms leaves exposed

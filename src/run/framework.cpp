@@ -103,6 +103,10 @@ FrameworkPreset graph() {
 
 }  // namespace
 
+TensorOverlap tensor_overlap(const FrameworkPreset& preset, bool tp_comm_overlap, bool sequence_parallel) {
+    return tp_comm_overlap && sequence_parallel ? TensorOverlap::all_gemms : preset.tensor_overlap;
+}
+
 std::vector<std::string> framework_names() { return {"generic", "megatron", "fsdp", "deepspeed", "xla", "graph"}; }
 
 std::string usual_framework(const std::string& device_kind) {

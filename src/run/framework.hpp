@@ -67,6 +67,12 @@ struct FrameworkPreset {
     bool in_place_loss = false;
 };
 
+// The tensor-parallel overlap a layout runs with: every collective pipelined with its layer's GEMMs when
+// --tp-comm-overlap asks it (Megatron's Transformer Engine userbuffers, torch's async TP) and the layout has
+// sequence parallelism, whose all-gathers and reduce-scatters are what those pipeline (Megatron asserts
+// --sequence-parallel with --tp-comm-overlap); else the preset's own.
+TensorOverlap tensor_overlap(const FrameworkPreset& preset, bool tp_comm_overlap, bool sequence_parallel);
+
 // The preset of `name` (generic, megatron, fsdp, deepspeed, xla, graph); throws Error for another name.
 FrameworkPreset preset_for(const std::string& name);
 // The preset names, generic first.

@@ -121,6 +121,30 @@ test('--ep-overlap full hides the expert all-to-alls behind compute; none, the d
   assert.ok(full.results[0].step.total_ms < none.results[0].step.total_ms);
 });
 
+test('--tp-comm-overlap hides every tensor-parallel collective behind the matrix work, with sequence parallelism only', () => {
+  // Llama 2 7B on one 8-GPU H100 node at tp 8: the same collectives either way; with the overlap only what exceeds
+  // the micro-batch's matrix work stays exposed (docs/parallel.md "Framework presets"), under any framework.
+  const at = (...more) => predict('--model', 'llama2-7b', '--hardware', 'h100-sxm5-80gb', '--precision', 'bf16',
+    '--gpus', '8', '--dp', '1', '--tp', '8', '--pp', '1', '--cp', '1', '--zero', '0', '--batch', '1', '--global-batch', '8',
+    '--seq', '4096', '--checkpointing', 'none', '--overhead', 'none', ...more);
+  for (const framework of ['generic', 'megatron']) {
+    const off = at('--framework', framework), on = at('--framework', framework, '--tp-comm-overlap');
+    assert.equal(off.settings.tp_comm_overlap, false);
+    assert.equal(on.settings.tp_comm_overlap, true);
+    const a = off.results[0].step.communication['tensor parallel'], b = on.results[0].step.communication['tensor parallel'];
+    assert.ok(a.total_ms > 0 && a.exposed_ms > 0, JSON.stringify(a));
+    assert.equal(b.total_ms, a.total_ms);
+    assert.ok(b.exposed_ms < a.exposed_ms, `${framework}: ${JSON.stringify(b)}`);
+    // exposed = max(0, collectives - matrix work): never below it, and the step shorter by what it hid.
+    assert.ok(b.exposed_ms >= Math.max(0, b.total_ms - on.results[0].step.matmul_ms) - 1e-9, JSON.stringify(b));
+    const faster = off.results[0].step.total_ms - on.results[0].step.total_ms;
+    assert.ok(Math.abs(faster - (a.exposed_ms - b.exposed_ms)) < 1e-6 * off.results[0].step.total_ms, `${framework}: ${faster}`);
+  }
+  // Megatron asserts --sequence-parallel with it: given off, a conflict naming the option.
+  assert.match(refused('--model', 'llama2-7b', '--gpus', '8', '--tp', '8', '--sequence-parallel', 'off', '--tp-comm-overlap'),
+    /--tp-comm-overlap .*needs sequence parallelism/);
+});
+
 test('an H800 cluster defaults to its node\'s 8 x 400 Gb/s InfiniBand, not 100 Gb Ethernet', () => {
   const out = predict('--model', 'gpt2', '--hardware', 'h800-sxm5', '--gpus', '16').results[0].plan.scale_out;
   assert.equal(out.kind, 'infiniband');

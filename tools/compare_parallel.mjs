@@ -5,7 +5,7 @@
 //   - llm-foundry's MPT FSDP runs on A100 (data/published/llm_foundry_mpt_a100.csv; tokens/s per GPU, MFU),
 //   - data-parallel runs on 2-8 GPUs (data/published/data_parallel.csv and NeuSight's dp4; samples/s),
 //   - BigScience's Megatron-DeepSpeed steps (data/published/bigscience_megatron_deepspeed_a100.csv),
-//   - Megatron-LM's functional tests on DGX H100/A100 (data/published/megatron_functional_tests.csv; step time),
+//   - Megatron-LM's functional tests on DGX A100, H100 and GB200 (data/published/megatron_functional_tests.csv; step time),
 //   - published whole pre-training runs (data/published/large_runs.csv; GPU-hours, tokens/s per GPU, TFLOP/s).
 // and, for the framework overhead (models/overhead.json, fitted on these by tools/fit_overhead.mjs), every allowed
 // whole run with and without it, per source and per framework, with the fit's leave-one-source-out errors.
@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from './compare_published.mjs';
 import { wholeRuns, runPrenet } from './fit_overhead.mjs';
-import { megatronTestArgs } from './published_rows.mjs';
+import { publishedRowArgs } from './published_rows.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -484,7 +484,7 @@ function main() {
       '|---|---|---|---:|---|---|---|---:|---:|---:|---:|---|---:|---|');
     const ratios = { speed: new Map(), functional: new Map() };
     for (const r of [...rows].sort((x, y) => (x.test_kind === y.test_kind ? 0 : x.test_kind === 'speed' ? -1 : 1))) {
-      const a = megatronTestArgs(dir, r); const res = run(prenet, a); const bare = run(prenet, [...a, '--overhead', 'none']);
+      const a = publishedRowArgs(dir, r); const res = run(prenet, a); const bare = run(prenet, [...a, '--overhead', 'none']);
       const shown = cmd(a).replace(dir, '$TMP');
       const head = `| ${r.id.replace(/^megatron-test-/, '')} | ${r.test_kind} | ${r.hardware} | ${r.gpus} | ${r.dp} x ${r.tp} x ${r.pp}${r.vp ? ` (${r.vp})` : ''} x ${r.cp}${r.ep ? `, ${r.ep}` : ''} | ${r.batch} x ${r.grad_accum} x ${r.seq} | ${r.precision}`;
       const measured = Number(r.iteration_s) * 1000;
@@ -510,25 +510,23 @@ function main() {
     // What the speed rows say when read together: on A100 and H100 the same test is measured = kernels-only / e +
     // F, one harness factor e and one fixed time F per layout (two devices, two unknowns); GB200 is then checked
     // against that harness. The functional rows: measured time per kernel prenet counts (host-bound steps).
+    // One test on one device (the -mr re-runs of another code version left out).
+    const at = (hw, layout) => ratios.speed.get(hw)?.find((x) => x.layout === layout && !x.id.endsWith('-mr'));
+    const layouts = [...new Set(speed.map((x) => x.layout))];
     const harness = [];
-    for (const layout of new Set(speed.map((x) => x.layout))) {
-      const at = (hw) => ratios.speed.get(hw)?.find((x) => x.layout === layout && !x.id.endsWith('-mr'));
-      const a = at('a100-sxm4-80gb'); const h = at('h100-sxm5-80gb'); const g = at('gb200');
+    for (const layout of layouts) {
+      const a = at('a100-sxm4-80gb', layout); const h = at('h100-sxm5-80gb', layout); const g = at('gb200', layout);
       if (!a || !h) continue;
       const e = (a.bare - h.bare) / (a.measured - h.measured); const F = h.measured - h.bare / e;
       harness.push(`${layout}: e ${fmt(e, 2)}, F ${fmt(F, 0)} ms` + (g ? `, GB200 then ${fmt(g.bare / e + F, 0)} ms against ${fmt(g.measured, 0)} measured (${fmt(g.measured / (g.bare / e + F), 2)}x)` : ''));
     }
     // aiconfigurator's large BF16 GEMMs per device (median TFLOP/s), and the measured speed-up between two devices
-    // on the same tests (the -mr re-runs left out).
+    // on the same tests.
     const gemms = parseCsv(readFileSync(resolve(root, 'data/aiconfigurator/ops/gemm.csv'), 'utf8'));
     const gemmMedian = (hw) => fmt(median(gemms.filter((g) => g.device === hw && g.precision === 'bf16' && Math.min(+g.m, +g.n, +g.k) >= 4096)
       .map((g) => 2 * g.m * g.n * g.k / (g.latency_ms * 1e9))), 0);
     const ratioRange = (slow, fast) => {
-      const xs = [];
-      for (const f of ratios.speed.get(fast) ?? []) {
-        const s = (ratios.speed.get(slow) ?? []).find((x) => x.layout === f.layout && !x.id.endsWith('-mr'));
-        if (s && !f.id.endsWith('-mr')) xs.push(s.measured / f.measured);
-      }
+      const xs = layouts.filter((l) => at(slow, l) && at(fast, l)).map((l) => at(slow, l).measured / at(fast, l).measured);
       return xs.length ? `${fmt(Math.min(...xs), 2)}-${fmt(Math.max(...xs), 2)}` : 'n/a';
     };
     const perKernel = all('functional').map((x) => 1000 * x.measured / x.kernels);

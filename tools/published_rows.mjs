@@ -4,13 +4,13 @@ import { join } from 'node:path';
 // A published row's prenet arguments, for the tables that share peak_memory.csv's columns (model, hardware,
 // precision, mixed, optimizer, optimizer_impl, batch, seq, grad_accum, checkpointing, attention, framework, gpus and
 // the layout): data/published/peak_memory.csv (tools/compare_memory.mjs) and
-// data/published/megatron_functional_tests.csv (tools/compare_parallel.mjs, tools/fit_overhead.mjs). Node 20.
+// data/published/megatron_functional_tests.csv (tools/compare_parallel.mjs). Node 20.
 
 // The prenet arguments of one row. A row with `gpus` runs that many devices in the layout its dp, tp, pp, cp, ep,
 // zero and sequence_parallel columns give, passed as a --cluster document so that an explicit `false` (sequence
 // parallelism off) is kept rather than searched. `checkpointing` is true (prenet's --checkpointing, full), false or
 // empty (none on one device, as before), or a kind (none, attention-core, op-selective, full, offload).
-export function rowArgs(r, clusterPath) {
+function rowArgs(r, clusterPath) {
   const a = ['predict', '--model', r.model, '--hardware', r.hardware, '--precision', r.precision, '--optimizer',
     r.optimizer, '--optimizer-impl', r.optimizer_impl, '--batch', r.batch, '--seq', r.seq, '--grad-accum', r.grad_accum];
   if (r.mixed) a.push('--mixed', r.mixed);
@@ -32,10 +32,10 @@ export function rowCluster(r) {
   return c;
 }
 
-// The prenet arguments of one Megatron-LM functional test (data/published/megatron_functional_tests.csv): its row's
-// arguments with the layout's --cluster document written into `dir`.
-export function megatronTestArgs(dir, r) {
+// The prenet arguments of one row (rowArgs), with a multi-device row's --cluster document written into `dir`
+// as <id>.cluster.json.
+export function publishedRowArgs(dir, r) {
   const path = join(dir, `${r.id}.cluster.json`);
-  writeFileSync(path, JSON.stringify(rowCluster(r)));
+  if (r.gpus) writeFileSync(path, JSON.stringify(rowCluster(r)));
   return rowArgs(r, path);
 }

@@ -182,10 +182,8 @@ StageComms stage_comms(const ModelFeatures& stage, const ParallelLayout& l, cons
     // Tensor and expert parallelism: exposed.
     tensor.total = t.tensor_forward + t.tensor_backward;
     const TensorOverlap overlap = tensor_overlap(o.framework, c.tp_comm_overlap, l.sequence_parallel);
-    tensor.exposed = overlap == TensorOverlap::none
-                         ? tensor.total
-                         : exposed_tensor_parallel_ms(t.tensor_forward, t.tensor_backward, mb.matmul_ms,
-                                                      mb.weight_gradient_ms, overlap);
+    tensor.exposed = exposed_tensor_parallel_ms(t.tensor_forward, t.tensor_backward, mb.matmul_ms,
+                                                mb.weight_gradient_ms, overlap);
     expert.total = t.expert;
     expert.exposed = expert_parallel_exposed_ms(t.expert, forward + backward, c.ep_overlap);
     // Ring attention overlaps the attention layers' compute.

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../../tools/compare_published.mjs';
-import { megatronTestArgs, rowCluster } from '../../tools/published_rows.mjs';
+import { publishedRowArgs, rowCluster } from '../../tools/published_rows.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const prenet = resolve(root, process.env.PRENET ?? 'build/prenet');
@@ -48,7 +48,7 @@ test('a row becomes its layout, pinned as a --cluster document', () => {
       optimizer: 'adamw', optimizer_impl: 'fused', batch: '1', seq: '8192', grad_accum: '4', checkpointing: 'none',
       attention: 'flash', gpus: '8', dp: '2', tp: '1', pp: '4', cp: '1', ep: '', zero: '1', sequence_parallel: 'false',
       vp: '8', framework: 'megatron' };
-    const a = megatronTestArgs(dir, r);
+    const a = publishedRowArgs(dir, r);
     assert.equal(value(a, '--gpus'), '8');
     assert.equal(value(a, '--framework'), 'megatron');
     assert.equal(value(a, '--checkpointing'), 'none');
@@ -64,7 +64,7 @@ test('every row predicts on its own layout', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'prenet-megatron-test-'));
   try {
     for (const r of rows) {
-      const out = JSON.parse(execFileSync(prenet, megatronTestArgs(dir, r), { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 }));
+      const out = JSON.parse(execFileSync(prenet, publishedRowArgs(dir, r), { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 }));
       const res = out.results[0]; const plan = res.plan;
       assert.ok(res.step.total_ms > 0, `${r.id}: no step`);
       for (const k of ['dp', 'tp', 'pp', 'cp']) assert.equal(plan[k], n(r[k]), `${r.id}: ${k} not pinned`);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { deflateSync } from 'node:zlib';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -37,7 +37,7 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 // 1. The page itself: everything in web/ but the tooling (this script, the dev server, the SW template).
-const tooling = new Set(['build.mjs', 'serve.mjs', 'sw.js', 'README.md']);
+const tooling = new Set(['build.mjs', 'serve.mjs', 'startup-replies.mjs', 'sw.js', 'README.md']);
 for (const entry of readdirSync(web)) {
   if (tooling.has(entry)) continue;
   if (entry === 'hosting') continue;
@@ -50,6 +50,13 @@ cpSync(join(web, 'hosting'), out, { recursive: true });
 const hint = 'run: bash scripts/build.sh wasm';
 copy(need(join(wasmDir, 'prenet.mjs'), hint), 'wasm/prenet.mjs');
 copy(need(join(wasmDir, 'prenet.wasm'), hint), 'wasm/prenet.wasm');
+// ... and its answers to the page's requests before its first result (web/startup-replies.mjs), made by the
+// same module under Node, so that a cold visit shows the default result without waiting for the worker.
+{
+  const { default: createPrenet } = await import(pathToFileURL(need(join(wasmDir, 'prenet_node.mjs'), hint)).href);
+  const { startupReplies } = await import('./startup-replies.mjs');
+  write('startup.json', JSON.stringify(await startupReplies(await createPrenet())));
+}
 
 // 3. Vendored npm dependencies (see docs/web.md for why these two).
 const nm = join(root, 'node_modules');

@@ -84,6 +84,36 @@ describe('web calculator', () => {
     await page.locator('.results-card').screenshot({ path: join(root, 'test-results/default-phone-results.png') });
   });
 
+  test("precomputed first result: the default question is answered from the build's startup.json, as the worker answers it", async () => {
+    const page = await h.page();
+    await settled(page);
+    const given = (await page.evaluate(() => window.prenet.client.precomputed())).map((t) => JSON.parse(t).command);
+    assert.deepEqual(given, ['options', 'predict', 'features'], 'the page found its first requests in the file');
+    // The worker's own answer to the request the table shows: the same, value for value.
+    const worker = await page.evaluate(async () => JSON.parse((await window.prenet.client.remote.request(JSON.stringify(window.prenet.last().request))).reply));
+    assert.deepEqual(await reply(page), worker);
+    // A second identical request goes to the worker (each precomputed reply is given once).
+    const again = await page.evaluate(async () => (await window.prenet.client.call({ command: 'options' })).doc);
+    assert.equal(await page.evaluate(() => window.prenet.client.precomputed().length), 3);
+    assert.ok(Array.isArray(again.options) && again.options.length > 0);
+
+    // A file that is not the build's answers (broken JSON, then the wrong shape): the worker answers everything.
+    for (const body of ['{"replies": [', '{"replies": {"options": 1}}']) {
+      await page.route('**/startup.json', (route) => route.fulfill({ status: 200, contentType: 'application/json', body }));
+      await page.reload();
+      await settled(page);
+      assert.deepEqual(await page.evaluate(() => window.prenet.client.precomputed()), [], body);
+      assert.equal(await rows(page).count(), catalogue.length, body);
+      assert.deepEqual(await reply(page), worker, body);
+      await page.unroute('**/startup.json');
+    }
+    // A link that asks another question finds no answer in the file but the option table.
+    const linked = await h.page('index.html#model=gpt2&batch=16');
+    await settled(linked);
+    assert.deepEqual((await linked.evaluate(() => window.prenet.client.precomputed())).map((t) => JSON.parse(t).command), ['options']);
+    assert.equal((await reply(linked)).settings.batch, 16);
+  });
+
   test('a zoo model and three accelerators chosen through the page', async () => {
     const page = await h.page();
     await settled(page);

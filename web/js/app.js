@@ -328,7 +328,8 @@ async function start() {
 }
 
 // A hook for the tests and benchmarks (tests/browser, bench/): the worker client and the current results.
-// settled(): the results on the page are those of the current inputs (no recompute pending, the link read).
+// settled(): the results on the page are those of the current inputs (no recompute pending, the link read),
+// and the catalogues it lists have arrived (the first result may come before them: js/client.js).
 window.prenet = {
   client,
   state: () => structuredClone(state),
@@ -336,6 +337,7 @@ window.prenet = {
   last: () => last,
   settled: () =>
     hashReading === 0 &&
+    meta.hardware.length > 0 &&
     location.hash === hashSeen &&
     !$('busy').classList.contains('on') &&
     last.request != null &&

@@ -1,5 +1,6 @@
-// Starts the calculator's worker and the wasm download, shared by index.html and widget.html. A classic
-// script in <head>, so it runs before the page's module graph has loaded: the first result needs the wasm
+// Starts the calculator's worker, the wasm download and that of the build's precomputed first replies
+// (startup.json), shared by index.html and widget.html. A classic script in <head>, so it runs before the
+// page's module graph has loaded: the first result needs the wasm
 // module most, so its download and (streaming) compilation start here and the compiled module is handed to
 // the worker (js/worker.js?wasm=posted). js/client.js picks the worker up from window.prenetWorker; without
 // this script (or without Worker/WebAssembly) the client starts a worker that fetches the module itself.
@@ -16,6 +17,11 @@
     var streaming = WebAssembly.compileStreaming && /^application\/wasm/.test(r.headers.get('content-type') || '');
     return streaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then(WebAssembly.compile);
   }));
+  // The build's own answers to the page's first requests (web/startup-replies.mjs), used by js/client.js: a
+  // small file, so it arrives long before the module is ready. null when it cannot be read (the worker answers).
+  window.prenetStartup = fetch(new URL('startup.json', base))
+    .then(function (r) { return r.ok ? r.json() : null; })
+    .catch(function () { return null; });
   compiled.then(
     function (module) { worker.postMessage({ type: 'prenet-wasm', module: module }); },
     function (error) { worker.postMessage({ type: 'prenet-wasm', error: String(error) }); },

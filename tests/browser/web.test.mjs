@@ -97,8 +97,8 @@ describe('web calculator', () => {
     assert.equal(await page.evaluate(() => window.prenet.client.precomputed().length), 3);
     assert.ok(Array.isArray(again.options) && again.options.length > 0);
 
-    // A file that is not the build's answers (broken JSON, then the wrong shape): the worker answers everything.
-    for (const body of ['{"replies": [', '{"replies": {"options": 1}}']) {
+    // A file that is not the build's answers (broken JSON, the wrong shapes): the worker answers everything.
+    for (const body of ['{"replies": [', '{"replies": {"options": 1}}', '{"replies": [null, 1, {"request": {"command": "options"}, "reply": null}]}']) {
       await page.route('**/startup.json', (route) => route.fulfill({ status: 200, contentType: 'application/json', body }));
       await page.reload();
       await settled(page);

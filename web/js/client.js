@@ -27,9 +27,10 @@ async function callWorker(remote, request, options) {
  * waits for the file only until the worker is ready: then the worker answers, whatever the file does.
  */
 function precomputed(loaded, ready) {
-  const replies = loaded
-    ? loaded.then((doc) => new Map((Array.isArray(doc?.replies) ? doc.replies : []).map(({ request, reply }) => [JSON.stringify(request), reply])), () => new Map())
-    : Promise.resolve(new Map());
+  const entries = (doc) => (Array.isArray(doc?.replies) ? doc.replies : []).filter((e) => e?.request && e.reply && typeof e.reply === 'object');
+  const replies = Promise.resolve(loaded)
+    .then((doc) => new Map(entries(doc).map(({ request, reply }) => [JSON.stringify(request), reply])))
+    .catch(() => new Map());
   const given = [];
   return {
     async take(text) {

@@ -1,9 +1,9 @@
 // Starts the calculator's worker, the wasm download and that of the build's precomputed first replies
 // (startup.json), shared by index.html and widget.html. A classic script in <head>, so it runs before the
-// page's module graph has loaded: the first result needs the wasm
-// module most, so its download and (streaming) compilation start here and the compiled module is handed to
-// the worker (js/worker.js?wasm=posted). js/client.js picks the worker up from window.prenetWorker; without
-// this script (or without Worker/WebAssembly) the client starts a worker that fetches the module itself.
+// page's module graph has loaded: the first result needs the wasm module most, so its download and
+// (streaming) compilation start here and the compiled module is handed to the worker (js/worker.js?wasm=posted).
+// js/client.js picks the worker up from window.prenetWorker; without this script (or without
+// Worker/WebAssembly) the client starts a worker that fetches the module itself.
 (function () {
   if (!window.Worker || !window.WebAssembly || window.prenetWorker !== undefined) return;
   var base = document.currentScript ? new URL('..', document.currentScript.src) : new URL('.', location.href);

@@ -93,7 +93,7 @@ namespace {
 // Its methods take views and literal lists and are kept out of line: build_table() runs once, and with every
 // std::string and std::vector built inline at the call (each with its exception cleanup) it was the wasm module's
 // largest function, 86 KB, which V8 took 25 ms to compile for its one run (now 54 KB and 4 ms; the module 16 KB
-// smaller gzipped; docs/performance.md).
+// smaller gzipped; docs/toolchain.md).
 class Row {
 public:
     // Word lists as the rows write them: a braced list of literals, or a vector made elsewhere.

@@ -8,10 +8,10 @@ import { apiError } from './errors.js';
 // Workers for `callEach`: one per core, at most four (each holds a module instance and its parsed models).
 const POOL_SIZE = Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency ?? 2));
 
-/** One request through a worker's proxy: {doc, ms, error} (errors.js), never a rejection. */
-async function callWorker(remote, request, options) {
+/** One request (its JSON text) through a worker's proxy: {doc, ms, error} (errors.js), never a rejection. */
+async function callWorker(remote, text, options) {
   try {
-    const { reply, ms } = await remote.request(JSON.stringify(request), options);
+    const { reply, ms } = await remote.request(text, options);
     const doc = JSON.parse(reply);
     return { doc, ms, error: apiError(doc) };
   } catch (thrown) {
@@ -84,7 +84,7 @@ export function createClient() {
     async call(request, options = undefined) {
       const text = JSON.stringify(request);
       const doc = await startup.take(text);
-      if (!doc) return callWorker(remote, request, options);
+      if (!doc) return callWorker(remote, text, options);
       // The worker still runs a prediction given from the file, its reply unread: V8 compiles the module's
       // functions as they first run, so the user's first edit then finds them compiled (about 0.3 s sooner).
       // Queued behind the requests the page makes at once (the catalogues it lists), not ahead of them.
@@ -108,7 +108,7 @@ export function createClient() {
         while (!halted && next < requests.length) {
           if (!current()) return;
           const i = next++;
-          parts[i] = await callWorker(proxy, requests[i]);
+          parts[i] = await callWorker(proxy, JSON.stringify(requests[i]));
           asked[w]++;
           if (stop(parts[i])) halted = true;
           onPart(parts[i], i);
